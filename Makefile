@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# mmhitm: one non-recursive Makefile for the daemon, the tool, the load
+# generator, the tests and the benchmarks.
+#
+#   make deps        install missing Debian packages (root) and build libperf
+#   make             build/mmhitmd build/mmhitm build/mmhitm-load
+#   make check       unit tests (plain and ASan+UBSan), fuzzers, integration
+#   make demo        record this machine for a short while and show the DB
+#   make install     PREFIX=/usr/local DESTDIR=
+#
+# O=dir puts every build output under dir (default: build).
+
+O		?= build
+PREFIX		?= /usr/local
+DESTDIR		?=
+BINDIR		?= $(PREFIX)/bin
+SBINDIR		?= $(PREFIX)/sbin
+DATADIR		?= $(PREFIX)/share
+MANDIR		?= $(DATADIR)/man
+SYSCONFDIR	?= /etc
+PKG_CONFIG	?= pkg-config
+CC		?= gcc
+CLANG		?= clang
+
+V		?= 0
+ifeq ($(V),0)
+Q		:= @
+quiet		= @printf '  %-7s %s\n' $(1) $(2);
+else
+Q		:=
+quiet		=
+endif
+
+# --- dependencies ----------------------------------------------------------
+
+# Debian 12 packages the build, the tests and the demo need.
+DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
+		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
+		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
+		   linux-perf bpftool systemd procps util-linux
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy
+
+DEPS		:= $(O)/deps
+KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
+KSRC_DIR	:= $(DEPS)/linux-source-6.12
+
+# libperf: the system's when pkg-config knows it, else built from Debian's
+# linux-source-6.12 into $(DEPS) once; the stamp keeps a second make cheap.
+ifeq ($(shell $(PKG_CONFIG) --exists libperf 2>/dev/null && echo y),y)
+LIBPERF_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags libperf)
+LIBPERF_LIBS	:= $(shell $(PKG_CONFIG) --libs libperf)
+LIBPERF_STAMP	:=
+else
+LIBPERF_DIR	:= $(KSRC_DIR)/tools/lib/perf
+LIBPERF_CFLAGS	:= -I$(LIBPERF_DIR)/include
+LIBPERF_LIBS	:= $(LIBPERF_DIR)/libperf.a $(KSRC_DIR)/tools/lib/api/libapi.a
+LIBPERF_STAMP	:= $(DEPS)/libperf.stamp
+endif
+
+PKGS		:= libtracefs libtraceevent sqlite3 libbpf libsystemd
+PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+# --- flags -----------------------------------------------------------------
+
+WARNINGS	:= -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+		   -Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare \
+		   -Wformat=2 -Wundef -Wvla -Wno-unused-parameter
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Icommon -I$(O)/gen \
+		   $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
+CFLAGS		?= -O2 -g
+ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+LIBS		= $(PKG_LIBS) $(LIBPERF_LIBS) -lm
+SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=undefined
+FUZZ_FLAGS	:= -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+
+# --- sources ---------------------------------------------------------------
+#
+# Every directory except tests/ is a library of its .c files plus at most one
+# program whose main() lives in the file named after it; tests link the
+# libraries, never the mains.
+
+COMMON_SRCS	:= $(wildcard common/*.c)
+DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c,$(wildcard daemon/*.c))
+ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
+		   $(wildcard reports/*.c)
+LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
+SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
+GEN_SRCS	:= $(O)/gen/schema-sql.c
+
+UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
+FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+BENCH_SRCS	:= $(wildcard bench/*.c)
+
+obj		= $(patsubst %.c,$(O)/$(1)/%.o,$(2))
+
+LIB_SRCS	:= $(COMMON_SRCS) $(DAEMON_SRCS) $(ANALYZER_SRCS) $(LOAD_SRCS) $(GEN_SRCS)
+LIB_OBJS	:= $(call obj,obj,$(LIB_SRCS))
+SAN_LIB_OBJS	:= $(call obj,san,$(LIB_SRCS))
+
+PROGS		:= $(O)/mmhitmd $(O)/mmhitm $(O)/mmhitm-load
+# A program is built once its main file exists.
+PROGS		:= $(foreach p,daemon/mmhitmd analyzer/mmhitm load/mmhitm-load,\
+		     $(if $(wildcard $(p).c),$(O)/$(notdir $(p))))
+TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
+		   $(addprefix $(O)/tests-san/,$(UNIT_TESTS)) \
+		   $(if $(wildcard tests/integration/mmhitm-test-helper.c),$(O)/tests/mmhitm-test-helper)
+FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
+
+.PHONY: all deps check check-unit check-integration check-kernels fuzz bench demo \
+	install uninstall clean distclean libperf
+.DELETE_ON_ERROR:
+# Objects are not intermediates: keep them for the next incremental build.
+.SECONDARY:
+
+all: $(PROGS)
+
+# --- generated -------------------------------------------------------------
+
+# The migrations are compiled in, so a program never depends on finding
+# schema/ at run time.
+$(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+# --- libperf ---------------------------------------------------------------
+
+libperf: $(LIBPERF_STAMP)
+
+$(DEPS)/libperf.stamp: | $(KSRC_TAR)
+	$(call quiet,LIBPERF,$(LIBPERF_DIR))mkdir -p $(DEPS) && \
+	    tar -xJf $(KSRC_TAR) -C $(DEPS) --wildcards 'linux-source-6.12/tools/*' && \
+	    env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS $(MAKE) -s -C $(LIBPERF_DIR) O= DESTDIR= \
+		EXTRA_CFLAGS=-fPIC libperf.a >/dev/null && \
+	    env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS $(MAKE) -s -C $(KSRC_DIR)/tools/lib/api O= \
+		EXTRA_CFLAGS=-fPIC libapi.a >/dev/null && \
+	    touch $@
+
+$(KSRC_TAR):
+	@echo "error: $@ is missing; run 'make deps' (as root) first" >&2; exit 1
+
+# --- compile ---------------------------------------------------------------
+
+$(O)/obj/%.o: %.c | $(LIBPERF_STAMP)
+	$(call quiet,CC,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/san/%.o: %.c | $(LIBPERF_STAMP)
+	$(call quiet,CC-SAN,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
+
+$(O)/libmmhitm.a: $(LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(O)/libmmhitm-san.a: $(SAN_LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+# --- programs --------------------------------------------------------------
+
+$(O)/mmhitmd: $(O)/obj/daemon/mmhitmd.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(O)/mmhitm: $(O)/obj/analyzer/mmhitm.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(O)/mmhitm-load: $(O)/obj/load/mmhitm-load.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+
+# --- tests -----------------------------------------------------------------
+
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+
+$(O)/tests-san/%: $(O)/san/tests/unit/%.o $(O)/libmmhitm-san.a
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) -lpthread
+
+$(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+
+# Fuzz targets are built with clang, against the library compiled with
+# libFuzzer's coverage instrumentation.
+FUZZ_LIB_OBJS	:= $(call obj,fuzzobj,$(LIB_SRCS))
+
+$(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
+	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 \
+	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
+
+$(O)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
+	$(call quiet,FUZZ,$@)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 $(FUZZ_FLAGS) \
+	    -o $@ $^ $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+
+# FUZZ_SECONDS bounds each fuzzer's run inside make check.
+FUZZ_SECONDS	?= 20
+
+check: all $(TEST_BINS) $(FUZZ_BINS)
+	$(Q)O=$(O) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run
+
+check-unit: $(TEST_BINS)
+	$(Q)O=$(O) sh tests/run unit
+
+check-integration: all $(TEST_BINS)
+	$(Q)O=$(O) sh tests/run integration
+
+# --- demo ------------------------------------------------------------------
+
+DEMO_DB		?= $(O)/demo/mmhitm.db
+DEMO_SECONDS	?= 30
+
+demo: all
+	$(Q)sh tests/demo.sh $(O) $(DEMO_DB) $(DEMO_SECONDS)
+
+# --- install ---------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(O)/mmhitmd $(DESTDIR)$(SBINDIR)/mmhitmd
+	install -m 0755 $(O)/mmhitm $(O)/mmhitm-load $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(DESTDIR)$(BINDIR)/mmhitm \
+	    $(DESTDIR)$(BINDIR)/mmhitm-load
+
+# --- housekeeping ----------------------------------------------------------
+
+# deps: what Debian lacks gets installed; libperf gets built.
+deps:
+	$(Q)missing=$$(for p in $(DEB_TEST); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	    done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "error: missing packages: $$missing; run 'make deps' as root" >&2; exit 1; \
+		fi; \
+		echo "  APT     $$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null || \
+		{ apt-get update -q >/dev/null && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; } || exit 1; \
+	fi
+	$(Q)$(MAKE) --no-print-directory libperf
+
+clean:
+	rm -rf $(O)/obj $(O)/san $(O)/fuzzobj $(O)/gen $(O)/tests $(O)/tests-san $(O)/fuzz \
+	    $(O)/*.a $(PROGS) $(O)/demo
+
+distclean:
+	rm -rf $(O)
+
+-include $(shell find $(O)/obj $(O)/san $(O)/fuzzobj -name '*.d' 2>/dev/null)

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_COMMANDS_H
+#define MMHITM_COMMANDS_H
+
+/*
+ * mmhitm subcommands, one cmd-<verb>.c each (trace-cmd's shape). A command
+ * gets argv with argv[0] = its name, returns 0 or -errno (already logged),
+ * or CMD_USAGE after printing a usage error.
+ */
+#define CMD_USAGE 2
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	void (*help)(void);
+};
+
+int cmd_status(int argc, char **argv);
+void cmd_status_help(void);
+
+/* The default database path, $MMHITM_DB or the daemon's StateDirectory. */
+const char *default_db_path(void);
+
+#endif

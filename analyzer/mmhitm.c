@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmhitm: the command-line half of mmhitm. It reads the databases mmhitmd
+ * writes, and attributes, compares and reports.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef MMHITM_VERSION
+#define MMHITM_VERSION "0.1"
+#endif
+
+static const struct command commands[] = {
+	{ "status", cmd_status, "show what a database holds: hosts, boots, intervals, events",
+	  cmd_status_help },
+};
+
+const char *default_db_path(void)
+{
+	const char *p = getenv("MMHITM_DB");
+
+	return p && *p ? p : "/var/lib/mmhitm/mmhitm.db";
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: mmhitm [--version] [--help] COMMAND [ARGS...]\n\n"
+		   "Attribute HITM cache-line contention on mm_struct, struct page and\n"
+		   "lruvec lines to four known kernel hot paths, from mmhitmd's database.\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'mmhitm COMMAND --help' describes a command. The database defaults to\n"
+		   "$MMHITM_DB or %s.\n", default_db_path());
+}
+
+int main(int argc, char **argv)
+{
+	log_setup("mmhitm");
+
+	if (argc < 2) {
+		usage(stderr);
+		return CMD_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2) {
+			for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+				if (strcmp(argv[2], commands[i].name) == 0) {
+					commands[i].help();
+					return 0;
+				}
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("mmhitm %s\n", MMHITM_VERSION);
+		return 0;
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			int r = commands[i].run(argc - 1, argv + 1);
+
+			if (r == CMD_USAGE)
+				return CMD_USAGE;
+			return r < 0 ? 1 : 0;
+		}
+	}
+	log_error("Unknown command '%s'; 'mmhitm --help' lists them", argv[1]);
+	return CMD_USAGE;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_DB_H
+#define MMHITM_DB_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+/* One forward migration: applying sql moves the DB to user_version version. */
+struct db_migration {
+	unsigned int version;
+	const char *name;
+	const char *sql;
+};
+
+/* Generated from schema/NNN-*.sql, in order (see common/gen-schema.sh). */
+extern const struct db_migration db_migrations[];
+extern const unsigned int db_migrations_count;
+
+enum {
+	DB_READONLY	= 1 << 0,	/* never write; an old schema is an error */
+	DB_NO_CREATE	= 1 << 1,	/* the file must exist */
+};
+
+/* The schema version this binary writes. */
+unsigned int db_schema_version(void);
+
+/*
+ * Opens (creating unless DB_NO_CREATE) the database at path, sets WAL mode,
+ * the busy timeout and foreign keys, and migrates it forward to
+ * db_schema_version(). A database newer than this binary is refused with
+ * -EPROTONOSUPPORT. Errors are logged. Caller closes with db_close().
+ */
+int db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
+void db_close(sqlite3 *db);
+
+/* Applies the missing migrations in one transaction. */
+int db_migrate(sqlite3 *db);
+int db_user_version(sqlite3 *db, unsigned int *ret);
+
+/* Maps a SQLite result code to -errno (SQLITE_FULL is -ENOSPC, ...). */
+int db_errno(int sqlite_rc);
+
+/* Executes SQL without results; logs sqlite3_errmsg() on failure. */
+int db_exec(sqlite3 *db, const char *sql);
+/* Prepares a statement; logs on failure. */
+int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql);
+/* Steps a statement to completion (no rows expected) and resets it. */
+int db_step_done(sqlite3 *db, sqlite3_stmt *st);
+
+int db_begin(sqlite3 *db);
+int db_commit(sqlite3 *db);
+void db_rollback(sqlite3 *db);
+
+/*
+ * Returns the id of name in a (id INTEGER PRIMARY KEY, name TEXT UNIQUE)
+ * lookup table such as event_names, inserting it if missing.
+ */
+int db_name_id(sqlite3 *db, const char *table, const char *name, int64_t *ret_id);
+
+/* SELECT of one integer; -ENODATA when there is no row. */
+int db_query_int(sqlite3 *db, int64_t *ret, const char *sql);
+
+static inline void db_finalizep(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);	/* accepts NULL */
+}
+#define _cleanup_finalize_ __attribute__((cleanup(db_finalizep)))
+
+#endif

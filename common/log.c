@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char *log_ident = "mmhitm";
+static int log_max_level = LOG_INFO;
+static int log_prefix_priority;		/* stderr goes to journald */
+
+void log_setup(const char *ident)
+{
+	const char *lvl;
+
+	if (ident)
+		log_ident = ident;
+	/* systemd sets JOURNAL_STREAM when stderr is connected to journald. */
+	log_prefix_priority = getenv("JOURNAL_STREAM") != NULL;
+	lvl = getenv("MMHITM_LOG_LEVEL");
+	if (lvl && log_level_from_string(lvl) >= 0)
+		log_max_level = log_level_from_string(lvl);
+}
+
+void log_set_max_level(int level)
+{
+	log_max_level = level;
+}
+
+int log_get_max_level(void)
+{
+	return log_max_level;
+}
+
+int log_level_from_string(const char *s)
+{
+	static const char *const names[] = {
+		"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+	};
+
+	for (int i = 0; i < 8; i++)
+		if (strcasecmp(s, names[i]) == 0)
+			return i;
+	if (strcasecmp(s, "error") == 0)
+		return LOG_ERR;
+	if (s[0] >= '0' && s[0] <= '7' && s[1] == '\0')
+		return s[0] - '0';
+	return -EINVAL;
+}
+
+int log_internalv(int level, int error, const char *fmt, va_list ap)
+{
+	int saved = errno;
+	int err = error < 0 ? -error : error;
+	char buf[2048];
+
+	if (level > log_max_level)
+		return -err;
+
+	/* Let "%m" print the error we were handed, not a stale errno. */
+	errno = err;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (log_prefix_priority)
+		fprintf(stderr, "<%d>%s\n", level, buf);
+	else
+		fprintf(stderr, "%s: %s\n", log_ident, buf);
+
+	errno = saved;
+	return -err;
+}
+
+int log_internal(int level, int error, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = log_internalv(level, error, fmt, ap);
+	va_end(ap);
+	return r;
+}

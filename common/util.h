@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_UTIL_H
+#define MMHITM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000LL
+#define NSEC_PER_MSEC 1000000LL
+
+/* __attribute__((cleanup)) is for freeing and closing only. */
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/*
+ * Reads a whole (small, e.g. procfs or sysfs) file into a NUL-terminated
+ * buffer. Caller frees *ret_buf. Returns the length or -errno.
+ */
+ssize_t read_file(const char *path, char **ret_buf);
+/* Reads the first line of a file without its newline into buf. */
+int read_line(const char *path, char *buf, size_t size);
+/* Writes a string to an existing file (sysfs, tracefs). */
+int write_file(const char *path, const char *s);
+
+int parse_u64(const char *s, uint64_t *ret);
+int parse_i64(const char *s, int64_t *ret);
+/* "60", "60s", "5m", "1h", "500ms", "2d" into nanoseconds. */
+int parse_duration_ns(const char *s, int64_t *ret);
+/* "64M", "1G", "4096", "512K" into bytes. */
+int parse_size(const char *s, uint64_t *ret);
+int parse_bool(const char *s, bool *ret);
+
+int64_t now_ns(int clock_id);
+
+/* Strips leading and trailing whitespace in place. */
+char *strstrip(char *s);
+bool startswith(const char *s, const char *prefix);
+
+/* Grows *array (of *size elements of elem bytes) to hold at least need. */
+int grow_array(void **array, size_t *alloc, size_t elem, size_t need);
+
+#endif

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Schema migration: v0 -> current, idempotence, refusal of a newer DB. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "log.h"
+#include "test.h"
+#include "util.h"
+
+static char path[64];
+
+static void fresh_path(void)
+{
+	snprintf(path, sizeof(path), "/tmp/mmhitm-test-db-%d.db", getpid());
+	unlink(path);
+	for (const char *sfx = "-wal"; sfx; sfx = sfx[1] == 'w' ? "-shm" : NULL) {
+		char p[80];
+
+		snprintf(p, sizeof(p), "%s%s", path, sfx);
+		unlink(p);
+	}
+}
+
+static int64_t q(sqlite3 *db, const char *sql)
+{
+	int64_t v = -1;
+
+	CHECK_INT(db_query_int(db, &v, sql), ==, 0);
+	return v;
+}
+
+static void test_create_current(void)
+{
+	sqlite3 *db = NULL;
+	unsigned int v = 0;
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK(db_user_version(db, &v) == 0 && v == db_schema_version());
+	CHECK(db_schema_version() >= 1);
+	/* The views are the public surface: each must exist and run. */
+	for (const char *const *view = (const char *const[]){
+		"boot_summary", "interval_summary", "event_rates", "vmstat_changes",
+		"event_availability", "mm_structs", "vmemmap_calibration",
+		"lock_addresses", "lru_gen_aging", "field_layouts", NULL }; *view; view++) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", *view);
+		CHECK_INT(q(db, sql), ==, 0);
+	}
+	CHECK_INT(q(db, "PRAGMA foreign_keys"), ==, 1);
+	db_close(db);
+
+	/* Reopening is a no-op migration and keeps data. */
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(db_exec(db, "INSERT INTO hosts(machine_id, hostname) VALUES ('m', 'h')"), ==, 0);
+	db_close(db);
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM hosts"), ==, 1);
+	db_close(db);
+	unlink(path);
+}
+
+/* A v0 file (what sqlite3 creates, or a DB some other tool started) is
+ * migrated, every step in one transaction. */
+static void test_migrate_from_zero(void)
+{
+	sqlite3 *raw = NULL, *db = NULL;
+
+	fresh_path();
+	CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, "CREATE TABLE unrelated(x); INSERT INTO unrelated VALUES (7)",
+			       NULL, NULL, NULL), ==, SQLITE_OK);
+	sqlite3_close(raw);
+
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA user_version"), ==, db_schema_version());
+	CHECK_INT(q(db, "SELECT x FROM unrelated"), ==, 7);
+	CHECK_INT(q(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), >=, 10);
+	{
+		sqlite3_stmt *st = NULL;
+
+		CHECK_INT(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), ==, SQLITE_OK);
+		CHECK_INT(sqlite3_step(st), ==, SQLITE_ROW);
+		CHECK_STR((const char *)sqlite3_column_text(st, 0), "wal");
+		sqlite3_finalize(st);
+	}
+	db_close(db);
+	unlink(path);
+}
+
+/* Migrations are applied in order and each from the version before: apply
+ * the first one by hand, then let db_open finish the job. */
+static void test_migrate_stepwise(void)
+{
+	sqlite3 *raw = NULL, *db = NULL;
+	char sql[64];
+
+	fresh_path();
+	CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, db_migrations[0].sql, NULL, NULL, NULL), ==, SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", db_migrations[0].version);
+	CHECK_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, "INSERT INTO hosts(machine_id, hostname) VALUES ('m1', 'old')",
+			       NULL, NULL, NULL), ==, SQLITE_OK);
+	sqlite3_close(raw);
+
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA user_version"), ==, db_schema_version());
+	CHECK_INT(q(db, "SELECT count(*) FROM hosts WHERE hostname = 'old'"), ==, 1);
+	db_close(db);
+	unlink(path);
+}
+
+static void test_refuse_newer(void)
+{
+	sqlite3 *raw = NULL, *db = NULL;
+	char sql[64];
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	db_close(db);
+	CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %u", db_schema_version() + 1);
+	CHECK_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+	sqlite3_close(raw);
+
+	db = NULL;
+	CHECK_INT(db_open(path, 0, &db), ==, -EPROTONOSUPPORT);
+	CHECK(db == NULL);
+	CHECK_INT(db_open(path, DB_READONLY, &db), ==, -EPROTONOSUPPORT);
+
+	/* ... and left it alone. */
+	CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
+	{
+		int64_t v = 0;
+
+		CHECK_INT(db_query_int(raw, &v, "PRAGMA user_version"), ==, 0);
+		CHECK_INT(v, ==, db_schema_version() + 1);
+	}
+	sqlite3_close(raw);
+	unlink(path);
+}
+
+static void test_not_a_database(void)
+{
+	sqlite3 *db = NULL;
+	FILE *f;
+
+	fresh_path();
+	f = fopen(path, "w");
+	fputs("this is not an SQLite file, but it is long enough to have a header.........", f);
+	fclose(f);
+	CHECK_INT(db_open(path, 0, &db), ==, -EBADMSG);
+	CHECK_INT(db_open("/nonexistent/dir/x.db", 0, &db), <, 0);
+	CHECK_INT(db_open("/tmp/mmhitm-test-does-not-exist.db", DB_NO_CREATE, &db), ==, -ENOENT);
+	unlink(path);
+}
+
+static void test_name_ids(void)
+{
+	sqlite3 *db = NULL;
+	int64_t a = 0, b = 0, c = 0;
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(db_name_id(db, "event_names", "sched:sched_switch", &a), ==, 0);
+	CHECK_INT(db_name_id(db, "event_names", "tlb:tlb_flush", &b), ==, 0);
+	CHECK_INT(db_name_id(db, "event_names", "sched:sched_switch", &c), ==, 0);
+	CHECK(a != b);
+	CHECK_INT(a, ==, c);
+	db_close(db);
+	unlink(path);
+}
+
+int main(void)
+{
+	log_set_max_level(LOG_CRIT);	/* the failures we provoke log errors */
+	RUN(test_create_current);
+	RUN(test_migrate_from_zero);
+	RUN(test_migrate_stepwise);
+	RUN(test_refuse_newer);
+	RUN(test_not_a_database);
+	RUN(test_name_ids);
+	return test_exit();
+}
