@@ -214,7 +214,7 @@ half=$((dsize / 2 + 3))
 cp "$SRC" "$TMP/bad.data"
 patch "$TMP/bad.data" 48 "$(le64 $half)"
 patch "$TMP/bad.data" 72 "$(le64 0)$(le64 0)$(le64 0)$(le64 0)"
-expect_error "data section ending inside a record" "$TMP/bad.data" "runs past the end of the data section"
+expect_error "data section ending inside a record" "$TMP/bad.data" "truncated or corrupt"
 cp "$SRC" "$TMP/bad.data"; patch "$TMP/bad.data" "$doff" '\121\000\000\000'
 expect_error "a PERF_RECORD_COMPRESSED record" "$TMP/bad.data" "PERF_RECORD_COMPRESSED"
 if perf record -q -z -d -e page-faults -a -o "$TMP/z.data" -- true >/dev/null 2>&1; then
