@@ -334,8 +334,41 @@ int config_verify(const struct config *c)
 	return 0;
 }
 
+/* The largest unit that says it exactly: 14d, 90s, 500ms. */
+static void print_duration(FILE *f, int64_t ns)
+{
+	static const struct { int64_t ns; const char *unit; } units[] = {
+		{ 86400 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" },
+		{ 60 * NSEC_PER_SEC, "m" }, { NSEC_PER_SEC, "s" }, { NSEC_PER_MSEC, "ms" },
+	};
+
+	for (size_t i = 0; ns && i < ARRAY_SIZE(units); i++)
+		if (ns % units[i].ns == 0) {
+			fprintf(f, "%" PRId64 "%s\n", ns / units[i].ns, units[i].unit);
+			return;
+		}
+	fprintf(f, "%gs\n", ns / 1e9);
+}
+
+static void print_size(FILE *f, uint64_t bytes)
+{
+	static const char units[] = "TGMK";
+
+	for (int i = 0; bytes && i < 4; i++) {
+		uint64_t u = 1ULL << (10 * (4 - i));
+
+		if (bytes % u == 0) {
+			fprintf(f, "%" PRIu64 "%c\n", bytes / u, units[i]);
+			return;
+		}
+	}
+	fprintf(f, "%" PRIu64 "\n", bytes);
+}
+
 void config_dump(const struct config *c, FILE *f)
 {
+	fputs("# mmhitmd configuration: \"key = value\"; every key is also a\n"
+	      "# command-line flag (--key). See mmhitm.conf(5).\n", f);
 	static const char *const levels[] = {
 		"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
 	};
@@ -346,14 +379,14 @@ void config_dump(const struct config *c, FILE *f)
 
 		if (strcmp(o->info.key, "duration") == 0)
 			continue;
-		fprintf(f, "%s = ", o->info.key);
+		fprintf(f, "\n# %s\n%s = ", o->info.help, o->info.key);
 		switch (o->type) {
 		case OPT_PATH:
 		case OPT_OPTIONAL_PATH:
 		case OPT_STRING:	fprintf(f, "%s\n", *(char *const *)field ?: ""); break;
-		case OPT_DURATION:	fprintf(f, "%gs\n", *(const int64_t *)field / 1e9); break;
+		case OPT_DURATION:	print_duration(f, *(const int64_t *)field); break;
+		case OPT_SIZE:		print_size(f, *(const uint64_t *)field); break;
 		case OPT_SIZE_KB:
-		case OPT_SIZE:
 		case OPT_U64:		fprintf(f, "%" PRIu64 "\n", *(const uint64_t *)field); break;
 		case OPT_BOOL:		fprintf(f, "%s\n", *(const bool *)field ? "yes" : "no"); break;
 		case OPT_LOGLEVEL:	fprintf(f, "%s\n", levels[*(const int *)field & 7]); break;
