@@ -39,7 +39,8 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy curl man-db \
+		   prometheus prometheus-node-exporter
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
