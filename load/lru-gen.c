@@ -225,8 +225,13 @@ int cgroup_memory_path(const char *proc_self_cgroup, char **ret_path)
 		}
 		line = eol ? eol + 1 : NULL;
 	}
+	/*
+	 * Neither: the memory controller is on no mounted hierarchy (an
+	 * initramfs mounts none, and then the file is empty), so every task
+	 * is in the root memcg.
+	 */
 	if (!v1 && !v2)
-		return -ENOENT;
+		v2 = "/";
 	*ret_path = strndup(v1 ? v1 : v2, strcspn(v1 ? v1 : v2, "\n"));
 	return *ret_path ? 0 : -ENOMEM;
 }

@@ -44,7 +44,8 @@ const struct lru_gen_memcg *lru_gen_find_memcg(const struct lru_gen_state *st, c
 
 /*
  * The memory cgroup path from /proc/<pid>/cgroup text: the v1 line with the
- * memory controller, else the v2 "0::" line. Caller frees *ret_path.
+ * memory controller, else the v2 "0::" line, else "/" (no hierarchy has
+ * it mounted: the root memcg). Caller frees *ret_path.
  */
 int cgroup_memory_path(const char *proc_self_cgroup, char **ret_path);
 
