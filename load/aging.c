@@ -437,16 +437,20 @@ void cmd_aging_help(void)
 {
 	printf("Usage: mmhitm-load aging [OPTIONS]\n\n"
 	       "P2 (folio_update_gen() cmpxchg on shared folios in MGLRU's page-table walk):\n"
-	       "processes map one tmpfs file (huge=never) shared; in each round every process\n"
-	       "reads every page, then one aging pass (\"+ memcg_id node max_seq 1 1\" to\n"
-	       "%s for every node) walks their memcg. Reports ms per aging pass,\n"
-	       "median of the rounds. Needs root, CONFIG_LRU_GEN and MGLRU on.\n"
+	       "processes map one tmpfs file (huge=never) shared; in each round every\n"
+	       "process reads every page, then one aging pass walks their memcg:\n"
+	       "\"+ memcg_id node max_seq 1 1\" to %s for every node.\n"
+	       "Reports ms per aging pass, median of the rounds. Needs root,\n"
+	       "CONFIG_LRU_GEN and MGLRU on.\n"
 	       "The tmpfs lives in a private mount namespace and the file is unlinked\n"
-	       "at once, so nothing is left behind.\n\n"
+	       "at once, so nothing is left behind. The pass walks every mm of the memcg\n"
+	       "we run in: to keep other processes out of it, run in a cgroup of its own\n"
+	       "(e.g. systemd-run --scope -p MemoryAccounting=yes mmhitm-load aging).\n\n"
 	       "Options:\n"
-	       "      --size=BYTES      file size (default: a quarter of MemAvailable, at most 2G)\n"
+	       "      --size=BYTES      file size (default: MemAvailable / 4, at most 2G)\n"
 	       "      --enable-lru-gen  turn MGLRU on for the run if it is off, and restore\n"
-	       "                        %s afterwards (also after Ctrl-C)\n\n",
+	       "                        %s\n"
+	       "                        afterwards (also after Ctrl-C)\n\n",
 	       LRU_GEN_DEBUGFS, LRU_GEN_SYSFS_ENABLED);
 	load_opts_help("procs", "processes (default: one per CPU in --cpus)");
 	printf("\n--loops counts aging passes; --duration starts no new round after it, and\n"
