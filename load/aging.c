@@ -196,7 +196,7 @@ static int lru_gen_read(struct lru_gen_state **ret)
 	n = read_file(LRU_GEN_DEBUGFS, &text);
 	if (n < 0)
 		return log_error_errno(n, "aging: failed to read %s: %m", LRU_GEN_DEBUGFS);
-	r = lru_gen_parse(text, ret);
+	r = lru_gen_state_parse(text, ret);
 	if (r < 0)
 		return log_error_errno(r, "aging: failed to parse %s: %m", LRU_GEN_DEBUGFS);
 	return 0;
@@ -219,7 +219,7 @@ static int aging_find_memcg(struct aging_state *st)
 	r = lru_gen_read(&lg);
 	if (r < 0)
 		return r;
-	m = lru_gen_find_memcg(lg, path);
+	m = lru_gen_state_find_path(lg, path);
 	if (!m) {
 		r = log_error_errno(ENOENT, "aging: cgroup %s has no memcg in %s "
 				    "(a cgroup namespace hides the real path?)", path, LRU_GEN_DEBUGFS);
@@ -253,7 +253,7 @@ static int aging_pass(struct aging_state *st, int64_t *ret_ns)
 	r = lru_gen_read(&before);
 	if (r < 0)
 		return r;
-	mb = lru_gen_find_memcg_id(before, st->memcg_id);
+	mb = lru_gen_state_find_id(before, st->memcg_id);
 	if (!mb || mb->nr_nodes == 0) {
 		r = log_error_errno(ENOENT, "aging: memcg %u is gone from %s", st->memcg_id,
 				    LRU_GEN_DEBUGFS);
@@ -292,7 +292,7 @@ static int aging_pass(struct aging_state *st, int64_t *ret_ns)
 	r = lru_gen_read(&after);
 	if (r < 0)
 		goto out;
-	ma = lru_gen_find_memcg_id(after, st->memcg_id);
+	ma = lru_gen_state_find_id(after, st->memcg_id);
 	*ret_ns = t1 - t0;
 	for (size_t i = 0; i < mb->nr_nodes; i++) {
 		const struct lru_gen_node *nb = &mb->nodes[i], *na = NULL;
@@ -398,7 +398,7 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int aging_report(struct report *rep, const struct load_job *job)
+static int aging_report(struct load_report *rep, const struct load_job *job)
 {
 	const struct aging_state *st = job->data;
 	_cleanup_free_ int64_t *sorted = NULL;
@@ -418,18 +418,18 @@ static int aging_report(struct report *rep, const struct load_job *job)
 	}
 	snprintf(caps, sizeof(caps), "0x%04x", st->caps);
 
-	report_add_job(rep, job, "P2");
-	report_add_u64(rep, "file_bytes", "shared tmpfs file", st->size, "B");
-	report_add_u64(rep, "pages_read", "pages read (all processes)", load_job_sum_ops(job), NULL);
-	report_add_u64(rep, "memcg_id", "memcg id", st->memcg_id, NULL);
-	report_add_str(rep, "memcg_path", "memcg", st->memcg_path);
-	report_add_u64(rep, "nodes", "nodes aged per pass", st->nr_nodes, NULL);
-	report_add_str(rep, "lru_gen_enabled", "lru_gen/enabled", caps);
-	report_add_u64(rep, "passes", "aging passes", n, NULL);
-	report_add_u64(rep, "stale_passes", "aging commands ignored", st->stale_passes, NULL);
-	report_add_double(rep, "pass_ms_min", "fastest pass", min, "ms");
-	report_add_double(rep, "pass_ms_max", "slowest pass", max, "ms");
-	report_add_metric(rep, "aging_ms_per_pass", "aging pass, median", median, "ms", false);
+	load_report_add_job(rep, job, "P2");
+	load_report_add_u64(rep, "file_bytes", "shared tmpfs file", st->size, "B");
+	load_report_add_u64(rep, "pages_read", "pages read (all processes)", load_job_sum_ops(job), NULL);
+	load_report_add_u64(rep, "memcg_id", "memcg id", st->memcg_id, NULL);
+	load_report_add_str(rep, "memcg_path", "memcg", st->memcg_path);
+	load_report_add_u64(rep, "nodes", "nodes aged per pass", st->nr_nodes, NULL);
+	load_report_add_str(rep, "lru_gen_enabled", "lru_gen/enabled", caps);
+	load_report_add_u64(rep, "passes", "aging passes", n, NULL);
+	load_report_add_u64(rep, "stale_passes", "aging commands ignored", st->stale_passes, NULL);
+	load_report_add_double(rep, "pass_ms_min", "fastest pass", min, "ms");
+	load_report_add_double(rep, "pass_ms_max", "slowest pass", max, "ms");
+	load_report_add_metric(rep, "aging_ms_per_pass", "aging pass, median", median, "ms", false);
 	return 0;
 }
 
@@ -493,7 +493,7 @@ int cmd_aging(int argc, char **argv)
 	struct aging_args args = {};
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct report *rep = NULL;
+	struct load_report *rep = NULL;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "procs", extra, parse_extra, &args, cmd_aging_help);
@@ -523,7 +523,7 @@ int cmd_aging(int argc, char **argv)
 	job->data = &st;
 	job->work = aging_work;
 	job->drive = aging_drive;
-	rep = report_new();
+	rep = load_report_new();
 	if (!rep) {
 		r = log_oom();
 		goto out;
@@ -534,7 +534,7 @@ int cmd_aging(int argc, char **argv)
 	r = aging_report(rep, job);
 	if (r < 0)
 		goto out;
-	r = report_print(rep, stdout, opts.json);
+	r = load_report_print(rep, stdout, opts.json);
 	if (r < 0)
 		log_error_errno(r, "Failed to print the result: %m");
 out:
@@ -543,7 +543,7 @@ out:
 		close(st.fd);
 	free(st.memcg_path);
 	free(st.pass_ns);
-	report_free(rep);
+	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

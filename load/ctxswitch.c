@@ -53,7 +53,7 @@ struct load_job *ctxswitch_job_new(const struct load_opts *opts, bool private_mm
 	return job;
 }
 
-void ctxswitch_report(struct report *rep, const struct load_job *job)
+void ctxswitch_report(struct load_report *rep, const struct load_job *job)
 {
 	double secs = load_job_seconds(job);
 	uint64_t switches = load_job_sum_ctxsw(job), yields = load_job_sum_ops(job);
@@ -62,16 +62,17 @@ void ctxswitch_report(struct report *rep, const struct load_job *job)
 	for (unsigned int i = 0; i < job->nr_workers; i++)
 		vol += job->workers[i].nvcsw;
 
-	report_add_job(rep, job, "P1");
-	report_add_str(rep, "mm", "mm_struct", job->fork_groups ? "private (one per CPU)" : "shared");
-	report_add_u64(rep, "threads_per_cpu", "threads per CPU", job->nr_workers / job->opts->nr_cpus,
-		       NULL);
-	report_add_u64(rep, "yields", "sched_yield() calls", yields, NULL);
-	report_add_u64(rep, "context_switches", "context switches", switches, NULL);
-	report_add_u64(rep, "voluntary_switches", NULL, vol, NULL);
-	report_add_u64(rep, "involuntary_switches", NULL, switches - vol, NULL);
-	report_add_metric(rep, "context_switches_per_s_per_cpu", "context switches per CPU",
-			  secs > 0 ? switches / secs / job->opts->nr_cpus : 0, "/s/CPU", true);
+	load_report_add_job(rep, job, "P1");
+	load_report_add_str(rep, "mm", "mm_struct",
+			    job->fork_groups ? "private (one per CPU)" : "shared");
+	load_report_add_u64(rep, "threads_per_cpu", "threads per CPU",
+			    job->nr_workers / job->opts->nr_cpus, NULL);
+	load_report_add_u64(rep, "yields", "sched_yield() calls", yields, NULL);
+	load_report_add_u64(rep, "context_switches", "context switches", switches, NULL);
+	load_report_add_u64(rep, "voluntary_switches", NULL, vol, NULL);
+	load_report_add_u64(rep, "involuntary_switches", NULL, switches - vol, NULL);
+	load_report_add_metric(rep, "context_switches_per_s_per_cpu", "context switches per CPU",
+			       secs > 0 ? switches / secs / job->opts->nr_cpus : 0, "/s/CPU", true);
 }
 
 void cmd_ctxswitch_help(void)
@@ -108,7 +109,7 @@ int cmd_ctxswitch(int argc, char **argv)
 	};
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct report *rep = NULL;
+	struct load_report *rep = NULL;
 	bool private_mm = false;
 	int r;
 
@@ -127,7 +128,7 @@ int cmd_ctxswitch(int argc, char **argv)
 		r = -ENOMEM;
 		goto out;
 	}
-	rep = report_new();
+	rep = load_report_new();
 	if (!rep) {
 		r = log_oom();
 		goto out;
@@ -136,11 +137,11 @@ int cmd_ctxswitch(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	ctxswitch_report(rep, job);
-	r = report_print(rep, stdout, opts.json);
+	r = load_report_print(rep, stdout, opts.json);
 	if (r < 0)
 		log_error_errno(r, "Failed to print the result: %m");
 out:
-	report_free(rep);
+	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

@@ -146,26 +146,28 @@ int load_affinity_cpus(int **ret_cpus, size_t *ret_n);
 /*
  * Output: one report per run, printed as "label  value unit" lines or as
  * one JSON object. Adding never fails; an allocation failure is remembered
- * and report_print() returns -ENOMEM. A NULL label is JSON-only.
+ * and load_report_print() returns -ENOMEM. A NULL label is JSON-only.
  */
-struct report;
-struct report *report_new(void);
-void report_free(struct report *r);
-void report_add_str(struct report *r, const char *key, const char *label, const char *v);
-void report_add_u64(struct report *r, const char *key, const char *label, uint64_t v,
-		    const char *unit);
-void report_add_double(struct report *r, const char *key, const char *label, double v,
-		       const char *unit);
-void report_add_bool(struct report *r, const char *key, const char *label, bool v);
-void report_add_ints(struct report *r, const char *key, const char *label,
-		     const int *v, size_t n);
-int report_print(const struct report *r, FILE *f, bool json);
+struct load_report;
+struct load_report *load_report_new(void);
+void load_report_free(struct load_report *r);
+void load_report_add_str(struct load_report *r, const char *key, const char *label,
+			 const char *v);
+void load_report_add_u64(struct load_report *r, const char *key, const char *label,
+			 uint64_t v, const char *unit);
+void load_report_add_double(struct load_report *r, const char *key, const char *label,
+			    double v, const char *unit);
+void load_report_add_bool(struct load_report *r, const char *key, const char *label, bool v);
+void load_report_add_ints(struct load_report *r, const char *key, const char *label,
+			  const int *v, size_t n);
+int load_report_print(const struct load_report *r, FILE *f, bool json);
 
 /* The fields every workload reports first: workload, hot path, workers, time. */
-void report_add_job(struct report *r, const struct load_job *job, const char *hot_path);
+void load_report_add_job(struct load_report *r, const struct load_job *job,
+			 const char *hot_path);
 /* The headline every workload ends with; bench/ reads these keys. */
-void report_add_metric(struct report *r, const char *metric, const char *label, double value,
-		       const char *unit, bool higher_is_better);
+void load_report_add_metric(struct load_report *r, const char *metric, const char *label,
+			    double value, const char *unit, bool higher_is_better);
 
 /* Subcommands: argv[0] is the subcommand; return LOAD_EXIT_* or -errno. */
 int cmd_ctxswitch(int argc, char **argv);

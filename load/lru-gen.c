@@ -117,7 +117,7 @@ static int parse_generation(struct lru_gen_node *n, const char *line)
 	return 0;
 }
 
-int lru_gen_parse(const char *text, struct lru_gen_state **ret)
+int lru_gen_state_parse(const char *text, struct lru_gen_state **ret)
 {
 	struct lru_gen_state *st = calloc(1, sizeof(*st));
 	size_t memcgs_alloc = 0, nodes_alloc = 0;
@@ -164,7 +164,8 @@ int lru_gen_parse(const char *text, struct lru_gen_state **ret)
 	return 0;
 }
 
-const struct lru_gen_memcg *lru_gen_find_memcg_id(const struct lru_gen_state *st, unsigned int id)
+const struct lru_gen_memcg *lru_gen_state_find_id(const struct lru_gen_state *st,
+						  unsigned int id)
 {
 	for (size_t i = 0; i < st->nr_memcgs; i++)
 		if (st->memcgs[i].id == id)
@@ -172,7 +173,8 @@ const struct lru_gen_memcg *lru_gen_find_memcg_id(const struct lru_gen_state *st
 	return NULL;
 }
 
-const struct lru_gen_memcg *lru_gen_find_memcg(const struct lru_gen_state *st, const char *path)
+const struct lru_gen_memcg *lru_gen_state_find_path(const struct lru_gen_state *st,
+						    const char *path)
 {
 	_cleanup_free_ char *p = strdup(path);
 

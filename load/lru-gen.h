@@ -35,12 +35,14 @@ struct lru_gen_state {
 };
 
 /* Parses lru_gen (not lru_gen_full). Caller frees with lru_gen_state_free(). */
-int lru_gen_parse(const char *text, struct lru_gen_state **ret);
+int lru_gen_state_parse(const char *text, struct lru_gen_state **ret);
 void lru_gen_state_free(struct lru_gen_state *st);
 
-const struct lru_gen_memcg *lru_gen_find_memcg_id(const struct lru_gen_state *st, unsigned int id);
+const struct lru_gen_memcg *lru_gen_state_find_id(const struct lru_gen_state *st,
+						  unsigned int id);
 /* The memcg a task in cgroup path is charged to: the path or its nearest listed ancestor. */
-const struct lru_gen_memcg *lru_gen_find_memcg(const struct lru_gen_state *st, const char *path);
+const struct lru_gen_memcg *lru_gen_state_find_path(const struct lru_gen_state *st,
+						    const char *path);
 
 /*
  * The memory cgroup path from /proc/<pid>/cgroup text: the v1 line with the

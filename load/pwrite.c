@@ -182,7 +182,7 @@ int pwrite_file_size(const struct load_job *job, uint64_t *ret)
 	return 0;
 }
 
-int pwrite_report(struct report *rep, const struct load_job *job)
+int pwrite_report(struct load_report *rep, const struct load_job *job)
 {
 	const struct pwrite_state *st = job->data;
 	uint64_t ops = load_job_sum_ops(job), size;
@@ -197,11 +197,12 @@ int pwrite_report(struct report *rep, const struct load_job *job)
 		return log_error_errno(EIO, "pwrite: the file is %" PRIu64 " bytes, not %zu",
 				       size, st->bytes);
 
-	report_add_job(rep, job, "P3");
-	report_add_u64(rep, "bytes_per_op", "bytes per pwrite() at 0", st->bytes, "B");
-	report_add_u64(rep, "file_bytes", "file size at the end", size, "B");
-	report_add_u64(rep, "ops", "pwrite() calls", ops, NULL);
-	report_add_metric(rep, "ops_per_s", "pwrite() rate", secs > 0 ? ops / secs : 0, "ops/s", true);
+	load_report_add_job(rep, job, "P3");
+	load_report_add_u64(rep, "bytes_per_op", "bytes per pwrite() at 0", st->bytes, "B");
+	load_report_add_u64(rep, "file_bytes", "file size at the end", size, "B");
+	load_report_add_u64(rep, "ops", "pwrite() calls", ops, NULL);
+	load_report_add_metric(rep, "ops_per_s", "pwrite() rate", secs > 0 ? ops / secs : 0,
+			       "ops/s", true);
 	return 0;
 }
 
@@ -253,7 +254,7 @@ int cmd_pwrite(int argc, char **argv)
 	struct pwrite_args args = { PWRITE_DEFAULT_BYTES, PWRITE_DEFAULT_DIR };
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct report *rep = NULL;
+	struct load_report *rep = NULL;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "threads", extra, parse_extra, &args,
@@ -266,7 +267,7 @@ int cmd_pwrite(int argc, char **argv)
 		r = -ENOMEM;
 		goto out;
 	}
-	rep = report_new();
+	rep = load_report_new();
 	if (!rep) {
 		r = log_oom();
 		goto out;
@@ -277,11 +278,11 @@ int cmd_pwrite(int argc, char **argv)
 	r = pwrite_report(rep, job);
 	if (r < 0)
 		goto out;
-	r = report_print(rep, stdout, opts.json);
+	r = load_report_print(rep, stdout, opts.json);
 	if (r < 0)
 		log_error_errno(r, "Failed to print the result: %m");
 out:
-	report_free(rep);
+	load_report_free(rep);
 	pwrite_job_free(job);
 	load_opts_done(&opts);
 	return r;

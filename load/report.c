@@ -27,18 +27,18 @@ struct entry {
 	size_t nr_ints;
 };
 
-struct report {
+struct load_report {
 	struct entry *entries;
 	size_t n, alloc;
 	int error;
 };
 
-struct report *report_new(void)
+struct load_report *load_report_new(void)
 {
-	return calloc(1, sizeof(struct report));
+	return calloc(1, sizeof(struct load_report));
 }
 
-void report_free(struct report *r)
+void load_report_free(struct load_report *r)
 {
 	if (!r)
 		return;
@@ -50,7 +50,7 @@ void report_free(struct report *r)
 	free(r);
 }
 
-static struct entry *add(struct report *r, const char *key, const char *label, enum kind kind)
+static struct entry *add(struct load_report *r, const char *key, const char *label, enum kind kind)
 {
 	struct entry *e;
 
@@ -65,7 +65,8 @@ static struct entry *add(struct report *r, const char *key, const char *label, e
 	return e;
 }
 
-void report_add_str(struct report *r, const char *key, const char *label, const char *v)
+void load_report_add_str(struct load_report *r, const char *key, const char *label,
+			 const char *v)
 {
 	struct entry *e = add(r, key, label, K_STR);
 
@@ -73,8 +74,8 @@ void report_add_str(struct report *r, const char *key, const char *label, const 
 		r->error = -ENOMEM;
 }
 
-void report_add_u64(struct report *r, const char *key, const char *label, uint64_t v,
-		    const char *unit)
+void load_report_add_u64(struct load_report *r, const char *key, const char *label,
+			 uint64_t v, const char *unit)
 {
 	struct entry *e = add(r, key, label, K_U64);
 
@@ -84,8 +85,8 @@ void report_add_u64(struct report *r, const char *key, const char *label, uint64
 	}
 }
 
-void report_add_double(struct report *r, const char *key, const char *label, double v,
-		       const char *unit)
+void load_report_add_double(struct load_report *r, const char *key, const char *label,
+			    double v, const char *unit)
 {
 	struct entry *e = add(r, key, label, K_DOUBLE);
 
@@ -95,7 +96,7 @@ void report_add_double(struct report *r, const char *key, const char *label, dou
 	}
 }
 
-void report_add_bool(struct report *r, const char *key, const char *label, bool v)
+void load_report_add_bool(struct load_report *r, const char *key, const char *label, bool v)
 {
 	struct entry *e = add(r, key, label, K_BOOL);
 
@@ -103,8 +104,8 @@ void report_add_bool(struct report *r, const char *key, const char *label, bool 
 		e->b = v;
 }
 
-void report_add_ints(struct report *r, const char *key, const char *label,
-		     const int *v, size_t n)
+void load_report_add_ints(struct load_report *r, const char *key, const char *label,
+			  const int *v, size_t n)
 {
 	struct entry *e = add(r, key, label, K_INTS);
 
@@ -150,7 +151,7 @@ static void print_ranges(FILE *f, const int *v, size_t n)
 	}
 }
 
-static void print_json(const struct report *r, FILE *f)
+static void print_json(const struct load_report *r, FILE *f)
 {
 	fputc('{', f);
 	for (size_t i = 0; i < r->n; i++) {
@@ -187,7 +188,7 @@ static void print_json(const struct report *r, FILE *f)
 	fputs("}\n", f);
 }
 
-static void print_text(const struct report *r, FILE *f)
+static void print_text(const struct load_report *r, FILE *f)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct entry *e = &r->entries[i];
@@ -218,7 +219,7 @@ static void print_text(const struct report *r, FILE *f)
 	}
 }
 
-int report_print(const struct report *r, FILE *f, bool json)
+int load_report_print(const struct load_report *r, FILE *f, bool json)
 {
 	if (!r)
 		return -ENOMEM;
@@ -231,22 +232,23 @@ int report_print(const struct report *r, FILE *f, bool json)
 	return fflush(f) == 0 ? 0 : -errno;
 }
 
-void report_add_job(struct report *r, const struct load_job *job, const char *hot_path)
+void load_report_add_job(struct load_report *r, const struct load_job *job,
+			 const char *hot_path)
 {
-	report_add_str(r, "workload", "workload", job->name);
-	report_add_str(r, "hot_path", "hot path", hot_path);
-	report_add_ints(r, "cpus", "CPUs", job->opts->cpus, job->opts->nr_cpus);
-	report_add_u64(r, "workers", "workers", job->nr_workers, NULL);
-	report_add_u64(r, "processes", "processes", job->fork_groups ? job->nr_groups : 1, NULL);
-	report_add_double(r, "seconds", "measured", load_job_seconds(job), "s");
-	report_add_bool(r, "interrupted", "interrupted (partial result)", job->interrupted);
+	load_report_add_str(r, "workload", "workload", job->name);
+	load_report_add_str(r, "hot_path", "hot path", hot_path);
+	load_report_add_ints(r, "cpus", "CPUs", job->opts->cpus, job->opts->nr_cpus);
+	load_report_add_u64(r, "workers", "workers", job->nr_workers, NULL);
+	load_report_add_u64(r, "processes", "processes", job->fork_groups ? job->nr_groups : 1, NULL);
+	load_report_add_double(r, "seconds", "measured", load_job_seconds(job), "s");
+	load_report_add_bool(r, "interrupted", "interrupted (partial result)", job->interrupted);
 }
 
-void report_add_metric(struct report *r, const char *metric, const char *label, double value,
-		       const char *unit, bool higher_is_better)
+void load_report_add_metric(struct load_report *r, const char *metric, const char *label,
+			    double value, const char *unit, bool higher_is_better)
 {
-	report_add_str(r, "metric", NULL, metric);
-	report_add_double(r, "value", label, value, unit);
-	report_add_str(r, "unit", NULL, unit);
-	report_add_bool(r, "higher_is_better", NULL, higher_is_better);
+	load_report_add_str(r, "metric", NULL, metric);
+	load_report_add_double(r, "value", label, value, unit);
+	load_report_add_str(r, "unit", NULL, unit);
+	load_report_add_bool(r, "higher_is_better", NULL, higher_is_better);
 }

@@ -86,22 +86,23 @@ struct load_job *tlbflush_job_new(const struct load_opts *opts)
 	return job;
 }
 
-void tlbflush_report(struct report *rep, const struct load_job *job)
+void tlbflush_report(struct load_report *rep, const struct load_job *job)
 {
 	uint64_t loops = load_job_sum_ops(job);
 	double secs = load_job_seconds(job);
 
-	report_add_job(rep, job, "P4");
-	report_add_u64(rep, "map_bytes", "mapping per loop", TLBFLUSH_MAP_BYTES, "B");
-	report_add_u64(rep, "page_bytes", "page", sysconf(_SC_PAGESIZE), "B");
-	report_add_u64(rep, "loops", "loops (1 MiB passes)", loops, NULL);
-	report_add_u64(rep, "madvise_calls", "MADV_DONTNEED zaps", load_job_sum_aux(job, AUX_ZAPPED),
-		       NULL);
-	report_add_u64(rep, "zero_checks", "pages read back",
-		       load_job_sum_aux(job, AUX_CHECKED), NULL);
-	report_add_u64(rep, "nonzero_reads", "pages not zero after the zap",
-		       load_job_sum_aux(job, AUX_NONZERO), NULL);
-	report_add_metric(rep, "loops_per_s", "loop rate", secs > 0 ? loops / secs : 0, "loops/s", true);
+	load_report_add_job(rep, job, "P4");
+	load_report_add_u64(rep, "map_bytes", "mapping per loop", TLBFLUSH_MAP_BYTES, "B");
+	load_report_add_u64(rep, "page_bytes", "page", sysconf(_SC_PAGESIZE), "B");
+	load_report_add_u64(rep, "loops", "loops (1 MiB passes)", loops, NULL);
+	load_report_add_u64(rep, "madvise_calls", "MADV_DONTNEED zaps",
+			    load_job_sum_aux(job, AUX_ZAPPED), NULL);
+	load_report_add_u64(rep, "zero_checks", "pages read back",
+			    load_job_sum_aux(job, AUX_CHECKED), NULL);
+	load_report_add_u64(rep, "nonzero_reads", "pages not zero after the zap",
+			    load_job_sum_aux(job, AUX_NONZERO), NULL);
+	load_report_add_metric(rep, "loops_per_s", "loop rate", secs > 0 ? loops / secs : 0,
+			       "loops/s", true);
 }
 
 void cmd_tlbflush_help(void)
@@ -120,7 +121,7 @@ int cmd_tlbflush(int argc, char **argv)
 {
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct report *rep = NULL;
+	struct load_report *rep = NULL;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "threads", NULL, NULL, NULL, cmd_tlbflush_help);
@@ -132,7 +133,7 @@ int cmd_tlbflush(int argc, char **argv)
 		r = -ENOMEM;
 		goto out;
 	}
-	rep = report_new();
+	rep = load_report_new();
 	if (!rep) {
 		r = log_oom();
 		goto out;
@@ -141,11 +142,11 @@ int cmd_tlbflush(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	tlbflush_report(rep, job);
-	r = report_print(rep, stdout, opts.json);
+	r = load_report_print(rep, stdout, opts.json);
 	if (r < 0)
 		log_error_errno(r, "Failed to print the result: %m");
 out:
-	report_free(rep);
+	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

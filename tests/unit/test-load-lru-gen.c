@@ -54,11 +54,11 @@ static void test_parse_two_memcgs(void)
 	fx_lruvec(&fx, 0, 7, "/system.slice/with space.service", 0, 0, 3);
 	fx_lruvec(&fx, 0, 7, "/system.slice/with space.service", 1, 0, 3);
 
-	CHECK_INT(lru_gen_parse(fx.buf, &st), ==, 0);
+	CHECK_INT(lru_gen_state_parse(fx.buf, &st), ==, 0);
 	if (!st)
 		return;
 	CHECK_INT(st->nr_memcgs, ==, 2);
-	m = lru_gen_find_memcg_id(st, 1);
+	m = lru_gen_state_find_id(st, 1);
 	CHECK(m != NULL);
 	if (m) {
 		CHECK_STR(m->path, "/");
@@ -72,14 +72,14 @@ static void test_parse_two_memcgs(void)
 		CHECK_INT(m->nodes[1].nid, ==, 1);
 		CHECK_INT(m->nodes[1].max_seq, ==, 4);
 	}
-	m = lru_gen_find_memcg_id(st, 7);
+	m = lru_gen_state_find_id(st, 7);
 	CHECK(m != NULL);
 	if (m) {
 		CHECK_STR(m->path, "/system.slice/with space.service");
 		CHECK_INT(m->nr_nodes, ==, 2);
 		CHECK_INT(m->nodes[1].max_seq, ==, 3);
 	}
-	CHECK(lru_gen_find_memcg_id(st, 2) == NULL);
+	CHECK(lru_gen_state_find_id(st, 2) == NULL);
 	lru_gen_state_free(st);
 }
 
@@ -92,21 +92,21 @@ static void test_find_memcg(void)
 	fx_lruvec(&fx, 0, 1, "/", 0, 0, 3);
 	fx_lruvec(&fx, 0, 3, "/process_api", 0, 0, 3);
 	fx_lruvec(&fx, 0, 9, "/user.slice/user-0.slice", 0, 0, 3);
-	CHECK_INT(lru_gen_parse(fx.buf, &st), ==, 0);
+	CHECK_INT(lru_gen_state_parse(fx.buf, &st), ==, 0);
 	if (!st)
 		return;
 
-	m = lru_gen_find_memcg(st, "/user.slice/user-0.slice");
+	m = lru_gen_state_find_path(st, "/user.slice/user-0.slice");
 	CHECK(m && m->id == 9);
 	/* No memory controller below /process_api: charged to it. */
-	m = lru_gen_find_memcg(st, "/process_api/70bc7810ca8d0fbb38e0a9a0fddedb7f");
+	m = lru_gen_state_find_path(st, "/process_api/70bc7810ca8d0fbb38e0a9a0fddedb7f");
 	CHECK(m && m->id == 3);
-	m = lru_gen_find_memcg(st, "/user.slice/user-1.slice/session-3.scope");
+	m = lru_gen_state_find_path(st, "/user.slice/user-1.slice/session-3.scope");
 	CHECK(m && m->id == 1);
-	m = lru_gen_find_memcg(st, "/");
+	m = lru_gen_state_find_path(st, "/");
 	CHECK(m && m->id == 1);
 	/* A prefix of a name is not its parent. */
-	m = lru_gen_find_memcg(st, "/process_api_other");
+	m = lru_gen_state_find_path(st, "/process_api_other");
 	CHECK(m && m->id == 1);
 	lru_gen_state_free(st);
 
@@ -114,9 +114,9 @@ static void test_find_memcg(void)
 	st = NULL;
 	fx = (struct fixture){};
 	fx_lruvec(&fx, 0, 3, "/a", 0, 0, 3);
-	CHECK_INT(lru_gen_parse(fx.buf, &st), ==, 0);
+	CHECK_INT(lru_gen_state_parse(fx.buf, &st), ==, 0);
 	if (st)
-		CHECK(lru_gen_find_memcg(st, "/b/c") == NULL);
+		CHECK(lru_gen_state_find_path(st, "/b/c") == NULL);
 	lru_gen_state_free(st);
 }
 
@@ -128,12 +128,12 @@ static void test_memcg_disabled(void)
 
 	/* cgroup_disable=memory: memcg is NULL, id 0, path "". */
 	fx_lruvec(&fx, 0, 0, "", 0, 0, 3);
-	CHECK_INT(lru_gen_parse(fx.buf, &st), ==, 0);
+	CHECK_INT(lru_gen_state_parse(fx.buf, &st), ==, 0);
 	if (!st)
 		return;
 	CHECK_INT(st->nr_memcgs, ==, 1);
 	CHECK_STR(st->memcgs[0].path, "");
-	m = lru_gen_find_memcg(st, "/whatever/cgroup");
+	m = lru_gen_state_find_path(st, "/whatever/cgroup");
 	CHECK(m && m->id == 0);
 	lru_gen_state_free(st);
 }
@@ -157,14 +157,14 @@ static void test_parse_malformed(void)
 	struct lru_gen_state *st = NULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		int r = lru_gen_parse(bad[i], &st);
+		int r = lru_gen_state_parse(bad[i], &st);
 
 		if (r != -EINVAL)
 			fprintf(stderr, "fixture %zu parsed: %d\n", i, r);
 		CHECK_INT(r, ==, -EINVAL);
 	}
 
-	CHECK_INT(lru_gen_parse("", &st), ==, 0);
+	CHECK_INT(lru_gen_state_parse("", &st), ==, 0);
 	if (st)
 		CHECK_INT(st->nr_memcgs, ==, 0);
 	lru_gen_state_free(st);

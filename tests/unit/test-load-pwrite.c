@@ -49,7 +49,7 @@ static void test_counts_and_size(void)
 {
 	struct load_opts opts = { .loops = 5000, .workers = 3 };
 	struct load_job *job;
-	struct report *rep = report_new();
+	struct load_report *rep = load_report_new();
 	uint64_t size = 0;
 
 	CHECK_INT(load_affinity_cpus(&opts.cpus, &opts.nr_cpus), ==, 0);
@@ -67,7 +67,7 @@ static void test_counts_and_size(void)
 		CHECK_INT(size, ==, 1024);
 		CHECK_INT(pwrite_report(rep, job), ==, 0);
 	}
-	report_free(rep);
+	load_report_free(rep);
 	pwrite_job_free(job);
 	load_opts_done(&opts);
 	CHECK_INT(dir_entries(), ==, 0);
@@ -95,7 +95,7 @@ static void test_interrupted(void)
 {
 	struct load_opts opts = { .workers = 2 };	/* until Ctrl-C */
 	struct load_job *job;
-	struct report *rep = report_new();
+	struct load_report *rep = load_report_new();
 
 	CHECK_INT(load_affinity_cpus(&opts.cpus, &opts.nr_cpus), ==, 0);
 	job = pwrite_job_new(&opts, dir, 1024);
@@ -106,7 +106,7 @@ static void test_interrupted(void)
 		CHECK(job->interrupted);
 		CHECK_INT(pwrite_report(rep, job), ==, 0);
 	}
-	report_free(rep);
+	load_report_free(rep);
 	pwrite_job_free(job);
 	load_opts_done(&opts);
 	CHECK_INT(dir_entries(), ==, 0);

@@ -45,22 +45,22 @@ static void test_parse_cpus(void)
 
 static void test_report(void)
 {
-	struct report *r = report_new();
+	struct load_report *r = load_report_new();
 	int cpus[] = { 0, 1, 2, 5, 7, 8 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	report_add_str(r, "workload", "workload", "x\"y\\z\n");
-	report_add_u64(r, "ops", "ops", UINT64_MAX, NULL);
-	report_add_double(r, "seconds", "measured", 1.5, "s");
-	report_add_double(r, "none", NULL, NAN, NULL);
-	report_add_bool(r, "interrupted", "interrupted", false);
-	report_add_ints(r, "cpus", "CPUs", cpus, ARRAY_SIZE(cpus));
-	report_add_metric(r, "ops_per_s", "rate", 1234567.25, "ops/s", true);
+	load_report_add_str(r, "workload", "workload", "x\"y\\z\n");
+	load_report_add_u64(r, "ops", "ops", UINT64_MAX, NULL);
+	load_report_add_double(r, "seconds", "measured", 1.5, "s");
+	load_report_add_double(r, "none", NULL, NAN, NULL);
+	load_report_add_bool(r, "interrupted", "interrupted", false);
+	load_report_add_ints(r, "cpus", "CPUs", cpus, ARRAY_SIZE(cpus));
+	load_report_add_metric(r, "ops_per_s", "rate", 1234567.25, "ops/s", true);
 
 	f = open_memstream(&buf, &len);
-	CHECK_INT(report_print(r, f, true), ==, 0);
+	CHECK_INT(load_report_print(r, f, true), ==, 0);
 	fclose(f);
 	CHECK_STR(buf, "{\"workload\": \"x\\\"y\\\\z\\u000a\", \"ops\": 18446744073709551615, "
 		       "\"seconds\": 1.5, \"none\": null, \"interrupted\": false, "
@@ -70,16 +70,16 @@ static void test_report(void)
 
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	CHECK_INT(report_print(r, f, false), ==, 0);
+	CHECK_INT(load_report_print(r, f, false), ==, 0);
 	fclose(f);
 	/* People get labels, ranges and units; JSON-only keys stay out. */
 	CHECK(strstr(buf, "CPUs") && strstr(buf, "0-2,5,7-8\n"));
 	CHECK(strstr(buf, "1.500 s\n") && strstr(buf, "1234567.250 ops/s\n"));
 	CHECK(!strstr(buf, "none") && !strstr(buf, "higher_is_better"));
 	free(buf);
-	report_free(r);
+	load_report_free(r);
 
-	CHECK_INT(report_print(NULL, stdout, true), ==, -ENOMEM);
+	CHECK_INT(load_report_print(NULL, stdout, true), ==, -ENOMEM);
 }
 
 int main(void)

@@ -101,13 +101,13 @@ static void test_job_interrupted(void)
 {
 	struct load_opts opts = { .workers = 2 };	/* no duration, no loops: until Ctrl-C */
 	struct load_job *job;
-	struct report *rep;
+	struct load_report *rep;
 	int maps_before;
 
 	CHECK_INT(load_affinity_cpus(&opts.cpus, &opts.nr_cpus), ==, 0);
 	maps_before = count_mib_mappings();
 	job = tlbflush_job_new(&opts);
-	rep = report_new();
+	rep = load_report_new();
 	CHECK(job && rep);
 	if (job && rep) {
 		FILE *f = fmemopen(NULL, 4096, "w+");
@@ -119,7 +119,7 @@ static void test_job_interrupted(void)
 		CHECK_INT(load_job_sum_aux(job, 2), ==, 0);
 		/* Whatever was done is printed, marked partial. */
 		tlbflush_report(rep, job);
-		CHECK_INT(report_print(rep, f, true), ==, 0);
+		CHECK_INT(load_report_print(rep, f, true), ==, 0);
 		rewind(f);
 		CHECK(fgets(out, sizeof(out), f) != NULL);
 		CHECK(strstr(out, "\"interrupted\": true") != NULL);
@@ -127,7 +127,7 @@ static void test_job_interrupted(void)
 		fclose(f);
 	}
 	CHECK_INT(count_mib_mappings(), ==, maps_before);
-	report_free(rep);
+	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 }
