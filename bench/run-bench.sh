@@ -14,7 +14,8 @@
 #
 # Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (5, per run),
 # BENCH_INTERVAL (mmhitmd --interval, 5s), BENCH_WORKLOADS (default: all),
-# BENCH_OUT (bench/results), BENCH_INGEST_ROWS (rows per ingest flush).
+# BENCH_OUT (bench/results), BENCH_INGEST_LEARNED (learned objects per
+# ingest flush, see bench/bench-ingest.c).
 
 set -u
 O=${O:-build}
@@ -212,7 +213,7 @@ printf '\n' >&2
 
 ingest=
 if [ -x "$INGEST" ]; then
-	"$INGEST" ${BENCH_INGEST_ROWS:+--rows "$BENCH_INGEST_ROWS"} --json >"$tmp/ingest.json" ||
+	"$INGEST" ${BENCH_INGEST_LEARNED:+--learned "$BENCH_INGEST_LEARNED"} --json >"$tmp/ingest.json" ||
 		note "the ingest benchmark failed"
 	ingest=$tmp/ingest.json
 else

@@ -198,9 +198,11 @@ BEGIN {
 	}
 	if (ingest_json != "") {
 		s = ingest_json
-		rps = s; sub(/.*"rows_per_s": */, "", rps); sub(/[,}].*/, "", rps)
+		rps = s; sub(/.*"value": */, "", rps); sub(/[,}].*/, "", rps)
 		rows = s; sub(/.*"rows_per_flush": */, "", rows); sub(/[,}].*/, "", rows)
-		printf "\nIngest (DB writer, interval flush of %s rows): %s rows/s.\n", rows, human(rps + 0)
+		med = s; sub(/.*"flush_ms_median": */, "", med); sub(/[,}].*/, "", med)
+		printf "\nIngest (mmhitmd's interval flush, %.0f rows per transaction, bench-ingest): %s rows/s,\n", rows, human(rps + 0)
+		printf "%.1f ms per flush (median).\n", med
 	}
 	printf "\nCommand: `%s` (%d s in all).\n", command, elapsed
 
