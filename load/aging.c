@@ -318,7 +318,6 @@ static int aging_work(struct load_job *job, struct load_worker *w)
 	const struct aging_state *st = job->data;
 	uint32_t seen = 0, phase;
 	const volatile char *map;
-	unsigned long sum = 0;
 
 	map = mmap(NULL, st->size, PROT_READ, MAP_SHARED, st->fd, 0);
 	if (map == MAP_FAILED)
@@ -327,13 +326,13 @@ static int aging_work(struct load_job *job, struct load_worker *w)
 		seen = phase;
 		/* One read per page sets the PTE's accessed bit the pass looks for. */
 		for (uint64_t off = 0; off < st->size; off += st->page)
-			sum += map[off];
+			(void)map[off];
 		w->ops += st->size / st->page;
 		w->aux[AUX_ROUNDS]++;
 		load_worker_phase_done(job);
 	}
 	munmap((void *)(uintptr_t)map, st->size);
-	return sum == ~0UL ? -EIO : 0;	/* keeps the reads */
+	return 0;
 }
 
 static int aging_drive(struct load_job *job)

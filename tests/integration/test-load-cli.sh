@@ -5,7 +5,7 @@
 
 for cmd in ctxswitch aging pwrite tlbflush; do
 	"$LOAD" "$cmd" --help >"$O/load-help.txt"; rc=$?
-	expect_eq "$cmd --help exit" "$rc" 0
+	check_str "$cmd --help exit" "$rc" 0
 	grep -q "^Usage: mmhitm-load $cmd" "$O/load-help.txt" || fail "$cmd --help has no usage line"
 	grep -q -- "--duration" "$O/load-help.txt" || fail "$cmd --help lacks the common options"
 	"$LOAD" help "$cmd" | grep -q "^Usage: mmhitm-load $cmd" || fail "help $cmd"
@@ -15,7 +15,7 @@ done
 usage() {	# DESCRIPTION ARGS...
 	what=$1; shift
 	"$LOAD" "$@" >/dev/null 2>&1; rc=$?
-	expect_eq "$what" "$rc" 2
+	check_str "$what" "$rc" 2
 }
 usage "no command"
 usage "unknown command" frobnicate
@@ -30,5 +30,5 @@ usage "CPU we may not use" tlbflush --cpus 1023
 usage "--procs is aging's" pwrite --procs 2
 usage "--private-mm is ctxswitch's" tlbflush --private-mm
 usage "pwrite size 0" pwrite --size 0
-"$LOAD" --version >/dev/null; expect_eq "--version exit" $? 0
+"$LOAD" --version >/dev/null; check_str "--version exit" $? 0
 finish

@@ -19,17 +19,17 @@ ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 before=$(ctxt)
 perf stat -x, -o "$tmp/perf" -e context-switches -- \
 	"$LOAD" ctxswitch --cpus "$cpu" --loops 20000 --json >"$res"
-expect_eq "exit" $? 0
+check_str "exit" $? 0
 after=$(ctxt)
 reported=$(json_get "$res" context_switches)
 counted=$(perf_count "$tmp/perf" context-switches)
-expect_eq "yields" "$(json_get "$res" yields)" 40000
-expect_le "some switches" 1 "$reported"
-expect_le "reported <= perf's count for its tasks" "$reported" "$counted"
+check_str "yields" "$(json_get "$res" yields)" 40000
+check "some switches" 1 -le "$reported"
+check "reported <= perf's count for its tasks" "$reported" -le "$counted"
 # The rest is outside the measured window: start, gate, exit, the main
 # thread; a bounded number per task (3 tasks), not a rate.
-expect_le "perf's count - reported" $((counted - reported)) $((3 * 32))
-expect_le "reported <= /proc/stat ctxt delta" "$reported" $((after - before))
+check "perf's count - reported" $((counted - reported)) -le $((3 * 32))
+check "reported <= /proc/stat ctxt delta" "$reported" -le $((after - before))
 
 ncpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' '\n' |
 	awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }')
@@ -48,15 +48,15 @@ contiguous=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 
 # Shared mm: one process, main thread + 2 workers per CPU.
 start_bg "$res" ctxswitch --duration 0 --json
-if wait_for "the workers" sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -eq $((2 * ncpus + 1)) ]"; then
-	expect_eq "child processes" "$(pgrep -P "$pid" | wc -l)" 0
+if await "the workers" sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -eq $((2 * ncpus + 1)) ]"; then
+	check_str "child processes" "$(pgrep -P "$pid" | wc -l)" 0
 	workers=$(ls -d /proc/$pid/task/* | grep -v "/task/$pid\$")
-	[ -z "$want_pins" ] || expect_eq "worker pinning" "$(pinned_cpus $workers)" "$want_pins"
+	[ -z "$want_pins" ] || check_str "worker pinning" "$(pinned_cpus $workers)" "$want_pins"
 fi
 kill -INT "$pid"; wait "$pid"
-expect_eq "exit after SIGINT" $? 0
-expect_eq "interrupted" "$(json_get "$res" interrupted)" true
-expect_eq "mm" "$(json_get "$res" mm)" shared
+check_str "exit after SIGINT" $? 0
+check_str "interrupted" "$(json_get "$res" interrupted)" true
+check_str "mm" "$(json_get "$res" mm)" shared
 
 # --private-mm: one process per CPU, two threads each.
 start_bg "$res" ctxswitch --private-mm --duration 0 --json
@@ -66,17 +66,17 @@ all_up() {
 		[ "$(tasks_of "$c")" -eq 2 ] || return 1
 	done
 }
-if wait_for "the groups" all_up; then
+if await "the groups" all_up; then
 	tasks=
 	for c in $(pgrep -P "$pid"); do tasks="$tasks $(ls -d /proc/$c/task/*)"; done
-	[ -z "$want_pins" ] || expect_eq "worker pinning" "$(pinned_cpus $tasks)" "$want_pins"
-	expect_eq "threads in the parent" "$(tasks_of "$pid")" 1
+	[ -z "$want_pins" ] || check_str "worker pinning" "$(pinned_cpus $tasks)" "$want_pins"
+	check_str "threads in the parent" "$(tasks_of "$pid")" 1
 fi
 kids=$(pgrep -P "$pid")
 kill -INT "$pid"; wait "$pid"
-expect_eq "exit after SIGINT" $? 0
-expect_eq "interrupted" "$(json_get "$res" interrupted)" true
-expect_eq "processes" "$(json_get "$res" processes)" "$ncpus"
+check_str "exit after SIGINT" $? 0
+check_str "interrupted" "$(json_get "$res" interrupted)" true
+check_str "processes" "$(json_get "$res" processes)" "$ncpus"
 for c in $kids; do
 	[ ! -d "/proc/$c" ] || fail "group process $c outlived the run"
 done

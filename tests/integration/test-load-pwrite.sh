@@ -14,12 +14,12 @@ res=$dir.json
 perf stat -x, -o "$dir.perf" -e syscalls:sys_enter_pwrite64 --filter 'count == 1024 && pos == 0' \
 	-e syscalls:sys_enter_pwrite64 -- \
 	"$LOAD" pwrite --dir "$dir" --threads 3 --loops 4000 --json >"$res"
-expect_eq "exit" $? 0
-expect_eq "reported ops" "$(json_get "$res" ops)" 12000
+check_str "exit" $? 0
+check_str "reported ops" "$(json_get "$res" ops)" 12000
 counts=$(perf_count "$dir.perf" syscalls:sys_enter_pwrite64 | tr '\n' ' ')
-expect_eq "pwrite64(1024 bytes at 0) calls, all pwrite64 calls" "$counts" "12000 12000 "
-expect_eq "file size at the end" "$(json_get "$res" file_bytes)" 1024
-expect_eq "not interrupted" "$(json_get "$res" interrupted)" false
+check_str "pwrite64(1024 bytes at 0) calls, all pwrite64 calls" "$counts" "12000 12000 "
+check_str "file size at the end" "$(json_get "$res" file_bytes)" 1024
+check_str "not interrupted" "$(json_get "$res" interrupted)" false
 rm -f "$dir.perf"
 
 # While it runs: 1 KiB, and no name in the directory.
@@ -32,19 +32,19 @@ fd_of_file() {
 	done
 	return 1
 }
-if wait_for "the file to be open" fd_of_file >/dev/null; then
+if await "the file to be open" fd_of_file >/dev/null; then
 	f=$(fd_of_file)
 	for i in 1 2 3; do
-		expect_eq "size while running ($i)" "$(stat -L -c %s "$f")" 1024
+		check_str "size while running ($i)" "$(stat -L -c %s "$f")" 1024
 	done
-	expect_eq "names in $dir while running" "$(ls -A "$dir" | wc -l)" 0
+	check_str "names in $dir while running" "$(ls -A "$dir" | wc -l)" 0
 fi
 kill -INT "$pid"
 wait "$pid"
-expect_eq "exit after SIGINT" $? 0
-expect_eq "interrupted" "$(json_get "$res" interrupted)" true
-expect_eq "file size at the end" "$(json_get "$res" file_bytes)" 1024
+check_str "exit after SIGINT" $? 0
+check_str "interrupted" "$(json_get "$res" interrupted)" true
+check_str "file size at the end" "$(json_get "$res" file_bytes)" 1024
 [ "$(json_get "$res" ops)" -ge 0 ] 2>/dev/null || fail "no ops count in the partial result"
-expect_eq "names left in $dir" "$(ls -A "$dir" | wc -l)" 0
+check_str "names left in $dir" "$(ls -A "$dir" | wc -l)" 0
 rm -f "$res"
 finish

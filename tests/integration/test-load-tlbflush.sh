@@ -19,25 +19,25 @@ perf stat -x, -o "$tmp/perf" \
 	-e syscalls:sys_enter_mmap --filter 'len == 1048576' \
 	-e page-faults -- \
 	"$LOAD" tlbflush --threads $threads --loops $loops --json >"$res"
-expect_eq "exit" $? 0
+check_str "exit" $? 0
 n=$((loops * threads))
-expect_eq "reported loops" "$(json_get "$res" loops)" $n
-expect_eq "reported zaps" "$(json_get "$res" madvise_calls)" $((n * pages))
-expect_eq "pages read back" "$(json_get "$res" zero_checks)" $((n * pages))
-expect_eq "pages not zero" "$(json_get "$res" nonzero_reads)" 0
-expect_eq "madvise(MADV_DONTNEED, one page) syscalls" \
+check_str "reported loops" "$(json_get "$res" loops)" $n
+check_str "reported zaps" "$(json_get "$res" madvise_calls)" $((n * pages))
+check_str "pages read back" "$(json_get "$res" zero_checks)" $((n * pages))
+check_str "pages not zero" "$(json_get "$res" nonzero_reads)" 0
+check_str "madvise(MADV_DONTNEED, one page) syscalls" \
 	"$(perf_count "$tmp/perf" syscalls:sys_enter_madvise)" $((n * pages))
-expect_eq "munmap(1 MiB) syscalls" "$(perf_count "$tmp/perf" syscalls:sys_enter_munmap)" $n
-expect_eq "mmap(1 MiB) syscalls" "$(perf_count "$tmp/perf" syscalls:sys_enter_mmap)" $n
+check_str "munmap(1 MiB) syscalls" "$(perf_count "$tmp/perf" syscalls:sys_enter_munmap)" $n
+check_str "mmap(1 MiB) syscalls" "$(perf_count "$tmp/perf" syscalls:sys_enter_mmap)" $n
 # Per page and loop: the write faults a page in, the read after the zap
 # faults the zero page in. Other faults (loading, stacks) only add.
-expect_le "2 faults per zapped page" $((2 * n * pages)) "$(perf_count "$tmp/perf" page-faults)"
+check "2 faults per zapped page" $((2 * n * pages)) -le "$(perf_count "$tmp/perf" page-faults)"
 
 start_bg "$res" tlbflush --threads 2 --duration 0 --json
-wait_for "the workers" sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -ge 3 ]"
+await "the workers" sh -c "[ \$(ls /proc/$pid/task 2>/dev/null | wc -l) -ge 3 ]"
 kill -INT "$pid"
 wait "$pid"
-expect_eq "exit after SIGINT" $? 0
-expect_eq "interrupted" "$(json_get "$res" interrupted)" true
-expect_eq "pages not zero" "$(json_get "$res" nonzero_reads)" 0
+check_str "exit after SIGINT" $? 0
+check_str "interrupted" "$(json_get "$res" interrupted)" true
+check_str "pages not zero" "$(json_get "$res" nonzero_reads)" 0
 finish
