@@ -6,7 +6,10 @@
 # For every reproducer this kernel supports, each round runs the workload
 # alone, under mmhitmd, under `perf stat -a` and under `perf record -a` (the
 # same tracepoints mmhitmd counts), in an order rotated every round so that
-# drift on a shared machine spreads over all modes. Each mode's throughput
+# drift on a shared machine spreads over all modes. BENCH_MODES can add
+# mmhitmd-count: mmhitmd with its learning stream off, to tell what counting
+# and what learning costs (not by default: without a stream mmhitmd's main
+# loop spins, see below). Each mode's throughput
 # is compared with the same round's run alone; the table gives the median
 # overhead and its spread over the rounds, plus mmhitmd's own CPU time per
 # million kernel events it counted and its peak RSS. The same goes to
@@ -14,6 +17,7 @@
 #
 # Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (5, per run),
 # BENCH_INTERVAL (mmhitmd --interval, 5s), BENCH_WORKLOADS (default: all),
+# BENCH_MODES (default: all of "$MODES" below),
 # BENCH_OUT (bench/results), BENCH_INGEST_LEARNED (learned objects per
 # ingest flush, see bench/bench-ingest.c).
 
@@ -27,7 +31,9 @@ OUT=${BENCH_OUT:-bench/results}
 LOAD=$O/mmhitm-load
 DAEMON=$O/mmhitmd
 INGEST=$O/bench/bench-ingest
-MODES="alone mmhitmd perf-stat perf-record"
+# mmhitmd-count is left out by default: with --learn-* false the daemon's
+# main loop never advances next_drain and polls with a zero timeout.
+MODES=${BENCH_MODES:-"alone mmhitmd perf-stat perf-record"}
 TRACEFS=/sys/kernel/tracing
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -38,7 +44,7 @@ note() { echo "bench: $*" >&2; }
 mkdir -p "$OUT" || die "cannot create $OUT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmhitm-bench.XXXXXX") || die "mktemp failed"
 raw=$tmp/raw.tsv	# workload mode round value higher_is_better metric unit
-dmn=$tmp/daemon.tsv	# workload round cpu_s events seconds hwm_kb rss_kb proc_cpu_s
+dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s
 rec=$tmp/record.tsv	# workload round bytes lost_chunks
 : >"$raw"; : >"$dmn"; : >"$rec"
 dpid=
@@ -86,6 +92,11 @@ args_of() {
 	esac
 }
 
+case " $MODES " in
+*" alone "*) ;;
+*) die "BENCH_MODES must include alone: every overhead is against it" ;;
+esac
+
 supported=
 for w in $WORKLOADS; do
 	args_of "$w" >/dev/null || die "unknown workload '$w'"
@@ -122,13 +133,16 @@ proc_cpu_s() {	# PID: utime + stime so far, in seconds
 	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
-run_daemon() {	# WORKLOAD ROUND ARGS...
-	w=$1 r=$2; shift 2
+run_daemon() {	# WORKLOAD MODE ROUND ARGS...
+	w=$1 dmode=$2 r=$3; shift 3
 	db=$tmp/mmhitmd.db log=$tmp/mmhitmd.log inst=mmhitm-bench-$$-$r
 	rm -f "$db" "$db-wal" "$db-shm"
+	learn=
+	[ "$dmode" = mmhitmd-count ] && learn="--learn-mm false --learn-pages false --learn-locks false"
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
+	# shellcheck disable=SC2086
 	"$DAEMON" --db "$db" --interval "$INTERVAL" --duration "$((SECS * 4 + 60))s" \
-		--instance "$inst" --foreground 2>"$log" &
+		--instance "$inst" $learn --foreground 2>"$log" &
 	dpid=$!
 	i=0
 	until grep -q "Recording into" "$log" 2>/dev/null; do
@@ -145,7 +159,7 @@ run_daemon() {	# WORKLOAD ROUND ARGS...
 	rc=$? dpid=
 	[ $rc -eq 0 ] || note "mmhitmd exited with $rc: $(tail -n 3 "$log")"
 	[ -d "$TRACEFS/instances/$inst" ] && note "mmhitmd left its instance $inst behind"
-	record_result "$w" mmhitmd "$r" "$tmp/run.json" || return 1
+	record_result "$w" "$dmode" "$r" "$tmp/run.json" || return 1
 	stats=$(sqlite3 -separator ' ' "$db" \
 		"SELECT (SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) / 1e9 FROM intervals),
 			(SELECT coalesce(sum(count), 0) FROM event_rates),
@@ -153,7 +167,8 @@ run_daemon() {	# WORKLOAD ROUND ARGS...
 			(SELECT coalesce(max(rss_kb), 0) FROM intervals)") ||
 		{ note "cannot read $db"; return 1; }
 	set -- $stats
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$r" "$1" "$2" "$3" "$hwm" "$4" "$pcpu" >>"$dmn"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$dmode" "$r" "$1" "$2" "$3" "$hwm" "$4" \
+		"$pcpu" >>"$dmn"
 }
 
 run_one() {	# WORKLOAD MODE ROUND
@@ -177,14 +192,14 @@ run_one() {	# WORKLOAD MODE ROUND
 			printf '%s\t%s\t%s\t%s\n' "$w" "$r" "$(stat -c %s "$tmp/perf.data")" \
 				"$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p' "$tmp/record.err" | head -n 1)" >>"$rec"
 		rm -f "$tmp/perf.data" "$tmp/perf.data.old" ;;
-	mmhitmd)
-		run_daemon "$w" "$r" "$@" ;;
+	mmhitmd|mmhitmd-count)
+		run_daemon "$w" "$mode" "$r" "$@" ;;
 	esac
 }
 
 mode_enabled() {
 	case $1 in
-	mmhitmd)		[ -n "$have_daemon" ] ;;
+	mmhitmd*)		[ -n "$have_daemon" ] ;;
 	perf-stat|perf-record)	[ -n "$have_perf" ] ;;
 	*)			true ;;
 	esac

@@ -4,7 +4,7 @@
 # into the file named by -v json=. POSIX awk (Debian's default is mawk).
 #
 # Inputs (-v): raw (workload mode round value higher_is_better metric unit),
-# dmn (workload round cpu_s events seconds hwm_kb rss_kb proc_cpu_s), rec
+# dmn (workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s), rec
 # (workload round bytes lost_chunks), ingest (a JSON object file or "").
 #
 # Overhead of a mode in a round = throughput lost against the same round's
@@ -41,7 +41,7 @@ function load_sorted(s, v,    n, i, parts) {
 }
 
 function jnum(x) {
-	return (x == "nan" || x == "") ? "null" : sprintf("%.6g", x)
+	return (x == "nan" || x == "") ? "null" : sprintf("%.9g", x)
 }
 
 function jstr(s) {
@@ -93,19 +93,19 @@ BEGIN {
 	}
 	while ((getline line < dmn) > 0) {
 		split(line, f, "\t")
-		w = f[1]
-		if (f[4] > 0)
-			cpm[w] = cpm[w] " " (f[3] / f[4] * 1e6)
-		if (f[5] > 0) {
-			evs[w] = evs[w] " " (f[4] / f[5])
-			cpupct[w] = cpupct[w] " " (f[3] / f[5] * 100)
+		k = f[1] SUBSEP f[2]	# workload, daemon mode
+		if (f[5] > 0)
+			cpm[k] = cpm[k] " " (f[4] / f[5] * 1e6)
+		if (f[6] > 0) {
+			evs[k] = evs[k] " " (f[5] / f[6])
+			cpupct[k] = cpupct[k] " " (f[4] / f[6] * 100)
 		}
-		if (f[6] + 0 > hwm[w] + 0)
-			hwm[w] = f[6]
-		if (f[7] + 0 > dbrss[w] + 0)
-			dbrss[w] = f[7]
-		pcpu[w] = pcpu[w] " " f[8]
-		dcpu[w] = dcpu[w] " " f[3]
+		if (f[7] + 0 > hwm[k] + 0)
+			hwm[k] = f[7]
+		if (f[8] + 0 > dbrss[k] + 0)
+			dbrss[k] = f[8]
+		pcpu[k] = pcpu[k] " " f[9]
+		dcpu[k] = dcpu[k] " " f[4]
 	}
 	while ((getline line < rec) > 0) {
 		split(line, f, "\t")
@@ -120,8 +120,10 @@ BEGIN {
 			ingest_json = ingest_json line
 	}
 
-	nm = split("mmhitmd perf-stat perf-record", modes, " ")
+	nm = split("mmhitmd mmhitmd-count perf-stat perf-record", modes, " ")
+	nd = split("mmhitmd mmhitmd-count", dmodes, " ")
 	label["mmhitmd"] = "mmhitmd"
+	label["mmhitmd-count"] = "mmhitmd, counting only"
 	label["perf-stat"] = "perf stat -a"
 	label["perf-record"] = "perf record -a"
 
@@ -168,20 +170,27 @@ BEGIN {
 		}
 	}
 
-	if ("mmhitmd" in have_mode) {
+	if (("mmhitmd" in have_mode) || ("mmhitmd-count" in have_mode)) {
 		printf "\n### mmhitmd's own cost\n\n"
 		printf "From its database (intervals.cpu_user_ns + cpu_sys_ns over event_rates.count), peak\n"
-		printf "RSS from /proc/PID/status VmHWM; median [min .. max] over rounds.\n\n"
-		printf "| workload | kernel events/s counted | mmhitmd CPU s per 1M events | mmhitmd CPU (%% of one CPU) | peak RSS |\n"
-		printf "|---|---:|---:|---:|---:|\n"
+		printf "RSS from /proc/PID/status VmHWM; median [min .. max] over rounds. This is the\n"
+		printf "daemon's own CPU time; what counting costs inside the kernel shows as overhead above.\n\n"
+		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | peak RSS |\n"
+		printf "|---|---|---:|---:|---:|---:|\n"
 		for (i = 1; i <= nw; i++) {
 			w = order[i]
-			ne = load_sorted(evs[w], xe)
-			nc = load_sorted(cpm[w], xc)
-			np = load_sorted(cpupct[w], xp)
-			printf "| %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f MiB |\n", w,
-				human(quant(xe, ne, 0.5)), quant(xc, nc, 0.5), nc ? xc[1] : 0, nc ? xc[nc] : 0,
-				quant(xp, np, 0.5), hwm[w] / 1024
+			for (d = 1; d <= nd; d++) {
+				k = w SUBSEP dmodes[d]
+				if (!(dmodes[d] in have_mode))
+					continue
+				ne = load_sorted(evs[k], xe)
+				nc = load_sorted(cpm[k], xc)
+				np = load_sorted(cpupct[k], xp)
+				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f MiB |\n",
+					d == 1 ? w : "", d == 1 ? "default" : "counting only",
+					human(quant(xe, ne, 0.5)), quant(xc, nc, 0.5), nc ? xc[1] : 0,
+					nc ? xc[nc] : 0, quant(xp, np, 0.5), hwm[k] / 1024
+			}
 		}
 	}
 	if ("perf-record" in have_mode) {
@@ -229,10 +238,18 @@ BEGIN {
 			sep = ", "
 		}
 		printf "}" > json
-		if ("mmhitmd" in have_mode)
-			printf ", \"mmhitmd\": {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s}",
-				jstats(cpm[w]), jstats(evs[w]), jstats(cpupct[w]), jstats(dcpu[w]), jstats(pcpu[w]),
-				jnum(hwm[w]), jnum(dbrss[w]) > json
+		printf ", \"daemon\": {" > json
+		sep = ""
+		for (d = 1; d <= nd; d++) {
+			k = w SUBSEP dmodes[d]
+			if (!(dmodes[d] in have_mode))
+				continue
+			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s}",
+				sep, jstr(dmodes[d]), jstats(cpm[k]), jstats(evs[k]), jstats(cpupct[k]),
+				jstats(dcpu[k]), jstats(pcpu[k]), jnum(hwm[k]), jnum(dbrss[k]) > json
+			sep = ", "
+		}
+		printf "}" > json
 		if ("perf-record" in have_mode)
 			printf ", \"perf_record\": {\"bytes\": %s, \"lost_chunks_max\": %d}", jstats(recbytes[w]), reclost[w] + 0 > json
 		printf "}" > json
