@@ -86,6 +86,8 @@ COMMON_SRCS	:= $(wildcard common/*.c)
 DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c,$(wildcard daemon/*.c))
 ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 		   $(wildcard reports/*.c)
+# reports/ headers, for analyzer/cmd-report.c and the tests.
+BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
 GEN_SRCS	:= $(O)/gen/schema-sql.c
