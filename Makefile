@@ -186,7 +186,12 @@ $(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
-$(O)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
+# An archive, like the other libraries, so a fuzzer pulls only what it uses
+# (analyzer/cmd-*.o need analyzer/mmhitm.c, which no fuzzer links).
+$(O)/libmmhitm-fuzz.a: $(FUZZ_LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(O)/fuzz/%: tests/fuzz/%.c $(O)/libmmhitm-fuzz.a
 	$(call quiet,FUZZ,$@)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 $(FUZZ_FLAGS) \
 	    -o $@ $^ $(LIBS)
 
