@@ -19,6 +19,8 @@
 static const struct command commands[] = {
 	{ "status", cmd_status, "show what a database holds: hosts, boots, intervals, events",
 	  cmd_status_help },
+	{ "report", cmd_report, "before/after verdicts per path over host databases: HTML, JSON, text",
+	  cmd_report_help },
 };
 
 const char *default_db_path(void)

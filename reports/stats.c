@@ -566,6 +566,7 @@ struct stratum {
 	unsigned int id;
 	size_t *a, na;
 	size_t *b, nb;
+	double mean_b;
 };
 
 static struct stratum *stratum_find(struct stratum *st, size_t n, unsigned int id)
@@ -576,26 +577,34 @@ static struct stratum *stratum_find(struct stratum *st, size_t n, unsigned int i
 	return NULL;
 }
 
-static double did_once(const struct stratum *st, size_t nst, const double *a, const double *b,
+/*
+ * One estimate: each treated unit's change minus the mean change of the
+ * controls in its stratum, averaged over the treated units. With rng, the
+ * controls are resampled within each stratum and the treated units across
+ * all strata, so a stratum holding a single treated unit still carries that
+ * unit's variance.
+ */
+static double did_once(struct stratum *st, size_t nst, const size_t *treated, size_t nt,
+		       const size_t *treated_stratum, const double *a, const double *b,
 		       struct rng *rng)
 {
-	double num = 0, den = 0;
+	double sum = 0;
 
 	for (size_t s = 0; s < nst; s++) {
-		double ma = 0, mb = 0;
+		double m = 0;
 
 		if (!st[s].na || !st[s].nb)
 			continue;
-		for (size_t k = 0; k < st[s].na; k++)
-			ma += a[st[s].a[rng ? rng_below(rng, st[s].na) : k]];
 		for (size_t k = 0; k < st[s].nb; k++)
-			mb += b[st[s].b[rng ? rng_below(rng, st[s].nb) : k]];
-		ma /= (double)st[s].na;
-		mb /= (double)st[s].nb;
-		num += (double)st[s].na * (ma - mb);
-		den += (double)st[s].na;
+			m += b[st[s].b[rng ? rng_below(rng, st[s].nb) : k]];
+		st[s].mean_b = m / (double)st[s].nb;
 	}
-	return den > 0 ? num / den : NAN;
+	for (size_t k = 0; k < nt; k++) {
+		size_t i = rng ? rng_below(rng, nt) : k;
+
+		sum += a[treated[i]] - st[treated_stratum[i]].mean_b;
+	}
+	return sum / (double)nt;
 }
 
 int stats_did(const double *a, const unsigned int *sa, size_t na,
@@ -604,7 +613,7 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 	      struct did_result *ret)
 {
 	struct stratum *st;
-	size_t *ia = NULL, *ib = NULL, nst = 0;
+	size_t *ia = NULL, *ib = NULL, *treated = NULL, *tstratum = NULL, nst = 0, nt = 0;
 	double *reps = NULL;
 	struct rng rng;
 	int r = 0;
@@ -613,8 +622,10 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 	st = calloc(na + nb + 1, sizeof(*st));
 	ia = malloc((na + 1) * sizeof(size_t));
 	ib = malloc((nb + 1) * sizeof(size_t));
+	treated = malloc((na + 1) * sizeof(size_t));
+	tstratum = malloc((na + 1) * sizeof(size_t));
 	reps = malloc((replicates + 1) * sizeof(double));
-	if (!st || !ia || !ib || !reps) {
+	if (!st || !ia || !ib || !treated || !tstratum || !reps) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -660,19 +671,25 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 		ret->strata++;
 		ret->na += st[s].na;
 		ret->nb += st[s].nb;
+		for (size_t k = 0; k < st[s].na; k++) {
+			treated[nt] = st[s].a[k];
+			tstratum[nt++] = s;
+		}
 	}
 	if (!ret->strata) {
 		r = -ENODATA;
 		goto out;
 	}
 
-	ret->estimate = did_once(st, nst, a, b, NULL);
+	ret->estimate = did_once(st, nst, treated, nt, tstratum, a, b, NULL);
 	rng_init(&rng, seed);
 	for (unsigned int k = 0; k < replicates; k++)
-		reps[k] = did_once(st, nst, a, b, &rng);
+		reps[k] = did_once(st, nst, treated, nt, tstratum, a, b, &rng);
 	percentile_ci(reps, replicates, level, &ret->ci);
 out:
 	free(reps);
+	free(tstratum);
+	free(treated);
 	free(ib);
 	free(ia);
 	free(st);

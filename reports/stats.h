@@ -138,10 +138,11 @@ struct did_result {
 
 /*
  * Difference in differences: a holds the treated units' changes and b the
- * controls', each with a stratum (a rollout cohort). Per stratum present in
- * both groups, the difference of group means; overall, their mean weighted
- * by the treated units per stratum. The interval resamples units within
- * each group and stratum. -ENODATA when no stratum has both groups.
+ * controls', each with a stratum (a rollout cohort). The estimate averages,
+ * over the treated units in strata that have controls, each unit's change
+ * minus the mean change of its stratum's controls. The interval resamples
+ * the treated units across strata and the controls within each stratum.
+ * -ENODATA when no stratum has both groups.
  */
 int stats_did(const double *a, const unsigned int *sa, size_t na,
 	      const double *b, const unsigned int *sb, size_t nb,
