@@ -204,6 +204,8 @@ def write_host(outdir, h, rng, seed_tag):
                     line = -0x76ff00000000 + mm_id * 0x1000 + pi * 0x100 + (off & ~63)
                     ip = -0x7effff000000 + pi * 0x40
                     c = int(rng.integers(5, 50))
+                    if h.comm != "postgres":
+                        c *= 20     # the hostile name must reach the top lines
                     cur.execute("INSERT INTO mem_lines (interval_id, line_addr, offset, ip, callchain_id,"
                                 " kernel, loads, stores, lcl_hitm, rmt_hitm, lcl_peer) VALUES (?,?,?,?,0,1,?,?,?,?,?)",
                                 (int(ids[d]), line, off & 63, ip, c * 4, c, c, c // 2, c // 4))
