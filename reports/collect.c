@@ -414,10 +414,45 @@ static int path_index(const char *s)
 	return -1;
 }
 
+/* A host's HITM totals per path name, handed to the report once. */
+#define HOST_SHARES 16
+
+static int shares_add(struct path_share *s, size_t *n, struct report *r, const char *name,
+		      int64_t hitm, int64_t samples)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(s[i].path, name) == 0) {
+			s[i].hitm += hitm;
+			s[i].samples += samples;
+			return 0;
+		}
+	if (*n == HOST_SHARES)
+		return share_add(r, name, hitm, samples);	/* many object kinds: slower path */
+	s[*n].path = strdup(name);
+	if (!s[*n].path)
+		return log_oom();
+	s[*n].hitm = hitm;
+	s[(*n)++].samples = samples;
+	return 0;
+}
+
+static int shares_flush(const struct path_share *s, size_t n, struct report *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = share_add(r, s[i].path, s[i].hitm, s[i].samples);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	double *work_sum[NR_PATHS] = {}, *secs_sum[NR_PATHS] = {};
+	struct path_share shares[HOST_SHARES];
+	size_t nr_shares = 0;
 	int rc, ret;
 
 	for (int p = 0; p < NR_PATHS; p++) {
@@ -428,25 +463,39 @@ static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows
 			goto out;
 		}
 	}
-	/* path_rates is the analyzer's contract: hitm_per_work is the rate. */
+	/*
+	 * path_rates is the analyzer's contract: hitm_per_work is the rate.
+	 * Rows of other paths ('other:<object>', 'unresolved') only count
+	 * towards the HITM totals per path.
+	 */
 	ret = db_prepare(db, &st,
-		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns"
+		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples"
 		" FROM path_rates"
 		" WHERE boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
-		"   AND start_ns >= ?2 AND start_ns < ?3 AND path IN ('P1', 'P2', 'P3', 'P4')");
+		"   AND start_ns >= ?2 AND start_ns < ?3");
 	if (ret < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, h->db_host_id);
 	sqlite3_bind_int64(st, 2, r->data_lo_ns);
 	sqlite3_bind_int64(st, 3, r->o.until_ns);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int p = path_index((const char *)sqlite3_column_text(st, 1));
-		ssize_t i = find_interval(w, sqlite3_column_int64(st, 0));
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		int p = name ? path_index(name) : -1;
+		ssize_t i;
 		int64_t start = sqlite3_column_int64(st, 5), end = sqlite3_column_int64(st, 6);
 		bool has_work = sqlite3_column_type(st, 3) != SQLITE_NULL;
 		double work = sqlite3_column_double(st, 3);
 
-		if (p < 0 || i < 0)
+		if (name && start >= r->o.since_ns) {
+			ret = shares_add(shares, &nr_shares, r, name, sqlite3_column_int64(st, 4),
+					 sqlite3_column_int64(st, 7));
+			if (ret < 0)
+				goto out;
+		}
+		if (p < 0)
+			continue;
+		i = find_interval(w, sqlite3_column_int64(st, 0));
+		if (i < 0)
 			continue;
 		if (has_work && end > start && start >= r->bins_lo_ns) {
 			size_t b = report_bin_of(r, start);
@@ -476,8 +525,10 @@ static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows
 		for (size_t b = 0; b < r->nr_bins; b++)
 			h->path[p].bin_work[b] = secs_sum[p][b] > 0 ?
 				(float)(work_sum[p][b] / secs_sum[p][b]) : NAN;
-	ret = 0;
+	ret = shares_flush(shares, nr_shares, r);
 out:
+	for (size_t k = 0; k < nr_shares; k++)
+		free(shares[k].path);
 	for (int p = 0; p < NR_PATHS; p++) {
 		free(work_sum[p]);
 		free(secs_sum[p]);
@@ -831,34 +882,6 @@ static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p
 	return 0;
 }
 
-static int collect_shares(struct report *r, struct host *h, sqlite3 *db)
-{
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	int rc, ret;
-
-	ret = db_prepare(db, &st,
-		"SELECT p.path, sum(coalesce(p.lcl_hitm, 0) + coalesce(p.rmt_hitm, 0) + coalesce(p.peer, 0)),"
-		" sum(coalesce(p.samples, 0))"
-		" FROM path_intervals p JOIN intervals i USING (interval_id)"
-		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
-		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
-		" GROUP BY p.path");
-	if (ret < 0)
-		return ret;
-	sqlite3_bind_int64(st, 1, h->db_host_id);
-	sqlite3_bind_int64(st, 2, r->o.since_ns);
-	sqlite3_bind_int64(st, 3, r->o.until_ns);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ret = share_add(r, (const char *)sqlite3_column_text(st, 0),
-				sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
-		if (ret < 0)
-			return ret;
-	}
-	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read path totals: %s", sqlite3_errmsg(db));
-	return 0;
-}
-
 int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db)
 {
 	struct rows w = {};
@@ -902,7 +925,6 @@ int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *
 		if (ret < 0)
 			goto out;
 	}
-	ret = collect_shares(r, h, db);
 out:
 	rows_done(&w);
 	return ret;

@@ -96,6 +96,9 @@ def create_db(path):
         if os.path.exists(path + suffix):
             os.unlink(path + suffix)
     db = sqlite3.connect(path)
+    # A generated file needs no durability: no fsync per statement.
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
     last = 0
     for f in sorted(glob(os.path.join(TOP, "schema", "[0-9]*.sql"))):
         db.executescript(open(f).read())
@@ -113,8 +116,6 @@ def trend(t_ns):
 
 def write_host(outdir, h, rng, seed_tag):
     db = create_db(os.path.join(outdir, h.name + ".db"))
-    db.execute("PRAGMA synchronous = OFF")
-    db.execute("PRAGMA journal_mode = MEMORY")
     cur = db.cursor()
     cur.execute("BEGIN")
     machine_id = hashlib.md5(("%s/%s" % (seed_tag, h.name)).encode()).hexdigest()
@@ -149,19 +150,19 @@ def write_host(outdir, h, rng, seed_tag):
         lost = np.zeros(n, dtype=np.int64)
         if h.lost:
             lost[rng.choice(n, size=min(h.lost, n), replace=False)] = rng.integers(1, 500, size=min(h.lost, n))
+        idl = ids.tolist()
+        tl = t.tolist()
         cur.executemany(
             "INSERT INTO intervals (interval_id, boot_id, start_ns, end_ns, events_lost,"
-            " cpu_user_ns, cpu_sys_ns, rss_kb, ctxt, forks) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            ((int(ids[i]), b, int(t[i]), int(t[i] + iv), int(lost[i]), 20000000, 10000000,
-              9000, 5000000, 300) for i in range(n)))
+            " cpu_user_ns, cpu_sys_ns, rss_kb, ctxt, forks) VALUES (?,?,?,?,?,20000000,10000000,9000,5000000,300)",
+            zip(idl, [b] * n, tl, (t + iv).tolist(), lost.tolist()))
         if h.pmu:
             duty = 0.25
             cur.executemany(
-                "INSERT INTO sampling VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, ?, ?, 0, 0, 0)",
-                ((int(ids[i]), int(duty * iv), 5000, 4800) for i in range(n)))
+                "INSERT INTO sampling VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800, 0, 0, 0)",
+                zip(idl, [int(duty * iv)] * n))
         scale = h.interval_s / 600.0
         lt = trend(t)
-        rows = []
         for p in PATHS:
             eff = h.effects.get(p, 1.0) if carries(kernel, p) else 1.0
             lam_w = WORK_PER_10MIN[p] * scale * lt
@@ -176,18 +177,18 @@ def write_host(outdir, h, rng, seed_tag):
             lcl = rng.binomial(hitm, 0.6)
             rmt = rng.binomial(hitm - lcl, 0.7)
             peer = hitm - lcl - rmt
-            for i in range(n):
-                if h.pmu:
-                    rows.append((int(ids[i]), p, int(lcl[i]), int(rmt[i]), int(peer[i]),
-                                 int(hitm[i]) * 3, float(work[i])))
-                else:
-                    rows.append((int(ids[i]), p, None, None, None, None, float(work[i])))
-        # What stays outside P1..P4 stays visible.
-        for i in range(n):
             if h.pmu:
-                rows.append((int(ids[i]), "other:mm_struct", 2, 1, 0, 6, None))
-                rows.append((int(ids[i]), "unresolved", 1, 0, 1, 4, None))
-        cur.executemany("INSERT INTO path_intervals VALUES (?,?,?,?,?,?,?)", rows)
+                rows = zip(idl, [p] * n, lcl.tolist(), rmt.tolist(), peer.tolist(),
+                           (hitm * 3).tolist(), work.tolist())
+            else:
+                rows = zip(idl, [p] * n, [None] * n, [None] * n, [None] * n, [None] * n, work.tolist())
+            cur.executemany("INSERT INTO path_intervals VALUES (?,?,?,?,?,?,?)", rows)
+        # What stays outside P1..P4 stays visible.
+        if h.pmu:
+            cur.executemany("INSERT INTO path_intervals VALUES (?, 'other:mm_struct', 2, 1, 0, 6, NULL)",
+                            zip(idl))
+            cur.executemany("INSERT INTO path_intervals VALUES (?, 'unresolved', 1, 0, 1, 4, NULL)",
+                            zip(idl))
         cur.execute("INSERT INTO analysis_state VALUES (?, ?, 'synthetic', ?, NULL, 64, 'synthetic')",
                     (b, int(ids[-1]), end))
         if h.pmu:
