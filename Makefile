@@ -39,7 +39,8 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy
+# report tests: scipy checks the statistics, Chromium loads the HTML.
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -147,6 +148,9 @@ $(KSRC_TAR):
 $(O)/obj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# Where `mmhitm report` looks for the patch map by default.
+$(O)/obj/analyzer/cmd-report.o $(O)/san/analyzer/cmd-report.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
+
 $(O)/san/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-SAN,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
 
@@ -223,6 +227,9 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(O)/mmhitmd $(DESTDIR)$(SBINDIR)/mmhitmd
 	install -m 0755 $(O)/mmhitm $(O)/mmhitm-load $(DESTDIR)$(BINDIR)/
+	@# The patch map is configuration: an edited one is kept.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf ] || \
+	    install -D -m 0644 reports/patches.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(DESTDIR)$(BINDIR)/mmhitm \

@@ -455,6 +455,8 @@ static int write_rollouts(const struct report *r, FILE *f)
 			fputs("</tr>\n", f);
 		}
 	}
+	if (!rows)
+		fputs("<tr><td colspan=\"9\" class=\"muted\">none</td></tr>", f);
 	fputs("</table>", f);
 	if (rows > MAX_ROWS)
 		fprintf(f, "<p class=\"muted\">%zu more in the JSON.</p>", rows - MAX_ROWS);
@@ -791,8 +793,8 @@ static void stats_table(const struct report *r, FILE *f, int p)
 		"<td class=\"n\">%zu</td><td>%zu improved, %zu regressed, %zu unchanged, %zu inconclusive</td></tr>"
 		"</table>\n", a, fp->nr_treated, fp->improved, fp->regressed, fp->unchanged, fp->undecided);
 	fprintf(f, "<p class=\"muted\">Hosts: %zu with measured %s rates; %zu changed to a kernel carrying %s; "
-		"%zu compared. Left out: %zu without PMU, %zu with too few measured intervals, "
-		"%zu with a median of 0, %zu whose kernels the patch map does not know, "
+		"%zu compared. Hosts with kernel changes left out: %zu without PMU, %zu with too few "
+		"measured intervals, %zu with a median of 0, %zu whose kernels the patch map does not know, "
 		"%zu whose kernel changes did not add %s.</p>\n",
 		fp->hosts_measured, path_ids[p], fp->candidates, path_ids[p], fp->nr_treated, fp->ex_no_pmu,
 		fp->ex_few, fp->ex_zero, fp->ex_unknown_patch, fp->ex_not_gained, path_ids[p]);

@@ -28,9 +28,10 @@ static void quality_line(const struct report *r, FILE *f)
 		not_analyzed += h->q.not_analyzed;
 	}
 	fmt_duration(d, sizeof(d), gap_ns);
-	fprintf(f, "data quality: %zu host%s with data; no PMU on %zu; LRU_GEN not on on %zu; "
-		"%zu with gaps (%s in all); %lld events/samples lost; %zu intervals not analyzed",
-		hosts, hosts == 1 ? "" : "s", no_pmu, lru_off, gaps, d, (long long)lost, not_analyzed);
+	fprintf(f, "data quality: %zu host%s with data; no PMU on %zu; LRU_GEN off or absent on %zu; "
+		"%zu with gaps (%s in all); %lld events/samples lost; %zu interval%s not analyzed",
+		hosts, hosts == 1 ? "" : "s", no_pmu, lru_off, gaps, d, (long long)lost, not_analyzed,
+		not_analyzed == 1 ? "" : "s");
 	if (r->nr_errors)
 		fprintf(f, "; %zu database%s unreadable", r->nr_errors, r->nr_errors == 1 ? "" : "s");
 	fputc('\n', f);
