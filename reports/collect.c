@@ -183,8 +183,19 @@ int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 	if (ret < 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *mid = (const char *)sqlite3_column_text(st, 1);
 		struct host *h;
+		bool dup = false;
 
+		/* The same host twice (a copied database) would count twice. */
+		for (size_t i = 0; i < r->nr_hosts && mid && !dup; i++)
+			if (strcmp(r->hosts[i].machine_id, mid) == 0) {
+				log_warning("%s: host %s was already read from %s, ignoring", path, mid,
+					    r->hosts[i].db);
+				dup = true;
+			}
+		if (dup)
+			continue;
 		if (grow_array((void **)&r->hosts, &r->alloc_hosts, sizeof(*h), r->nr_hosts + 1) < 0)
 			return log_oom();
 		h = &r->hosts[r->nr_hosts++];
@@ -537,8 +548,8 @@ out:
 }
 
 /* Measured rates of [lo, hi) into w->buf, sorted; exclusions counted. */
-static size_t window_rates(const struct report *r, const struct rows *w, int p,
-			   int64_t lo, int64_t hi, struct window *win, bool sorted)
+static size_t window_rates(const struct rows *w, int p, int64_t lo, int64_t hi,
+			   struct window *win, bool sorted)
 {
 	size_t a = lower_bound(w, lo), b = lower_bound(w, hi), n = 0;
 	double duty = 0;
@@ -573,7 +584,6 @@ static size_t window_rates(const struct report *r, const struct rows *w, int p,
 		win->median = stats_median_select(w->buf, n);
 		win->p25 = win->p75 = NAN;
 	}
-	(void)r;
 	return n;
 }
 
@@ -612,11 +622,11 @@ static int compare_rollout(struct report *r, struct host *h, struct rows *w, int
 	c->change = NAN;
 	lo = max64(t - r->o.before_ns, ro->prev_ns);
 	hi = min64(min64(t + r->o.after_ns, ro->next_ns), r->o.until_ns);
-	nb = window_rates(r, w, p, t - whole_days(t - lo), t, &c->before, true);
+	nb = window_rates(w, p, t - whole_days(t - lo), t, &c->before, true);
 	/* Keep the sorted before-rates while the after-rates are gathered. */
 	if (nb)
 		memcpy(w->buf2, w->buf, nb * sizeof(double));
-	na = window_rates(r, w, p, t, t + whole_days(hi - t), &c->after, true);
+	na = window_rates(w, p, t, t + whole_days(hi - t), &c->after, true);
 	if (nb && na) {
 		if (c->before.median > 0)
 			c->change = c->after.median / c->before.median - 1;
@@ -726,10 +736,10 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 			size_t n;
 
 			/* The pooled distributions show the comparisons the verdict uses. */
-			n = window_rates(r, w, p, c->before.lo_ns, c->before.hi_ns, &tmp, false);
+			n = window_rates(w, p, c->before.lo_ns, c->before.hi_ns, &tmp, false);
 			for (size_t k = 0; k < n; k++)
 				hist_add(r->fleet[p].hist_before, w->buf[k]);
-			n = window_rates(r, w, p, c->after.lo_ns, c->after.hi_ns, &tmp, false);
+			n = window_rates(w, p, c->after.lo_ns, c->after.hi_ns, &tmp, false);
 			for (size_t k = 0; k < n; k++)
 				hist_add(r->fleet[p].hist_after, w->buf[k]);
 
@@ -756,8 +766,8 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 			continue;
 		for (int p = 0; p < NR_PATHS; p++) {
 			struct window before, after;
-			size_t nb = window_rates(r, w, p, lo, ref, &before, false);
-			size_t na = window_rates(r, w, p, ref, hi, &after, false);
+			size_t nb = window_rates(w, p, lo, ref, &before, false);
+			size_t na = window_rates(w, p, ref, hi, &after, false);
 
 			if (nb < r->o.min_intervals || na < r->o.min_intervals)
 				continue;

@@ -264,9 +264,9 @@ static void host_json(FILE *f, const struct report *r, const struct host *h)
 		key(f, &kf, "patches");
 		fputc('{', f);
 		for (int p = 0; p < NR_PATHS; p++) {
-			bool pf = true;
+			bool pf = true, first_path = p == 0;
 
-			key(f, (bool[]){ p == 0 }, path_ids[p]);
+			key(f, &first_path, path_ids[p]);
 			fputc('{', f);
 			kv_str(f, &pf, "state", patch_state_to_string(ki->patches[p].state));
 			kv_str(f, &pf, "why", ki->patches[p].why);
@@ -320,9 +320,9 @@ static void host_json(FILE *f, const struct report *r, const struct host *h)
 	fputc('{', f);
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct host_path *hp = &h->path[p];
-		bool pf = true;
+		bool pf = true, first_path = p == 0;
 
-		key(f, (bool[]){ p == 0 }, path_ids[p]);
+		key(f, &first_path, path_ids[p]);
 		fputc('{', f);
 		kv_int(f, &pf, "measured", (int64_t)hp->measured);
 		kv_num(f, &pf, "median_rate", hp->median);

@@ -23,7 +23,7 @@ fleet() {
 	      md5sum | cut -c1-10)
 	FLEET=$O/test-fleets/$spec-$key
 	if [ ! -f "$FLEET/range" ]; then
-		rm -rf "$FLEET"
+		rm -rf "$O/test-fleets/$spec"-*	# stale generations
 		mkdir -p "$FLEET"
 		"$PY" tests/integration/fleetgen.py "$spec" "$FLEET" "$@" > "$FLEET/range.tmp" ||
 			fail "fleetgen.py $spec failed"
