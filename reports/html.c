@@ -404,7 +404,38 @@ static int write_rollouts(const struct report *r, FILE *f)
 			return ret;
 		}
 	}
-	fputs("</div>\n<h3>Kernels and the patches they carry</h3><table><tr><th>Release</th>"
+	fputs("</div>\n", f);
+	{
+		struct kernel_pair *kp = NULL;
+		size_t n = 0;
+
+		if (report_kernel_pairs(r, &kp, &n) < 0) {
+			free(fk);
+			return -ENOMEM;
+		}
+		fputs("<h3>What the kernel changes changed</h3><table><tr><th>From</th><th>Carries</th>"
+		      "<th>To</th><th>Carries</th><th>Hosts</th><th>Changes</th><th>Rollbacks</th></tr>\n", f);
+		for (size_t i = 0; i < n; i++) {
+			char a[128], b[32];
+
+			fputs("<tr>", f);
+			kernel_label(a, sizeof(a), kp[i].from);
+			td_text(f, a);
+			patch_list(b, sizeof(b), kp[i].from, PATCH_CARRIES);
+			td_text(f, b);
+			kernel_label(a, sizeof(a), kp[i].to);
+			td_text(f, a);
+			patch_list(b, sizeof(b), kp[i].to, PATCH_CARRIES);
+			td_text(f, b);
+			fprintf(f, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n",
+				kp[i].hosts, kp[i].changes, kp[i].rollbacks);
+		}
+		if (!n)
+			fputs("<tr><td colspan=\"7\" class=\"muted\">none</td></tr>", f);
+		fputs("</table>\n", f);
+		free(kp);
+	}
+	fputs("<h3>Kernels and the patches they carry</h3><table><tr><th>Release</th>"
 	      "<th>Version</th><th>Build-id</th><th>Hosts</th><th>Markers</th>"
 	      "<th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
 	for (size_t i = 0; i < nk; i++) {

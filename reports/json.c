@@ -473,6 +473,37 @@ int report_write_json(const struct report *r, FILE *f)
 	}
 	fputc(']', f);
 
+	key(f, &first, "kernel_changes");
+	{
+		struct kernel_pair *kp = NULL;
+		size_t n = 0;
+
+		if (report_kernel_pairs(r, &kp, &n) < 0)
+			return -ENOMEM;
+		fputc('[', f);
+		for (size_t i = 0; i < n; i++) {
+			bool kf = true;
+
+			fputs(i ? ",{" : "{", f);
+			kv_str(f, &kf, "from_release", kp[i].from->release);
+			kv_str(f, &kf, "from_build_id", kp[i].from->build_id);
+			kv_str(f, &kf, "to_release", kp[i].to->release);
+			kv_str(f, &kf, "to_build_id", kp[i].to->build_id);
+			key(f, &kf, "patches");
+			fputc('{', f);
+			for (int p = 0; p < NR_PATHS; p++)
+				fprintf(f, "%s\"%s\":[\"%s\",\"%s\"]", p ? "," : "", path_ids[p],
+					patch_state_to_string(kp[i].from->patches[p].state),
+					patch_state_to_string(kp[i].to->patches[p].state));
+			fputc('}', f);
+			kv_int(f, &kf, "hosts", (int64_t)kp[i].hosts);
+			kv_int(f, &kf, "changes", (int64_t)kp[i].changes);
+			kv_int(f, &kf, "rollbacks", (int64_t)kp[i].rollbacks);
+			fputc('}', f);
+		}
+		fputc(']', f);
+		free(kp);
+	}
 	key(f, &first, "cohorts");
 	fputc('[', f);
 	for (size_t i = 0; i < r->nr_cohorts; i++) {

@@ -225,6 +225,17 @@ const char *host_name(const struct report *r, size_t i);
  */
 int report_series(const struct report *r, int p, int group, bool work, double q, double *out);
 
+/* Kernel changes in the range grouped by (from, to) kernel. */
+struct kernel_pair {
+	const struct kernel_info *from, *to;	/* the first host's copies */
+	size_t changes, hosts, rollbacks;
+};
+
+/* Caller frees *ret. Sorted by changes, most first. -ENOMEM. */
+int report_kernel_pairs(const struct report *r, struct kernel_pair **ret, size_t *ret_n);
+/* "P1 P2" for the paths in state s, or "none". */
+void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_state s);
+
 /* Formatting shared by the writers (report.c). */
 void fmt_time(char *buf, size_t size, int64_t ns);	/* 2025-01-31T12:00Z */
 void fmt_date(char *buf, size_t size, int64_t ns);	/* 2025-01-31 */

@@ -286,6 +286,73 @@ int report_series(const struct report *r, int p, int group, bool work, double q,
 	return 0;
 }
 
+static bool kernel_eq(const struct kernel_info *a, const struct kernel_info *b)
+{
+	return kernel_same(a->release, a->version, a->build_id, b->release, b->version, b->build_id);
+}
+
+static int cmp_pairs(const void *a, const void *b)
+{
+	const struct kernel_pair *x = a, *y = b;
+
+	return (x->changes < y->changes) - (x->changes > y->changes);
+}
+
+int report_kernel_pairs(const struct report *r, struct kernel_pair **ret, size_t *ret_n)
+{
+	struct kernel_pair *kp = NULL;
+	size_t n = 0, alloc = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		for (size_t k = 0; k < h->nr_rollouts; k++) {
+			const struct rollout *ro = &h->rollouts[k];
+			const struct kernel_info *from = &h->kernels[ro->from], *to = &h->kernels[ro->to];
+			bool seen = false;
+			size_t j;
+
+			if (!h->rollout_in_range[k])
+				continue;
+			for (j = 0; j < n; j++)
+				if (kernel_eq(kp[j].from, from) && kernel_eq(kp[j].to, to))
+					break;
+			if (j == n) {
+				if (grow_array((void **)&kp, &alloc, sizeof(*kp), n + 1) < 0) {
+					free(kp);
+					return -ENOMEM;
+				}
+				kp[n++] = (struct kernel_pair){ .from = from, .to = to };
+			}
+			/* A host counts once per pair, however often it went back and forth. */
+			for (size_t q = 0; q < k; q++)
+				if (h->rollout_in_range[q] && kernel_eq(&h->kernels[h->rollouts[q].from], from) &&
+				    kernel_eq(&h->kernels[h->rollouts[q].to], to))
+					seen = true;
+			kp[j].changes++;
+			kp[j].hosts += !seen;
+			kp[j].rollbacks += ro->rollback;
+		}
+	}
+	if (n)
+		qsort(kp, n, sizeof(*kp), cmp_pairs);
+	*ret = kp;
+	*ret_n = n;
+	return 0;
+}
+
+void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_state st)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int p = 0; p < NR_PATHS && used + 4 < size; p++)
+		if (k->patches[p].state == st)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", path_ids[p]);
+	if (!used)
+		snprintf(buf, size, "none");
+}
+
 /* --- formatting ------------------------------------------------------------- */
 
 void fmt_time(char *buf, size_t size, int64_t ns)

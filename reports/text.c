@@ -54,11 +54,37 @@ int report_write_text(const struct report *r, FILE *f)
 	fmt_duration(w2, sizeof(w2), r->o.after_ns);
 	fmt_duration(w3, sizeof(w3), r->o.warmup_ns);
 	fprintf(f, "kernel changes in range: %zu on %zu host%s (%zu rollback%s), %zu cohort%s; "
-		"windows %s before / %s after, warm-up %s\n\n",
+		"windows %s before / %s after, warm-up %s\n",
 		r->rollouts_in_range, r->hosts_rolled, r->hosts_rolled == 1 ? "" : "s",
 		r->rollbacks_in_range, r->rollbacks_in_range == 1 ? "" : "s",
 		r->nr_cohorts, r->nr_cohorts == 1 ? "" : "s", w1, w2, w3);
 
+	{
+		struct kernel_pair *kp = NULL;
+		size_t n = 0;
+
+		if (report_kernel_pairs(r, &kp, &n) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < n && i < 10; i++) {
+			char lf[128], lt[128], cf[32], ct[32];
+
+			kernel_label(lf, sizeof(lf), kp[i].from);
+			kernel_label(lt, sizeof(lt), kp[i].to);
+			patch_list(cf, sizeof(cf), kp[i].from, PATCH_CARRIES);
+			patch_list(ct, sizeof(ct), kp[i].to, PATCH_CARRIES);
+			fputs("  ", f);
+			text_puts(f, lf);
+			fprintf(f, " [carries %s] -> ", cf);
+			text_puts(f, lt);
+			fprintf(f, " [carries %s]: %zu host%s%s\n", ct, kp[i].hosts, kp[i].hosts == 1 ? "" : "s",
+				kp[i].rollbacks ? " (rollback)" : "");
+		}
+		if (n > 10)
+			fprintf(f, "  and %zu more kernel pairs\n", n - 10);
+		if (n)
+			fputc('\n', f);
+		free(kp);
+	}
 	fprintf(f, "%-4s %-18s %9s  %-22s %6s\n", "path", "verdict", "change", "95% CI", "hosts");
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct fleet_path *fp = &r->fleet[p];

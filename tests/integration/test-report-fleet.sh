@@ -38,6 +38,7 @@ expect "$m" "[h['paths']['P1']['excluded'] for h in r['hosts'] if h['no_pmu']]" 
 # The rollback: P1 comes back up on the host that went back to 6.1.
 expect "$m" "[round(c['change'], 1) for h in r['hosts'] for c in h['paths']['P1']['comparisons'] if h['rollouts'][c['rollout']]['rollback']]" "[0.7]"
 expect "$m" "[h['rollouts'][1]['patches']['P1'] for h in r['hosts'] if len(h['rollouts']) == 2]" "['lost']"
+expect "$m" "[(k['hosts'], k['rollbacks'], k['patches']['P1']) for k in r['kernel_changes']]" "[(14, 0, ['lacks', 'carries']), (1, 1, ['carries', 'lacks'])]"
 # Reboots onto the same kernel are no rollout; P4 came from the ksym marker.
 expect "$m" "[len(h['rollouts']) for h in r['hosts'] if h['hostname'].startswith('rebooted')]" "[0, 0]"
 expect "$m" "sorted(set(k['patches']['P4']['why'] for h in r['hosts'] for k in h['kernels']))" "['ksym maybe_lru_add_drain (patches.conf:4)', 'release 6.1.* (patches.conf:2)']"
