@@ -890,14 +890,17 @@ int report_run(struct report *r, char *const *dbs, size_t nr_dbs)
 				return ret;
 			continue;
 		}
-		for (; host < r->nr_hosts && r->hosts[host].db == dbs[i]; host++) {
+		/* One snapshot, though mmhitmd may be adding intervals meanwhile. */
+		ret = db_exec(db, "BEGIN");
+		for (; ret == 0 && host < r->nr_hosts && r->hosts[host].db == dbs[i]; host++) {
 			progress(r, "reading rates", host, r->nr_hosts, r->hosts[host].hostname);
 			ret = collect_rates(r, &r->hosts[host], host, db);
-			if (ret < 0) {
-				db_close(db);
-				return ret;
-			}
 		}
+		if (ret < 0) {
+			db_close(db);
+			return ret;
+		}
+		db_rollback(db);	/* nothing was written */
 		db_close(db);
 	}
 	progress(r, "", r->nr_hosts, r->nr_hosts, NULL);
