@@ -1198,9 +1198,9 @@ static void write_methods(const struct report *r, FILE *f)
 		"rolled hosts of (their log ratio &minus; the mean log ratio of their cohort's controls); the "
 		"interval resamples rolled hosts and, within each cohort, controls. This removes fleet-wide load "
 		"changes that a before/after comparison alone would credit to the kernel.</li>", co);
-	fprintf(f, "<li><b>Verdicts.</b> Difference in differences when at least %u rolled hosts and %u control "
-		"measurements exist, else the paired estimate; fewer than %u compared hosts is insufficient "
-		"data. Improved (regressed): the %.0f %% interval excludes 0 and the change is at least %.0f %% "
+	fprintf(f, "<li><b>Verdicts.</b> Difference in differences when at least %u rolled hosts and "
+		"%u control hosts that kept their kernel exist, else the paired estimate; fewer than %u "
+		"compared hosts is insufficient data. Improved (regressed): the %.0f %% interval excludes 0 and the change is at least %.0f %% "
 		"down (up). No change: the whole interval lies within &plusmn;%.0f %%. Anything else is "
 		"insufficient data: the interval is too wide to tell. Per-host verdicts use the same rule on "
 		"their own interval. With few hosts, percentile intervals run somewhat narrow; the margin is "

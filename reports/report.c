@@ -668,7 +668,7 @@ static int fleet_path_finish(struct report *r, int p)
 		const struct fleet_change *c;
 		char *phrase;
 
-		if (f->did.valid && f->did.n >= r->o.min_hosts && f->did.n_controls >= r->o.min_hosts) {
+		if (f->did.valid && f->did.n >= r->o.min_hosts && f->controls_hosts >= r->o.min_hosts) {
 			c = &f->did;
 			f->basis = "difference in differences";
 		} else {
