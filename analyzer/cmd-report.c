@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,18 +23,22 @@
 
 void cmd_report_help(void)
 {
-	printf("Usage: mmhitm report [OPTIONS] DB...\n\n"
+	printf("Usage: mmhitm report [OPTIONS] [--db PATH]... [DB...]\n\n"
 	       "Compares each path's normalized HITM rate (HITM per unit of the path's own\n"
 	       "work, the analyzer's path_rates.hitm_per_work) before and after every kernel\n"
 	       "change in the range, per host and across hosts, and says per path: improved,\n"
 	       "regressed, no change or insufficient data, with the reason. One database per\n"
-	       "host (e.g. hosts/*.db); they are read one at a time.\n\n"
+	       "host (e.g. hosts/*.db); they are read one at a time. Without any, the\n"
+	       "database is $MMHITM_DB or /var/lib/mmhitm/mmhitm.db.\n\n"
 	       "Output: a summary on stdout, and with --html/--json the full report.\n\n"
+	       "  --db PATH             a database (may be repeated; same as DB)\n"
 	       "  --since TIME          start of the range (default: 7 days before --until)\n"
 	       "  --until TIME          end of the range (default: the newest data, at most now)\n"
 	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d\n"
 	       "  --html FILE           write the self-contained HTML report\n"
 	       "  --json FILE           write the numbers as JSON ('-': stdout, no summary)\n"
+	       "  --output-dir DIR      write DIR/report-YYYY-MM-DD.html and .json (the\n"
+	       "                        date of --until) and point DIR/latest.* at them\n"
 	       "  --patches FILE        the patch map (default %s if it\n"
 	       "                        exists, else the built-in rules)\n"
 	       "  --before DURATION     comparison window before a kernel change (default 7d)\n"
@@ -54,7 +59,7 @@ void cmd_report_help(void)
 enum {
 	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
-	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS,
+	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR,
 };
 
 /* Writes through a temporary file, so a reader never sees half a report. */
@@ -87,6 +92,49 @@ static int write_output(const char *path, const struct report *rep,
 		r = -errno;
 		unlink(tmp);
 		return log_error_errno(r, "Failed to rename %s to %s: %m", tmp, path);
+	}
+	return 0;
+}
+
+/* DIR/report-YYYY-MM-DD.{html,json}, for the day the range ends; DIR is made if missing. */
+static int output_dir_paths(const char *dir, int64_t until_ns, char **ret_html, char **ret_json)
+{
+	time_t t = (time_t)((until_ns - 1) / NSEC_PER_SEC);
+	char day[16] = "unknown";
+	struct tm tm;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(errno, "Failed to create %s: %m", dir);
+	if (gmtime_r(&t, &tm))
+		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	if (asprintf(ret_html, "%s/report-%s.html", dir, day) < 0) {
+		*ret_html = NULL;
+		return log_oom();
+	}
+	if (asprintf(ret_json, "%s/report-%s.json", dir, day) < 0) {
+		*ret_json = NULL;
+		return log_oom();
+	}
+	return 0;
+}
+
+/* DIR/name -> the basename of target, replaced atomically. */
+static int point_latest(const char *dir, const char *target, const char *name)
+{
+	_cleanup_free_ char *link = NULL, *tmp = NULL;
+	const char *base = strrchr(target, '/');
+
+	base = base ? base + 1 : target;
+	if (asprintf(&link, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.%d", dir, name, (int)getpid()) < 0)
+		return log_oom();
+	unlink(tmp);
+	if (symlink(base, tmp) < 0)
+		return log_error_errno(errno, "Failed to create %s: %m", tmp);
+	if (rename(tmp, link) < 0) {
+		int r = -errno;
+
+		unlink(tmp);
+		return log_error_errno(r, "Failed to rename %s to %s: %m", tmp, link);
 	}
 	return 0;
 }
@@ -134,10 +182,16 @@ int cmd_report(int argc, char **argv)
 		{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
 		{ "quiet",         no_argument,       NULL, OPT_QUIET },
 		{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
+		{ "db",            required_argument, NULL, OPT_DB },
+		{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "help",          no_argument,       NULL, 'h' },
 		{}
 	};
 	const char *html = NULL, *json = NULL, *patches = NULL, *since = NULL, *until = NULL;
+	const char *outdir = NULL;
+	_cleanup_free_ const char **dbs = NULL;
+	_cleanup_free_ char *dated_html = NULL, *dated_json = NULL;
+	size_t nr_dbs = 0;
 	struct report_options o;
 	struct patch_map *map = NULL;
 	struct report *rep = NULL;
@@ -147,6 +201,10 @@ int cmd_report(int argc, char **argv)
 	uint64_t seed;
 	int c, r;
 
+	/* Room for every argument: --db values and positional ones. */
+	dbs = calloc((size_t)argc + 1, sizeof(char *));
+	if (!dbs)
+		return log_oom();
 	report_options_init(&o);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		r = 0;
@@ -174,6 +232,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_MIN_HOSTS: r = parse_uint(optarg, 1, &o.min_hosts); break;
 		case OPT_QUIET: quiet = true; break;
 		case OPT_NO_PROGRESS: progress = false; break;
+		case OPT_DB: dbs[nr_dbs++] = optarg; break;
+		case OPT_OUTPUT_DIR: outdir = optarg; break;
 		case 'h': cmd_report_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -182,10 +242,10 @@ int cmd_report(int argc, char **argv)
 			return CMD_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		log_error("No database given; 'mmhitm report --help' shows the usage");
-		return CMD_USAGE;
-	}
+	while (optind < argc)
+		dbs[nr_dbs++] = argv[optind++];
+	if (nr_dbs == 0)
+		dbs[nr_dbs++] = default_db_path();
 	if (o.before_ns <= 0 || o.after_ns <= 0 || o.cohort_ns <= 0 || o.warmup_ns < 0) {
 		log_error("--before, --after and --cohort must be positive");
 		return CMD_USAGE;
@@ -224,9 +284,23 @@ int cmd_report(int argc, char **argv)
 		r = log_oom();
 		goto out;
 	}
-	r = report_run(rep, argv + optind, (size_t)(argc - optind));
+	r = report_run(rep, dbs, nr_dbs);
 	if (r < 0)
 		goto out;
+	if (outdir) {
+		r = output_dir_paths(outdir, report_until(rep), &dated_html, &dated_json);
+		if (r < 0)
+			goto out;
+		r = write_output(dated_html, rep, report_write_html);
+		if (r == 0)
+			r = write_output(dated_json, rep, report_write_json);
+		if (r == 0)
+			r = point_latest(outdir, dated_html, "latest.html");
+		if (r == 0)
+			r = point_latest(outdir, dated_json, "latest.json");
+		if (r < 0)
+			goto out;
+	}
 	if (html) {
 		r = write_output(html, rep, report_write_html);
 		if (r < 0)
@@ -245,6 +319,8 @@ int cmd_report(int argc, char **argv)
 			printf("HTML report: %s\n", html);
 		if (json)
 			printf("JSON: %s\n", json);
+		if (outdir)
+			printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
 	}
 	r = 0;
 out:

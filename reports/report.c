@@ -130,6 +130,11 @@ void report_free(struct report *r)
 	free(r);
 }
 
+int64_t report_until(const struct report *r)
+{
+	return r->o.until_ns;
+}
+
 /* --- helpers the passes share --------------------------------------------- */
 
 size_t report_bin_of(const struct report *r, int64_t t_ns)
@@ -820,7 +825,7 @@ static void progress(const struct report *r, const char *what, size_t i, size_t 
 	fflush(stderr);
 }
 
-int report_run(struct report *r, char *const *dbs, size_t nr_dbs)
+int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 {
 	struct timespec t0, t1;
 	size_t host = 0;

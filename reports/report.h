@@ -47,7 +47,7 @@ void report_free(struct report *r);
  * cannot be read is reported in the data-quality section, not fatal;
  * -ENODATA when none could be read.
  */
-int report_run(struct report *r, char *const *dbs, size_t nr_dbs);
+int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
 
 /*
  * A time for --since/--until, UTC: "now", "@SECONDS", "-DURATION" (before
@@ -55,6 +55,9 @@ int report_run(struct report *r, char *const *dbs, size_t nr_dbs);
  * the T). -EINVAL otherwise.
  */
 int report_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns);
+
+/* The range's end, after report_run() chose the default. */
+int64_t report_until(const struct report *r);
 
 int report_write_html(const struct report *r, FILE *f);
 int report_write_json(const struct report *r, FILE *f);

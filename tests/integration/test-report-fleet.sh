@@ -77,6 +77,17 @@ expect "$out/one.json" "[u['db'].endswith('garbage.db') for u in r['unreadable']
 	fail "report without patch map failed"
 expect "$out/nomap.json" "[p['verdict'] for p in r['paths']]" "['insufficient data', 'insufficient data', 'insufficient data', 'no change']"
 expect "$out/nomap.json" "'the patch map does not say' in r['paths'][0]['reason']" "True"
+# As the systemd unit runs it: the database from --db (or $MMHITM_DB), the
+# files into --output-dir, dated by the range's last day, latest.* pointing there.
+# shellcheck disable=SC2086
+MMHITM_DB="$FLEET/rolled-00.db" "$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --quiet \
+	--output-dir "$out/reports" || fail "report --output-dir failed"
+[ "$(readlink "$out/reports/latest.html")" = report-2025-03-16.html ] || fail "latest.html"
+expect "$out/reports/latest.json" "[h['hostname'] for h in r['hosts']]" "['rolled-00']"
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --json "$out/db.json" --quiet \
+	--db "$FLEET/rolled-01.db" "$FLEET/rolled-02.db" || fail "report --db failed"
+expect "$out/db.json" "[h['hostname'] for h in r['hosts']]" "['rolled-01', 'rolled-02']"
 # Nothing readable at all is an error.
 "$MMHITM" report --quiet "$out/garbage.db" 2>/dev/null && fail "a report from no readable database succeeded"
 

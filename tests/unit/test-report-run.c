@@ -122,7 +122,7 @@ static char *render(const struct report *r, int (*writer)(const struct report *,
 static void test_report(void)
 {
 	static const char rules[] = "lacks all release 6.1.*\ncarries P1 release 6.12.*\n";
-	char *argv[4] = { dbs[0], dbs[1], dbs[2], dbs[3] };
+	const char *argv[4] = { dbs[0], dbs[1], dbs[2], dbs[3] };
 	struct patch_map *map = patch_map_new();
 	struct report_options o;
 	struct report *r;
