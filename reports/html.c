@@ -460,7 +460,9 @@ static int write_rollouts(const struct report *r, FILE *f)
 	fputs("</table><p class=\"muted\">Hover a state for the patch-map rule that decided it.</p>\n", f);
 	free(fk);
 
-	fputs("<h3>Kernel changes in the range</h3><table><tr><th>Host</th><th>Time</th><th>From</th>"
+	fprintf(f, "<details%s><summary>Every kernel change in the range (%zu)</summary>",
+		r->rollouts_in_range <= 20 ? " open" : "", r->rollouts_in_range);
+	fputs("<table><tr><th>Host</th><th>Time</th><th>From</th>"
 	      "<th>To</th><th>Kind</th><th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
 	for (size_t i = 0; i < r->nr_hosts; i++) {
 		const struct host *h = &r->hosts[i];
@@ -491,7 +493,7 @@ static int write_rollouts(const struct report *r, FILE *f)
 	fputs("</table>", f);
 	if (rows > MAX_ROWS)
 		fprintf(f, "<p class=\"muted\">%zu more in the JSON.</p>", rows - MAX_ROWS);
-	fputs("</section>\n", f);
+	fputs("</details></section>\n", f);
 	return 0;
 }
 
