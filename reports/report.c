@@ -856,9 +856,11 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 			return ret;
 	}
 	progress(r, "", nr_dbs, nr_dbs, NULL);
-	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs)
-		return log_error_errno(ENODATA, "None of the %zu database%s could be read", nr_dbs,
-				       nr_dbs == 1 ? "" : "s");
+	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
+		if (nr_dbs == 1)
+			return log_error_errno(ENODATA, "The database could not be read");
+		return log_error_errno(ENODATA, "None of the %zu databases could be read", nr_dbs);
+	}
 
 	if (!r->until_given) {
 		int64_t newest = 0, now = r->generated_ns;

@@ -81,8 +81,7 @@ int report_write_text(const struct report *r, FILE *f)
 		}
 		if (n > 10)
 			fprintf(f, "  and %zu more kernel pairs\n", n - 10);
-		if (n)
-			fputc('\n', f);
+		fputc('\n', f);
 		free(kp);
 	}
 	fprintf(f, "%-4s %-18s %9s  %-22s %6s\n", "path", "verdict", "change", "95% CI", "hosts");
