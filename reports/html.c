@@ -42,7 +42,8 @@ static const char css[] =
 	"svg rect.s-before{fill:#6e7781}svg rect.s-after{fill:#0969da}"
 	"svg rect.p0{fill:#0969da}svg rect.p1{fill:#1a7f37}svg rect.p2{fill:#bc4c00}svg rect.p3{fill:#8250df}"
 	"svg polyline.s-before,svg polyline.s-after{stroke-width:2}"
-	"svg .v-range{stroke:#24292f;stroke-dasharray:4 3}svg .v-cohort{stroke:#8250df;stroke-width:1.5;stroke-dasharray:2 2}"
+	"svg .v-range{stroke:#24292f;stroke-dasharray:4 3}"
+	"svg .v-cohort{stroke:#8250df;stroke-width:1.5;stroke-dasharray:2 2}"
 	"svg .v-zero{stroke:#24292f}svg .margin{fill:#ddf4ff;opacity:.6;stroke:none}"
 	"svg .tickmark{fill:#8250df;opacity:.6}svg .ci{stroke:#0969da;stroke-width:1.5}"
 	"svg .dot-improved{fill:#1a7f37}svg .dot-regressed{fill:#cf222e}svg .dot-other{fill:#6e7781}"
@@ -1125,7 +1126,8 @@ static void write_quality(const struct report *r, FILE *f)
 	fprintf(f, "</td></tr><tr><th>Intervals the daemon could not store</th><td class=\"n\">%" PRId64
 		"</td><td>", dropped);
 	worst_hosts(r, f, get_dropped, false);
-	fprintf(f, "</td></tr><tr><th>Partial intervals</th><td class=\"n\">%" PRId64 "</td><td></td></tr>", partial);
+	fprintf(f, "</td></tr><tr><th>Partial intervals</th><td class=\"n\">%" PRId64
+		"</td><td></td></tr>", partial);
 	fprintf(f, "<tr><th>Intervals not analyzed (run mmhitm analyze)</th><td class=\"n\">%" PRId64
 		"</td><td>", na);
 	worst_hosts(r, f, get_not_analyzed, false);
@@ -1165,7 +1167,8 @@ static void write_methods(const struct report *r, FILE *f)
 	fmt_duration(w, sizeof(w), r->o.warmup_ns);
 	fmt_duration(co, sizeof(co), r->o.cohort_ns);
 	fputs("<section id=\"methods\" class=\"methods\"><h2>How each number was computed</h2><ul>", f);
-	fputs("<li><b>Rate.</b> Per recording interval and path, the analyzer's <code>path_rates.hitm_per_work</code>: "
+	fputs("<li><b>Rate.</b> Per recording interval and path, the analyzer's "
+	      "<code>path_rates.hitm_per_work</code>: "
 	      "HITM samples (local + remote + peer) attributed to the path, per unit of the path's own work "
 	      "(per 1000 same-mm context switches, per aging pass, per 1000 folio activations, per 1000 TLB "
 	      "flushes and zaps). Intervals with HITM not measured (no PMU) or without work are not rates, and "
@@ -1202,7 +1205,8 @@ static void write_methods(const struct report *r, FILE *f)
 		"changes that a before/after comparison alone would credit to the kernel.</li>", co);
 	fprintf(f, "<li><b>Verdicts.</b> Difference in differences when at least %u rolled hosts and "
 		"%u control hosts that kept their kernel exist, else the paired estimate; fewer than %u "
-		"compared hosts is insufficient data. Improved (regressed): the %.0f %% interval excludes 0 and the change is at least %.0f %% "
+		"compared hosts is insufficient data. Improved (regressed): the %.0f %% interval "
+		"excludes 0 and the change is at least %.0f %% "
 		"down (up). No change: the whole interval lies within &plusmn;%.0f %%. Anything else is "
 		"insufficient data: the interval is too wide to tell. Per-host verdicts use the same rule on "
 		"their own interval. With few hosts, percentile intervals run somewhat narrow; the margin is "
