@@ -61,6 +61,9 @@ KERNELS = {
                 markers=["maybe_lru_add_drain"]),
 }
 
+# Column lists everywhere: later schema versions add columns.
+PATH_INSERT = ("INSERT INTO path_intervals (interval_id, path, lcl_hitm, rmt_hitm, peer, samples, work)")
+
 PATCH_MAP = """# Synthetic fleet (tests/integration/fleetgen.py)
 lacks   all    release 6.1.*
 carries P1-P3  release 6.12.*-mmfix*
@@ -119,7 +122,8 @@ def write_host(outdir, h, rng, seed_tag):
     cur = db.cursor()
     cur.execute("BEGIN")
     machine_id = hashlib.md5(("%s/%s" % (seed_tag, h.name)).encode()).hexdigest()
-    cur.execute("INSERT INTO hosts VALUES (1, ?, ?)", (machine_id, h.hostname))
+    cur.execute("INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?, ?)",
+                (machine_id, h.hostname))
     base = {p: RATE[p] * h.host_scale * math.exp(rng.normal(0, 0.3)) for p in PATHS}
     iv = h.interval_s * NS
     interval_id = 0
@@ -137,7 +141,7 @@ def write_host(outdir, h, rng, seed_tag):
              "cpu/mem-loads,ldlat=30/P,cpu/mem-stores/P" if h.pmu else
              "perf_event_open(mem-loads): ENOENT: no PEBS in this VM"))
         for i, m in enumerate(k["markers"]):
-            cur.execute("INSERT INTO ksyms VALUES (?, ?, 512, ?, NULL)",
+            cur.execute("INSERT INTO ksyms (boot_id, addr, size, name) VALUES (?, ?, 512, ?)",
                         (b, -0x7e000000 + i * 4096, m))
         t = np.arange(start + 30 * NS, end - iv, iv, dtype=np.int64)
         for lo, hi in h.gaps:
@@ -159,7 +163,8 @@ def write_host(outdir, h, rng, seed_tag):
         if h.pmu:
             duty = 0.25
             cur.executemany(
-                "INSERT INTO sampling VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800, 0, 0, 0)",
+                "INSERT INTO sampling (interval_id, pmu_events, active_ns, samples, samples_kernel)"
+                " VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800)",
                 zip(idl, [int(duty * iv)] * n))
         scale = h.interval_s / 600.0
         lt = trend(t)
@@ -182,19 +187,22 @@ def write_host(outdir, h, rng, seed_tag):
                            (hitm * 3).tolist(), work.tolist())
             else:
                 rows = zip(idl, [p] * n, [None] * n, [None] * n, [None] * n, [None] * n, work.tolist())
-            cur.executemany("INSERT INTO path_intervals VALUES (?,?,?,?,?,?,?)", rows)
+            cur.executemany(PATH_INSERT + " VALUES (?,?,?,?,?,?,?)", rows)
         # What stays outside P1..P4 stays visible.
         if h.pmu:
-            cur.executemany("INSERT INTO path_intervals VALUES (?, 'other:mm_struct', 2, 1, 0, 6, NULL)",
+            cur.executemany(PATH_INSERT + " VALUES (?, 'other:mm_struct', 2, 1, 0, 6, NULL)",
                             zip(idl))
-            cur.executemany("INSERT INTO path_intervals VALUES (?, 'unresolved', 1, 0, 1, 4, NULL)",
+            cur.executemany(PATH_INSERT + " VALUES (?, 'unresolved', 1, 0, 1, 4, NULL)",
                             zip(idl))
-        cur.execute("INSERT INTO analysis_state VALUES (?, ?, 'synthetic', ?, NULL, 64, 'synthetic')",
+        cur.execute("INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns,"
+                    " struct_page_size, calibration) VALUES (?, ?, 'synthetic', ?, 64, 'synthetic')",
                     (b, int(ids[-1]), end))
         if h.pmu:
             # Typed cache lines, once a day per path, so the tables have rows.
             mm_id += 1
-            cur.execute("INSERT INTO mm_objects VALUES (?, ?, ?, ?, ?, 3, 'fork', ?, NULL, ?, ?)",
+            cur.execute("INSERT INTO mm_objects (mm_object_id, boot_id, addr, tgid, comm, memcg_id,"
+                        " learned_from, alloc_ns, first_seen_ns, last_seen_ns)"
+                        " VALUES (?, ?, ?, ?, ?, 3, 'fork', ?, ?, ?)",
                         (mm_id, b, -0x76ff00000000 + mm_id * 0x1000, 4000 + mm_id, h.comm,
                          start, start, end))
             for d in range(0, n, max(1, int(86400 / h.interval_s))):
@@ -210,7 +218,9 @@ def write_host(outdir, h, rng, seed_tag):
                     cur.execute("INSERT INTO mem_lines (interval_id, line_addr, offset, ip, callchain_id,"
                                 " kernel, loads, stores, lcl_hitm, rmt_hitm, lcl_peer) VALUES (?,?,?,?,0,1,?,?,?,?,?)",
                                 (int(ids[d]), line, off & 63, ip, c * 4, c, c, c // 2, c // 4))
-                    cur.execute("INSERT INTO line_attribution VALUES (?,?,?,?,0,?,?,?,?,?,?,'synthetic')",
+                    cur.execute("INSERT INTO line_attribution (interval_id, line_addr, offset, ip,"
+                                " callchain_id, object_type, object_ref, field, field_offset, symbol,"
+                                " path, reason) VALUES (?,?,?,?,0,?,?,?,?,?,?,'synthetic')",
                                 (int(ids[d]), line, off & 63, ip, obj,
                                  mm_id if obj == "mm_struct" else None, field, off & 63,
                                  ["lru_gen_use_mm+0x2c", "folio_update_gen+0x41",

@@ -40,7 +40,7 @@ static void make_host(int n, bool rolls, const char *hostname)
 	if (!db)
 		return;
 	exec(db, "BEGIN");
-	CHECK_INT(db_prepare(db, &bt, "INSERT INTO hosts VALUES (1, ?1, ?2)"), ==, 0);
+	CHECK_INT(db_prepare(db, &bt, "INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?1, ?2)"), ==, 0);
 	snprintf(sql, sizeof(sql), "machine-%d", n);
 	sqlite3_bind_text(bt, 1, sql, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(bt, 2, hostname, -1, SQLITE_STATIC);
@@ -64,7 +64,8 @@ static void make_host(int n, bool rolls, const char *hostname)
 
 	CHECK_INT(db_prepare(db, &iv, "INSERT INTO intervals (interval_id, boot_id, start_ns, end_ns,"
 				      " events_lost) VALUES (?1, ?2, ?3, ?4, ?5)"), ==, 0);
-	CHECK_INT(db_prepare(db, &pi, "INSERT INTO path_intervals VALUES (?1, ?2, ?3, ?4, 0, ?3, ?5)"), ==, 0);
+	CHECK_INT(db_prepare(db, &pi, "INSERT INTO path_intervals (interval_id, path, lcl_hitm, rmt_hitm,"
+				      " peer, samples, work) VALUES (?1, ?2, ?3, ?4, 0, ?3, ?5)"), ==, 0);
 	for (int64_t t = T0 - HOUR + 30 * NSEC_PER_SEC; t + IVL < T0 + 48 * HOUR; t += IVL) {
 		int boot = rolls && t >= roll ? 2 : 1;
 
@@ -94,8 +95,8 @@ static void make_host(int n, bool rolls, const char *hostname)
 			CHECK_INT(db_step_done(db, pi), ==, 0);
 		}
 	}
-	exec(db, "INSERT INTO analysis_state SELECT boot_id, max(interval_id), 'test', 0, NULL, NULL, NULL"
-		 " FROM intervals GROUP BY boot_id");
+	exec(db, "INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns)"
+		 " SELECT boot_id, max(interval_id), 'test', 0 FROM intervals GROUP BY boot_id");
 	exec(db, "COMMIT");
 	sqlite3_finalize(iv);
 	sqlite3_finalize(pi);
