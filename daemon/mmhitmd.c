@@ -649,28 +649,19 @@ static void reload(struct daemon *d)
 /*
  * One sched_switch window per interval, at a random point of it: the same
  * moment every interval (its start, say) would see the same phase of a
- * periodic workload every time.
- */
-/*
- * One sched_switch window per interval, at a random point of it: the same
- * moment every interval (its start, say) would see the same phase of a
- * periodic workload every time. The window shrinks so that, at the switch
- * rate of the last interval, it fills at most half of a CPU's ring buffer:
- * the learning events share that buffer and must not be overrun.
+ * periodic workload every time. The learning events share the window's
+ * ring buffer and must never be overrun by it, whatever the switch rate
+ * does next (a load starting mid-interval), so the window is sized for
+ * the fastest switching a CPU does: it fills at most half a CPU's buffer
+ * at SWITCH_MAX_RATE.
  */
 #define SWITCH_RECORD_BYTES 80		/* a sched_switch record with its header */
-#define SWITCH_FIRST_WINDOW_NS (5 * NSEC_PER_MSEC)	/* before any rate is known */
+#define SWITCH_MAX_RATE 1e6		/* context switches per second per CPU */
 
 static int64_t switch_window_ns(const struct daemon *d)
 {
-	double rate, fit;
+	double fit = d->cfg.buffer_size_kb * 1024.0 / 2 / SWITCH_RECORD_BYTES / SWITCH_MAX_RATE * 1e9;
 
-	if (!d->rec.last_switches || d->rec.last_len_ns <= 0)
-		return d->cfg.switch_sample_ns < SWITCH_FIRST_WINDOW_NS ?
-		       d->cfg.switch_sample_ns : SWITCH_FIRST_WINDOW_NS;
-	/* switches per ns per CPU */
-	rate = (double)d->rec.last_switches / d->rec.last_len_ns / d->boot.cpus_online;
-	fit = d->cfg.buffer_size_kb * 1024.0 / 2 / SWITCH_RECORD_BYTES / rate;
 	return fit < d->cfg.switch_sample_ns ? (int64_t)fit : d->cfg.switch_sample_ns;
 }
 

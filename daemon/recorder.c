@@ -132,10 +132,6 @@ static int write_counts(struct recorder *r, int64_t interval_id)
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int ret;
 
-	for (size_t i = 0; i < counters_count(r->counters); i++)
-		if (strcmp(counters_name(r->counters, i), "sched:sched_switch") == 0)
-			r->last_switches = counter_delta(r->prev[i], r->cur[i]);
-
 	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count)"
 				     " VALUES (?1, ?2, ?3)");
 	if (ret < 0)

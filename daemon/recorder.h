@@ -63,7 +63,6 @@ struct recorder {
 	int64_t last_cpu_ns;		/* of the last interval written */
 	int64_t last_len_ns;
 	int64_t last_rss_kb;
-	uint64_t last_switches;		/* sched:sched_switch in the last interval written */
 };
 
 /* Takes the baselines; the first interval starts now. */
