@@ -89,7 +89,7 @@ ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 		   $(wildcard reports/*.c)
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c
+GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -124,6 +124,10 @@ all: $(PROGS)
 # schema/ at run time.
 $(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+# The default attribution rules, compiled in like the schema.
+$(O)/gen/rules-conf.c: analyzer/rules.conf analyzer/gen-rules.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && sh analyzer/gen-rules.sh analyzer/rules.conf > $@.tmp && mv $@.tmp $@
 
 # --- libperf ---------------------------------------------------------------
 
@@ -217,10 +221,12 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(O)/mmhitmd $(DESTDIR)$(SBINDIR)/mmhitmd
 	install -m 0755 $(O)/mmhitm $(O)/mmhitm-load $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(DATADIR)/mmhitm
+	install -m 0644 analyzer/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(DESTDIR)$(BINDIR)/mmhitm \
-	    $(DESTDIR)$(BINDIR)/mmhitm-load
+	    $(DESTDIR)$(BINDIR)/mmhitm-load $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 
 # --- housekeeping ----------------------------------------------------------
 

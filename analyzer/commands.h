@@ -18,6 +18,10 @@ struct command {
 
 int cmd_status(int argc, char **argv);
 void cmd_status_help(void);
+int cmd_analyze(int argc, char **argv);
+void cmd_analyze_help(void);
+int cmd_top(int argc, char **argv);
+void cmd_top_help(void);
 
 /* The default database path, $MMHITM_DB or the daemon's StateDirectory. */
 const char *default_db_path(void);
