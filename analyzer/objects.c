@@ -400,11 +400,12 @@ static int cmp_lock(const void *a, const void *b)
 
 static void objects_sort(struct objects *o)
 {
-	if (!o->mm_sorted)
+	/* (qsort's base must not be NULL, even for no elements) */
+	if (!o->mm_sorted && o->n_mm)
 		qsort(o->mm, o->n_mm, sizeof(*o->mm), cmp_mm);
-	if (!o->anch_sorted)
+	if (!o->anch_sorted && o->n_anch)
 		qsort(o->anch, o->n_anch, sizeof(*o->anch), cmp_anch);
-	if (!o->locks_sorted)
+	if (!o->locks_sorted && o->n_locks)
 		qsort(o->locks, o->n_locks, sizeof(*o->locks), cmp_lock);
 	o->mm_sorted = o->anch_sorted = o->locks_sorted = true;
 }

@@ -96,7 +96,8 @@ static int cmp_addr(const void *a, const void *b)
 
 static void symtab_sort(struct symtab *t)
 {
-	qsort(t->v, t->n, sizeof(*t->v), cmp_addr);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_addr);
 	t->sorted = true;
 }
 
