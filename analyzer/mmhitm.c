@@ -23,13 +23,6 @@ static const struct command commands[] = {
 	{ "top", cmd_top, "the typed top cache lines, like perf c2c report", cmd_top_help },
 };
 
-const char *default_db_path(void)
-{
-	const char *p = getenv("MMHITM_DB");
-
-	return p && *p ? p : "/var/lib/mmhitm/mmhitm.db";
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: mmhitm [--version] [--help] COMMAND [ARGS...]\n\n"
