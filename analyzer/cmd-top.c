@@ -107,14 +107,22 @@ struct line_kind {
 	char paths[48];
 };
 
+/* Adds s to a comma-separated list unless it is there; "+" when full. */
 static void append(char *buf, size_t size, const char *s)
 {
-	size_t len = strlen(buf);
+	size_t len = strlen(buf), sl = strlen(s);
 
-	if (strstr(buf, s))
-		return;
-	if (len + strlen(s) + 2 >= size) {
-		if (len + 2 < size && !strstr(buf, "+"))
+	for (const char *p = buf; *p;) {
+		size_t tl = strcspn(p, ",");
+
+		if (tl == sl && strncmp(p, s, sl) == 0)
+			return;
+		p += tl;
+		if (*p == ',')
+			p++;
+	}
+	if (len + sl + 2 >= size) {
+		if (len + 2 < size && (!len || buf[len - 1] != '+'))
 			strcat(buf, "+");
 		return;
 	}
@@ -123,22 +131,46 @@ static void append(char *buf, size_t size, const char *s)
 	strcat(buf, s);
 }
 
+/* Who an object belongs to, from a line_kind row. */
+static void line_owner(sqlite3_stmt *st, const char *obj, char *buf, size_t size)
+{
+	const char *comm = (const char *)sqlite3_column_text(st, 3);
+	int64_t ref = sqlite3_column_int64(st, 4);
+
+	if (strcmp(obj, "mm_struct") == 0 && sqlite3_column_type(st, 2) != SQLITE_NULL)
+		snprintf(buf, size, "%d %s", sqlite3_column_int(st, 2), comm ? comm : "?");
+	else if (strcmp(obj, "mm_struct") == 0)
+		snprintf(buf, size, "mm #%" PRId64 " (owner unknown)", ref);
+	else if (strcmp(obj, "page") == 0)
+		snprintf(buf, size, "pfn 0x%" PRIx64, (uint64_t)ref);
+	else if (strcmp(obj, "lruvec") == 0)
+		snprintf(buf, size, "lruvec #%" PRId64, ref);
+}
+
 static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t line,
 		     int64_t line_hitm, struct line_kind *k)
 {
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	int r, rc, n = 0;
+	_cleanup_finalize_ sqlite3_stmt *st = NULL, *paths = NULL;
+	int r, rc;
 
 	*k = (struct line_kind){};
 	r = db_prepare(db, &st,
-		       "SELECT coalesce(a.object_type, '-'), a.field, a.path, m.tgid, m.comm, a.object_ref,"
+		       "SELECT coalesce(a.object_type, '-'), a.field, m.tgid, m.comm, a.object_ref,"
 		       " sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h,"
 		       " sum(l.loads + l.stores + l.noparse) AS s"
 		       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 		       " JOIN intervals i USING (interval_id)"
 		       " LEFT JOIN mm_objects m ON a.object_type = 'mm_struct' AND m.mm_object_id = a.object_ref"
 		       " WHERE" RANGE_SQL "AND i.boot_id = ?4 AND a.line_addr = ?5"
-		       " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY h DESC, s DESC");
+		       " GROUP BY 1, 2, 3, 4, 5 ORDER BY h DESC, s DESC");
+	if (r >= 0)
+		r = db_prepare(db, &paths,
+			       "SELECT a.path, sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h,"
+			       " sum(l.loads + l.stores + l.noparse) AS s"
+			       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+			       " JOIN intervals i USING (interval_id)"
+			       " WHERE" RANGE_SQL "AND i.boot_id = ?4 AND a.line_addr = ?5"
+			       " GROUP BY a.path ORDER BY h DESC, s DESC, a.path");
 	if (r < 0)
 		return r;
 	bind_range(st, rg);
@@ -147,44 +179,37 @@ static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *obj = (const char *)sqlite3_column_text(st, 0);
 		const char *field = (const char *)sqlite3_column_text(st, 1);
-		const char *path = (const char *)sqlite3_column_text(st, 2);
-		int64_t h = sqlite3_column_int64(st, 6);
-		char buf[64];
 
-		if (n++ == 0) {
-			snprintf(k->object, sizeof(k->object), "%s", obj);
-			if (strcmp(obj, "mm_struct") == 0 && sqlite3_column_type(st, 3) != SQLITE_NULL)
-				snprintf(k->owner, sizeof(k->owner), "%d %s", sqlite3_column_int(st, 3),
-					 sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "?");
-			else if (strcmp(obj, "page") == 0)
-				snprintf(k->owner, sizeof(k->owner), "pfn 0x%" PRIx64,
-					 (uint64_t)sqlite3_column_int64(st, 5));
-			else if (strcmp(obj, "mm_struct") == 0)
-				snprintf(k->owner, sizeof(k->owner), "mm #%" PRId64 " (owner unknown)",
-					 (int64_t)sqlite3_column_int64(st, 5));
-			else if (strcmp(obj, "lruvec") == 0)
-				snprintf(k->owner, sizeof(k->owner), "lruvec #%" PRId64,
-					 (int64_t)sqlite3_column_int64(st, 5));
-		} else if (strcmp(k->object, obj) != 0 && !strstr(k->object, "+")) {
-			size_t len = strlen(k->object);
-
-			snprintf(k->object + len, sizeof(k->object) - len, "+");
+		/* the object and owner of the hottest typed row; every type seen */
+		if (strcmp(obj, "-") != 0) {
+			if (!k->object[0])
+				line_owner(st, obj, k->owner, sizeof(k->owner));
+			append(k->object, sizeof(k->object), obj);
 		}
 		if (field)
 			append(k->fields, sizeof(k->fields), field);
-		if (line_hitm && h * 100 < line_hitm * 99)
-			snprintf(buf, sizeof(buf), "%s %.0f%%", path, pct(h, line_hitm));
-		else
-			snprintf(buf, sizeof(buf), "%s", path);
-		/* one entry per path: the first (largest) share wins */
-		char key[64];
-
-		snprintf(key, sizeof(key), "%s", path);
-		if (!strstr(k->paths, key))
-			append(k->paths, sizeof(k->paths), buf);
 	}
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s", sqlite3_errmsg(db));
+
+	bind_range(paths, rg);
+	sqlite3_bind_int64(paths, 4, boot);
+	sqlite3_bind_int64(paths, 5, line);
+	while ((rc = sqlite3_step(paths)) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(paths, 0);
+		int64_t h = sqlite3_column_int64(paths, 1);
+		char buf[64];
+
+		if (line_hitm && h < line_hitm)
+			snprintf(buf, sizeof(buf), "%s %.0f%%", path, pct(h, line_hitm));
+		else
+			snprintf(buf, sizeof(buf), "%s", path);
+		append(k->paths, sizeof(k->paths), buf);
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s", sqlite3_errmsg(db));
+	if (!k->object[0])
+		snprintf(k->object, sizeof(k->object), "-");
 	if (!k->fields[0])
 		snprintf(k->fields, sizeof(k->fields), "-");
 	if (!k->owner[0])

@@ -483,10 +483,23 @@ const char *rules_digest(const struct rules *rc)
 
 static bool set_match(const struct cond *c, const char *s)
 {
+	const char *dot;
+	char base[128];
+
 	if (!s)
 		return false;	/* an unknown symbol matches nothing */
 	for (size_t i = 0; i < c->n; i++)
 		if (fnmatch(c->set[i], s, 0) == 0)
+			return true;
+	/* GCC's clones keep the function's name before a dot
+	 * (finish_task_switch.isra.0, foo.constprop.0, foo.cold) */
+	dot = strchr(s, '.');
+	if (!dot || dot == s || (size_t)(dot - s) >= sizeof(base))
+		return false;
+	memcpy(base, s, (size_t)(dot - s));
+	base[dot - s] = '\0';
+	for (size_t i = 0; i < c->n; i++)
+		if (fnmatch(c->set[i], base, 0) == 0)
 			return true;
 	return false;
 }

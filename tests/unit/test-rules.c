@@ -134,6 +134,11 @@ static void test_unknown_symbols(void)
 	CHECK_STR(attr(r, "page", "flags", NULL, CHAIN((const char *)NULL)), "other:page");
 	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", NULL, NULL), "P1");
 	CHECK_STR(attr(r, "lruvec", "lru_lock", NULL, drain_chain + 1), "P4");
+	/* compiler clones match by the function's name */
+	CHECK_STR(attr(r, "page", "flags", "folio_activate.constprop.0", NULL), "P3");
+	CHECK_STR(attr(r, "mm_struct", "cpu_bitmap", "x", CHAIN("finish_task_switch.isra.0")),
+		  "other:mm_struct");
+	CHECK_STR(attr(r, "page", "flags", "folio_activate_x.isra.0", NULL), "other:page");
 	rules_free(r);
 }
 
