@@ -8,6 +8,7 @@
 
 #include "analyze.h"
 #include "db.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "objects.h"
 #include "u64map.h"
@@ -120,7 +121,11 @@ static int ctx_prepare(struct ctx *c)
 		r = db_prepare(c->db, &c->retry_rows,
 			       "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
 			       " a.callchain_id, a.path FROM line_attribution a JOIN intervals i USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND (?2 OR a.path = 'unresolved')");
+			       " WHERE i.boot_id = ?1 AND (a.path = 'unresolved' OR"
+			       /* with new symbols: rows that had an unknown IP or frame */
+			       "  (?2 AND (a.symbol IS NULL OR a.callchain_id IN"
+			       "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
+			       "    OR symbols LIKE '% <- 0x%'))))");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->path_sums,
 			       "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
@@ -836,6 +841,138 @@ out:
 	return r;
 }
 
+/* --- symbols of the running boot -------------------------------------------- */
+
+/* Whether boot_id is the kernel running now (its kallsyms is ours). */
+static bool is_running_boot(sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	char uuid[64];
+	bool yes = false;
+
+	if (read_line("/proc/sys/kernel/random/boot_id", uuid, sizeof(uuid)) < 0)
+		return false;
+	if (db_prepare(db, &st, "SELECT 1 FROM boots WHERE boot_id = ?1 AND source = 'live'"
+				" AND boot_uuid = ?2") < 0)
+		return false;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	return yes;
+}
+
+static int add_ip(uint64_t **v, size_t *n, size_t *alloc, uint64_t ip)
+{
+	if (grow_array((void **)v, alloc, sizeof(**v), *n + 1) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = ip;
+	return 0;
+}
+
+/*
+ * The daemon stores only the symbols of the four paths; the lock
+ * primitives and callers the rules need come from the samples. When the
+ * boot being analyzed is the running kernel, store the symbols of its
+ * sampled IPs and callchain frames (those of intervals after `after`)
+ * from /proc/kallsyms, so the rows are attributed with them, and
+ * anywhere later too. Not the running boot, or kallsyms hidden: nothing.
+ */
+static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, size_t *ret_added)
+{
+	_cleanup_finalize_ sqlite3_stmt *ips = NULL, *chains = NULL;
+	struct symtab *have = NULL;
+	struct kallsyms *ks = NULL;
+	uint64_t *v = NULL;
+	size_t n = 0, alloc = 0, missing = 0;
+	int r, rc;
+
+	*ret_added = 0;
+	if (!is_running_boot(db, boot_id))
+		return 0;
+	have = symtab_new();
+	if (!have)
+		return log_oom();
+	r = symtab_load(have, db, boot_id);
+	if (r >= 0)
+		r = db_prepare(db, &ips, "SELECT DISTINCT l.ip FROM mem_lines l JOIN intervals i USING (interval_id)"
+					 " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	if (r >= 0)
+		r = db_prepare(db, &chains, "SELECT DISTINCT c.ips FROM callchains c"
+					    " JOIN mem_lines l ON l.callchain_id = c.callchain_id"
+					    " JOIN intervals i ON i.interval_id = l.interval_id"
+					    " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	if (r < 0)
+		goto out;
+	sqlite3_bind_int64(ips, 1, boot_id);
+	sqlite3_bind_int64(ips, 2, after);
+	while ((rc = sqlite3_step(ips)) == SQLITE_ROW) {
+		uint64_t ip = (uint64_t)sqlite3_column_int64(ips, 0);
+
+		if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
+			goto oom;
+	}
+	if (rc != SQLITE_DONE)
+		goto sqlerr;
+	sqlite3_bind_int64(chains, 1, boot_id);
+	sqlite3_bind_int64(chains, 2, after);
+	while ((rc = sqlite3_step(chains)) == SQLITE_ROW) {
+		const char *p = (const char *)sqlite3_column_text(chains, 0);
+
+		while (p && *p) {
+			char *end;
+			uint64_t ip = strtoull(p, &end, 16);
+
+			if (end == p)
+				break;
+			if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
+				goto oom;
+			p = end;
+			while (*p == ' ')
+				p++;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto sqlerr;
+	if (!n)
+		goto out;
+
+	ks = kallsyms_load(NULL);
+	if (!ks) {
+		log_debug_errno(errno, "Cannot read /proc/kallsyms: %m; %zu IPs stay unsymbolized", n);
+		goto out;
+	}
+	r = db_begin(db);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const struct ksym *k = kallsyms_lookup(ks, v[i]);
+
+		if (!k) {
+			missing++;
+			continue;
+		}
+		r = kallsyms_store(db, boot_id, k);
+		if (r >= 0)
+			*ret_added += (size_t)sqlite3_changes(db);
+	}
+	if (r >= 0)
+		r = db_commit(db);
+	else
+		db_rollback(db);
+	if (r >= 0 && *ret_added)
+		log_info("Stored %zu kernel symbols of boot %" PRId64 "'s samples from /proc/kallsyms"
+			 "%s", *ret_added, boot_id, missing ? " (some IPs are in no symbol)" : "");
+	goto out;
+sqlerr:
+	r = log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+	goto out;
+oom:
+	r = log_oom();
+out:
+	kallsyms_free(ks);
+	symtab_free(have);
+	free(v);
+	return r;
+}
+
 /* --- boots ----------------------------------------------------------------- */
 
 struct state {
@@ -959,6 +1096,7 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 	struct state s;
 	char before[512];
 	bool in_txn = false;
+	size_t added;
 	int r;
 
 	r = state_read(db, boot_id, &s);
@@ -988,6 +1126,9 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		stats->stale_boots++;
 	}
 
+	r = store_running_symbols(db, boot_id, s.last, &added);
+	if (r < 0)
+		goto out;
 	c.obj = objects_new();
 	if (!c.obj) {
 		r = log_oom();
