@@ -135,7 +135,9 @@ static int ctx_prepare(struct ctx *c)
 	if (r >= 0)
 		r = db_prepare(c->db, &c->measured,
 			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1)"
-			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1)");
+			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
+			       " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
+			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->count,
 			       "SELECT c.count FROM event_counts c JOIN event_names n USING (event_id)"
@@ -655,14 +657,23 @@ static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64
 static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1)
 {
 	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
-	bool measured, seen[ARRAY_SIZE(paths)] = {};
+	bool measured, kept, dropped, seen[ARRAY_SIZE(paths)] = {};
 	int r, rc;
 
 	sqlite3_reset(c->measured);
 	sqlite3_bind_int64(c->measured, 1, interval_id);
 	rc = sqlite3_step(c->measured);
 	measured = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 0);
+	kept = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 1);
+	dropped = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 2);
 	sqlite3_reset(c->measured);
+	/* Retention dropped this interval's samples (mem_lines): sums made
+	 * while they were there stand; without them HITM is unknown now. */
+	if (dropped) {
+		if (kept)
+			return 0;
+		measured = false;
+	}
 
 	r = db_prepare(c->db, &del, "DELETE FROM path_intervals WHERE interval_id = ?1");
 	if (r >= 0)
@@ -1041,8 +1052,10 @@ static int forget_boot(sqlite3 *db, int64_t boot_id)
 	static const char *const sql[] = {
 		"DELETE FROM line_attribution WHERE interval_id IN"
 		" (SELECT interval_id FROM intervals WHERE boot_id = ?1)",
+		/* retention dropped the samples of some intervals but kept their
+		 * sums: those cannot be computed again, so they stay */
 		"DELETE FROM path_intervals WHERE interval_id IN"
-		" (SELECT interval_id FROM intervals WHERE boot_id = ?1)",
+		" (SELECT interval_id FROM intervals WHERE boot_id = ?1 AND NOT detail_dropped)",
 		"DELETE FROM callchain_symbols WHERE callchain_id IN"
 		" (SELECT callchain_id FROM callchains WHERE boot_id = ?1)",
 		"DELETE FROM anchored_objects WHERE boot_id = ?1",

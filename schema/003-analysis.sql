@@ -44,7 +44,7 @@ CREATE TABLE anchored_objects (
 	struct		TEXT NOT NULL,		-- 'lruvec'
 	addr		INTEGER NOT NULL,	-- the object's start
 	size		INTEGER NOT NULL,	-- BTF sizeof
-	lock_object_id	INTEGER REFERENCES lock_objects, -- the contended lock it owns, if seen
+	lock_object_id	INTEGER REFERENCES lock_objects ON DELETE SET NULL, -- its contended lock, if seen
 	evidence	TEXT NOT NULL,		-- anchor names that placed it, e.g. 'lruvec-lru-lock'
 	samples		INTEGER NOT NULL,	-- anchoring mem_lines rows
 	first_interval_id INTEGER,

@@ -347,6 +347,23 @@ static void test_analyze(void)
 		CHECK(strncmp(qs(db, "SELECT rules_digest FROM analysis_state"), rules_digest(r2), 16) == 0);
 		rules_free(r2);
 	}
+	/* --- retention (common/retention.c) drops interval 1's samples and
+	 * the lock it no longer needs: the sums made from them stand --- */
+	{
+		char pi1[4096];
+
+		snprintf(pi1, sizeof(pi1), "%s", qs(db, "SELECT * FROM path_intervals WHERE interval_id = 1"
+						  " ORDER BY path"));
+		CHECK_INT(ex(db, "DELETE FROM mem_lines WHERE interval_id = 1;"
+			     "DELETE FROM line_attribution WHERE interval_id = 1;"
+			     "UPDATE intervals SET detail_dropped = 1 WHERE interval_id = 1;"
+			     "DELETE FROM lock_objects WHERE lock_object_id = 1"), ==, 0);
+		CHECK_INT(q(db, "SELECT count(*) FROM anchored_objects WHERE lock_object_id IS NULL"), ==, 2);
+		CHECK_INT(analyze_db(db, rules, ANALYZE_REBUILD, &st), ==, 0);
+		CHECK_STR(qs(db, "SELECT * FROM path_intervals WHERE interval_id = 1 ORDER BY path"), pi1);
+		/* interval 2's lruvec was anchored from its own samples again */
+		CHECK_STR(path_of(db, 2, LRUVEC2 + 104), "P3");
+	}
 out:
 	rules_free(rules);
 	db_close(db);
