@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	  cmd_status_help },
 	{ "analyze", cmd_analyze, "type and attribute sampled cache lines to P1..P4", cmd_analyze_help },
 	{ "top", cmd_top, "the typed top cache lines, like perf c2c report", cmd_top_help },
+	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
 };
 
 static void usage(FILE *f)
