@@ -24,6 +24,13 @@ static const struct command commands[] = {
 	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
 };
 
+const char *default_db_path(void)
+{
+	const char *p = getenv("MMHITM_DB");
+
+	return p && *p ? p : "/var/lib/mmhitm/mmhitm.db";
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: mmhitm [--version] [--help] COMMAND [ARGS...]\n\n"
