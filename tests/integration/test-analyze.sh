@@ -61,12 +61,15 @@ wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null 
 kill -USR1 $OLDPID
 "$HELPER" fork 8 >"$WORK/fork.out" || fail "helper fork"
 # Contention on the lruvec lock: MADV_DONTNEED drains and fresh tmpfs pages,
-# on both CPUs at once.
-for i in 1 2 3; do
-	"$HELPER" dontneed 20000 >/dev/null &
-	"$HELPER" activate 3000 >/dev/null &
+# on every CPU at once; again (up to 3 rounds) until some is seen.
+for round in 1 2 3; do
+	for i in 1 2 3; do
+		"$HELPER" dontneed 20000 >/dev/null &
+		"$HELPER" activate 3000 >/dev/null &
+	done
+	wait_until 30 sh -c "! pgrep -f 'mmhitm-test-helper (dontneed|activate)' >/dev/null"
+	grep -q folio_lruvec_lock "$L/trace" && break
 done
-wait_until 30 sh -c "! pgrep -f 'mmhitm-test-helper (dontneed|activate)' >/dev/null"
 "$HELPER" pwrite 20000 >/dev/null || fail "helper pwrite"
 wait_until 10 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM mm_objects WHERE tgid = $OLDPID' | grep -qv '^0$'"
 sleep 4		# room for the samples' times after the forks
@@ -85,7 +88,8 @@ slow=$(awk 'NR == 1 {print $3}' "$WORK/lru_locks")
 [ -n "$slow" ] || slow=$(grep -q ' __pv_queued_spin_lock_slowpath$' /proc/kallsyms &&
 	echo __pv_queued_spin_lock_slowpath || echo native_queued_spin_lock_slowpath)
 echo "lru_lock contention seen at: ${lru_locks:-none} (slow path $slow)"
-check "some lru_lock contention was seen (lruvec groups need one)" "$(wc -l <"$WORK/lru_locks")" -ge 1
+# (a one-CPU machine never contends: the lruvec groups are then left out, said so)
+[ -s "$WORK/lru_locks" ] || [ "$(nproc)" -lt 2 ] || fail "no lru_lock contention in 3 rounds on $(nproc) CPUs"
 
 # --- the samples -------------------------------------------------------------
 fork_pids=$(awk '/^pid/ {printf "%s%s", n++ ? "," : "", $2}' "$WORK/fork.out")
