@@ -157,6 +157,31 @@ done
 [ -n "$lru_locks" ] && check "top shows a typed lruvec line" "$(grep -c '  lruvec  ' "$WORK/top.out")" -ge 1
 check "top names the owning process" "$(grep -c " $OLDPID mmhitm-test-hel" "$WORK/top.out")" -ge 1
 
+# top's time range: an empty one says so; a bad time is a usage error.
+"$O/mmhitm" top --db "$DB" --since @0 --until now --no-detail | grep -q "mm_struct" || fail "top --since @0"
+"$O/mmhitm" top --db "$DB" --since 2099-01-01 --no-detail | grep -q "no attributed kernel samples" ||
+	fail "top in the future is not empty"
+"$O/mmhitm" top --db "$DB" --since yesterday-ish >/dev/null 2>&1
+check "top with a bad time exits 2" $? -eq 2
+
+# Rules as data: an override file that does not parse is refused with its
+# line; one that disables P4 changes the digest, analyze warns until
+# --rebuild, and the rebuild moves the drain's lock samples to other:lruvec.
+printf 'rule ok P1 object=page\nrule bad P9 object=page\n' >"$WORK/bad.rules"
+"$O/mmhitm" analyze --db "$DB" --rules "$WORK/bad.rules" >/dev/null 2>"$WORK/bad.err"
+check "a bad rules file fails analyze" $? -ne 0
+check "and says where" "$(grep -c 'bad.rules:2' "$WORK/bad.err")" -ge 1
+printf '# no P4 for this test\ndisable p4-drain-lock\n' >"$WORK/nop4.rules"
+"$O/mmhitm" analyze --db "$DB" --rules "$WORK/nop4.rules" >/dev/null 2>"$WORK/nop4.err"
+check "a changed rule set is warned about" "$(grep -c 'rebuild' "$WORK/nop4.err")" -ge 1
+imp_p4() { q "SELECT coalesce(sum(lcl_hitm + rmt_hitm), 0) FROM path_intervals p JOIN intervals i USING (interval_id) WHERE i.boot_id = $imp AND p.path = 'P4'"; }
+p4=$(imp_p4)
+check "without --rebuild the old attribution stays" "$p4" -gt 0
+"$O/mmhitm" analyze --db "$DB" --rules "$WORK/nop4.rules" --rebuild >/dev/null 2>&1
+check "the rebuild with P4 disabled leaves no P4" "$(imp_p4)" -eq 0
+"$O/mmhitm" analyze --db "$DB" --rebuild >/dev/null 2>&1
+check "the defaults again" "$(imp_p4)" -eq "$p4"
+
 # The BTF offsets the rules rely on, against bpftool's dump of this kernel.
 if command -v bpftool >/dev/null && [ -r /sys/kernel/btf/vmlinux ]; then
 	python3 tests/integration/btf_check.py "$DB" /sys/kernel/btf/vmlinux >"$WORK/btf.out" 2>&1 ||
