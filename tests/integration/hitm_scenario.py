@@ -118,7 +118,8 @@ class Scenario:
         group = len(self.groups)
         ip_v = self.ks.ip(ip[0], ip_off if ip_off is not None else 0x10 + group) \
             if isinstance(ip, tuple) else ip
-        chain_v = [self.ks.ip(c, 0x20) for c in chain]
+        # frames this kernel lacks (inlined, renamed) are left out
+        chain_v = [self.ks.ip(c, 0x20) for c in chain if self.ks.has(c)]
         for i in range(n):
             t = times[i % len(times)] if times else self.a_time()
             self.cpu ^= 1
@@ -147,9 +148,12 @@ class Scenario:
 
     def mm_groups(self):
         ks, o = self.ks, self.o
-        old = [m for m in self.mms if m["tgid"] == o.old_pid and m["how"] == "mmap_lock"]
+        # the process's mm, alive through every sample: learned from its
+        # mmap_lock (older than the daemon), else from fork/exec and not freed
+        old = sorted((m for m in self.mms if m["tgid"] == o.old_pid and m["free"] is None),
+                     key=lambda m: m["how"] != "mmap_lock")
         if not old:
-            sys.exit("hitm_scenario: the old process %d's mm_struct was not learned" % o.old_pid)
+            sys.exit("hitm_scenario: process %d's mm_struct was not learned" % o.old_pid)
         mm = old[0]
         mm_size = self.layout[("mm_struct", "")][1]
         bitmap = self.off("mm_struct", "lru_gen.bitmap")
@@ -214,13 +218,16 @@ class Scenario:
         base, size = self.vmemmap
         page = lambda i, field: base + self.pfns[i * 3 % len(self.pfns)] * size + \
             self.off("folio", field)
-        if ks.has("folio_update_gen") and self.off("folio", "flags") is not None:
+        walk = [f for f in ("folio_update_gen", "walk_update_folio", "walk_pte_range")
+                if ks.has(f)]
+        if walk:    # folio_update_gen() is static: often inlined into the walk
             self.add("P2: folio flags cmpxchg in the aging walk", "P2", page(1, "flags"),
-                     ("folio_update_gen",), ["walk_pte_range", "walk_pmd_range"], 5, "rmt",
+                     (walk[0],), ["walk_pte_range", "walk_pmd_range", "walk_pud_range",
+                                  "walk_page_range", "try_to_inc_max_seq"], 5, "rmt",
                      "page", "flags")
         else:
-            self.skipped.append("P2 positive: this kernel has no folio_update_gen "
-                                "(no CONFIG_LRU_GEN)")
+            self.skipped.append("P2 positive: this kernel has no folio_update_gen or "
+                                "walk_pte_range (no CONFIG_LRU_GEN)")
         self.add("P3: folio flags from folio_mark_accessed", "P3", page(2, "flags"),
                  ("folio_mark_accessed",), ["filemap_read", "shmem_file_read_iter"], 4, "lcl",
                  "page", "flags")
