@@ -25,33 +25,13 @@ CREATE TABLE analysis_state (
 	boot_id		INTEGER PRIMARY KEY REFERENCES boots ON DELETE CASCADE,
 	last_interval_id INTEGER NOT NULL,	-- intervals up to here are analyzed
 	rules_digest	TEXT NOT NULL,		-- a rules change means --rebuild
-	mixed_rules	INTEGER NOT NULL DEFAULT 0, -- 1: later intervals used other rules
 	analyzed_ns	INTEGER NOT NULL,
 	vmemmap_base	INTEGER,		-- NULL: not calibrated
 	struct_page_size INTEGER,
-	calibration	TEXT,			-- 'N of M pairs agree ...', or why none
-	object_boots	TEXT,			-- boots whose learned objects were used ('1 3')
-	knowledge	TEXT			-- what was known (objects, symbols) at the last run:
-						-- when it grows, unresolved rows are retried
+	calibration	TEXT			-- 'N of M pairs agree', or why none
 );
 
--- Objects the analyzer located from anchors (rules.conf): a sample whose
--- context proves it touched STRUCT.FIELD puts the object at address minus
--- the field's offset. lruvecs are found this way.
-CREATE TABLE anchored_objects (
-	anchored_object_id INTEGER PRIMARY KEY,
-	boot_id		INTEGER NOT NULL REFERENCES boots ON DELETE CASCADE,
-	struct		TEXT NOT NULL,		-- 'lruvec'
-	addr		INTEGER NOT NULL,	-- the object's start
-	size		INTEGER NOT NULL,	-- BTF sizeof
-	lock_object_id	INTEGER REFERENCES lock_objects ON DELETE SET NULL, -- its contended lock, if seen
-	evidence	TEXT NOT NULL,		-- anchor names that placed it, e.g. 'lruvec-lru-lock'
-	samples		INTEGER NOT NULL,	-- anchoring mem_lines rows
-	first_interval_id INTEGER,
-	UNIQUE (boot_id, struct, addr)
-);
-
--- Each sampled kernel (line, offset, ip, callchain) typed and attributed.
+-- Each sampled (line, offset, ip, callchain) typed and attributed.
 CREATE TABLE line_attribution (
 	interval_id	INTEGER NOT NULL REFERENCES intervals ON DELETE CASCADE,
 	line_addr	INTEGER NOT NULL,
@@ -59,41 +39,26 @@ CREATE TABLE line_attribution (
 	ip		INTEGER NOT NULL,
 	callchain_id	INTEGER NOT NULL,
 	object_type	TEXT,			-- 'mm_struct', 'page', 'lruvec'; NULL: unknown
-	object_ref	INTEGER,		-- mm_objects.mm_object_id, the pfn, or
-						-- anchored_objects.anchored_object_id
-	object_addr	INTEGER,		-- the object's start
-	object_offset	INTEGER,		-- data address - object_addr
-	field		TEXT,			-- 'lru_gen.bitmap', 'flags', 'lru_lock', 'lists[4]'
+	object_ref	INTEGER,		-- mm_objects.mm_object_id, pfn, lock_objects.lock_object_id
+	field		TEXT,			-- 'lru_gen.bitmap', 'flags', 'lru_lock', ...
 	field_offset	INTEGER,		-- byte offset inside the field
-	symbol		TEXT,			-- ip as symbol+0xoff [module]; NULL: not in ksyms
+	symbol		TEXT,			-- ip as symbol+0xoff
 	path		TEXT NOT NULL,		-- 'P1'..'P4', 'other:<object>', 'unresolved'
-	rule		TEXT,			-- the rule that matched (rules.conf name)
-	reason		TEXT,			-- how the address was typed, or why it was not
+	reason		TEXT,			-- the rule that matched, or why unresolved
 	PRIMARY KEY (interval_id, line_addr, offset, ip, callchain_id)
 ) WITHOUT ROWID;
-CREATE INDEX line_attribution_by_path ON line_attribution (path, interval_id);
-
--- Callchains as symbols, innermost first ('a+0x1f <- b+0x40 <- ...').
-CREATE TABLE callchain_symbols (
-	callchain_id	INTEGER PRIMARY KEY REFERENCES callchains ON DELETE CASCADE,
-	symbols		TEXT NOT NULL
-);
 
 -- Per interval and path: the HITM attributed and the path's own work.
 -- HITM columns are NULL when the interval had no sampling (no PMU): not
--- measured is not zero. Rows for P1..P4 exist for every analyzed interval
--- (with work even when HITM is NULL); other:* and unresolved rows only
--- where samples landed.
+-- measured is not zero.
 CREATE TABLE path_intervals (
 	interval_id	INTEGER NOT NULL REFERENCES intervals ON DELETE CASCADE,
 	path		TEXT NOT NULL,		-- 'P1'..'P4', 'other:<object>', 'unresolved'
 	lcl_hitm	INTEGER,
 	rmt_hitm	INTEGER,
-	peer		INTEGER,		-- lcl_peer + rmt_peer
-	samples		INTEGER,		-- memory samples attributed here (loads + stores + noparse)
-	work		REAL,			-- units of paths.work_unit; NULL: not counted
-						-- (or other/unresolved)
-	work_source	TEXT,			-- the counter behind work, e.g. 'sched:sched_switch'
+	peer		INTEGER,
+	samples		INTEGER,		-- every memory sample attributed here
+	work		REAL,			-- units of paths.work_unit; NULL for other/unresolved
 	PRIMARY KEY (interval_id, path)
 ) WITHOUT ROWID;
 
@@ -107,7 +72,7 @@ SELECT	p.interval_id, i.boot_id, h.hostname, b.kernel_release,
 	p.work, t.work_unit,
 	(p.lcl_hitm + p.rmt_hitm + p.peer) * t.per / nullif(p.work, 0) AS hitm_per_work,
 	t.per AS per_work_units,
-	i.start_ns, i.end_ns, p.work_source
+	i.start_ns, i.end_ns
 FROM path_intervals p
 JOIN intervals i USING (interval_id)
 JOIN boots b USING (boot_id)
@@ -122,10 +87,9 @@ SELECT	i.boot_id, printf('0x%016x', a.line_addr) AS line,
 	sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS hitm,
 	sum(l.loads) AS loads, sum(l.stores) AS stores,
 	group_concat(DISTINCT a.symbol) AS symbols,
-	a.line_addr, min(i.start_ns) AS first_ns, max(i.end_ns) AS last_ns,
-	printf('0x%016x', a.object_addr) AS object, group_concat(DISTINCT a.rule) AS rules
+	a.line_addr, min(i.start_ns) AS first_ns, max(i.end_ns) AS last_ns
 FROM line_attribution a
 JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)
 JOIN intervals i USING (interval_id)
 LEFT JOIN mm_objects m ON a.object_type = 'mm_struct' AND m.mm_object_id = a.object_ref
-GROUP BY i.boot_id, a.line_addr, a.object_type, a.object_ref, a.object_addr, a.field, a.path;
+GROUP BY i.boot_id, a.line_addr, a.object_type, a.field, a.path;

@@ -3,6 +3,8 @@
 The end-to-end attribution scenario of tests/integration/test-analyze.sh.
 
   hitm_scenario.py write DB KALLSYMS OUT.perf.data EXPECT.json [options]
+      (KALLSYMS db:FILE: use the symbols the daemon stored, written to FILE
+      for the import, when the recorded kernel's /proc/kallsyms is not here)
       From what mmhitmd learned on this machine (DB: the helper processes'
       mm_structs, the vmemmap base, contended locks, the BTF layouts) and
       this kernel's kallsyms, writes perf.data with HITM samples at those
@@ -39,12 +41,13 @@ def s64(v):
 
 
 class Kallsyms:
-    def __init__(self, path):
-        rows = []
-        for line in open(path):
-            f = line.split()
-            if len(f) >= 3 and f[1] in "tTwW":
-                rows.append((int(f[0], 16), f[2]))
+    def __init__(self, path, rows=None):
+        if rows is None:
+            rows = []
+            for line in open(path):
+                f = line.split()
+                if len(f) >= 3 and f[1] in "tTwW":
+                    rows.append((int(f[0], 16), f[2]))
         rows.sort()
         self.start, self.size = {}, {}
         for i, (a, n) in enumerate(rows):
@@ -52,6 +55,22 @@ class Kallsyms:
                 continue
             nxt = next((b for b, _ in rows[i + 1:] if b > a), a + 16)
             self.start[n], self.size[n] = a, nxt - a
+
+    @staticmethod
+    def from_db(db, boot, out):
+        """The symbols the daemon stored for the boot (a recording whose
+        /proc/kallsyms we do not have, e.g. a QEMU guest's), also written
+        to out in kallsyms format for `mmhitm import --kallsyms`, each
+        followed by an end marker so sizes stay the real ones."""
+        rows, lines = [], []
+        for a, size, name in db.execute("SELECT addr, size, name FROM ksyms WHERE boot_id = ?"
+                                        " ORDER BY addr", (boot,)):
+            a = u64(a)
+            rows += [(a, name), (a + (size or 16), name + ".mmhitm_end")]
+            lines += ["%016x T %s" % (a, name), "%016x t %s.mmhitm_end" % (a + (size or 16), name)]
+        with open(out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return Kallsyms(None, rows)
 
     def has(self, *names):
         return all(n in self.start for n in names)
@@ -115,6 +134,9 @@ class Scenario:
         know (the known gaps, which count against the accuracy but do not
         fail the test). Each group gets IPs of its own (a distinct offset
         into the function) so its rows are its own."""
+        if isinstance(ip, tuple) and not self.ks.has(ip[0]):
+            self.skipped.append("%s: no %s among this kernel's symbols" % (desc, ip[0]))
+            return
         group = len(self.groups)
         ip_v = self.ks.ip(ip[0], ip_off if ip_off is not None else 0x10 + group) \
             if isinstance(ip, tuple) else ip
@@ -323,7 +345,11 @@ def write(args):
     p.add_argument("--slowpath", default="native_queued_spin_lock_slowpath")
     o = p.parse_args(args)
     db = sqlite3.connect(o.db)
-    ks = Kallsyms(o.kallsyms)
+    if o.kallsyms.startswith("db:"):
+        boot = db.execute("SELECT max(boot_id) FROM boots WHERE source = 'live'").fetchone()[0]
+        ks = Kallsyms.from_db(db, boot, o.kallsyms[3:])
+    else:
+        ks = Kallsyms(o.kallsyms)
     sc = Scenario(db, ks, o)
     sc.build()
     # perf's times are CLOCK_MONOTONIC; CLOCK_DATA maps them back to wall time
