@@ -32,7 +32,7 @@ struct ctx {
 	int64_t boot_id;
 	struct u64map *chains;	/* callchain_id -> struct chain */
 	sqlite3_stmt *get_chain, *put_chain_syms, *put_attr, *rows, *retry_rows;
-	sqlite3_stmt *path_sums, *measured, *count, *count_borrowed, *aging;
+	sqlite3_stmt *path_sums, *measured, *count, *count_borrowed, *aging, *aging_borrowed;
 	struct analyze_stats *stats;
 	size_t anchor_warned;
 };
@@ -84,7 +84,7 @@ static void ctx_done(struct ctx *c)
 	c->chains = NULL;
 	sqlite3_stmt **sts[] = { &c->get_chain, &c->put_chain_syms, &c->put_attr, &c->rows,
 				 &c->retry_rows, &c->path_sums, &c->measured, &c->count,
-				 &c->count_borrowed, &c->aging };
+				 &c->count_borrowed, &c->aging, &c->aging_borrowed };
 	for (size_t i = 0; i < ARRAY_SIZE(sts); i++) {
 		sqlite3_finalize(*sts[i]);
 		*sts[i] = NULL;
@@ -155,6 +155,14 @@ static int ctx_prepare(struct ctx *c)
 	if (r >= 0)
 		r = db_prepare(c->db, &c->aging,
 			       "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->aging_borrowed,
+			       "SELECT sum(g.d * (min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0"
+			       "           / max(i.end_ns - i.start_ns, 1)),"
+			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2))"
+			       " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
+			       "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
+			       " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3");
 	return r;
 }
 
@@ -570,6 +578,43 @@ out:
 
 /* --- path_intervals --------------------------------------------------------- */
 
+/*
+ * An imported boot has no counters of its own: the live boot recorded over
+ * the same time (an object boot) has them, apportioned by overlap, when it
+ * covers at least 90 % of the interval. st is count_borrowed (?4: event)
+ * or aging_borrowed.
+ */
+static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0, int64_t t1,
+		  double *ret, char *source, size_t size)
+{
+	const char *boots = objects_boots(c->obj);
+	int rc;
+
+	while (boots && (boots = strchr(boots, ' '))) {
+		int64_t b = strtoll(++boots, NULL, 10);
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, b);
+		sqlite3_bind_int64(st, 2, t0);
+		sqlite3_bind_int64(st, 3, t1);
+		if (st == c->count_borrowed)
+			sqlite3_bind_text(st, 4, event, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    sqlite3_column_int64(st, 1) * 10 >= (t1 - t0) * 9) {
+			*ret = sqlite3_column_double(st, 0);
+			snprintf(source, size, "%s of boot %" PRId64 " over the same time", event, b);
+			sqlite3_reset(st);
+			return 1;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return log_error_errno(db_errno(rc), "Failed to read counters: %s",
+					       sqlite3_errmsg(c->db));
+	}
+	return 0;
+}
+
 /* A counter of the interval, or of the live boot over the same time. */
 static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
 			  const char *event, double *ret, char *source, size_t size)
@@ -590,31 +635,7 @@ static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read event_counts: %s",
 				       sqlite3_errmsg(c->db));
-	/* Other object boots (an import's live boot), covering >= 90 %. */
-	const char *boots = objects_boots(c->obj);
-
-	while (boots && (boots = strchr(boots, ' '))) {
-		int64_t b = strtoll(++boots, NULL, 10);
-
-		sqlite3_reset(c->count_borrowed);
-		sqlite3_bind_int64(c->count_borrowed, 1, b);
-		sqlite3_bind_int64(c->count_borrowed, 2, t0);
-		sqlite3_bind_int64(c->count_borrowed, 3, t1);
-		sqlite3_bind_text(c->count_borrowed, 4, event, -1, SQLITE_STATIC);
-		rc = sqlite3_step(c->count_borrowed);
-		if (rc == SQLITE_ROW && sqlite3_column_type(c->count_borrowed, 0) != SQLITE_NULL &&
-		    sqlite3_column_int64(c->count_borrowed, 1) * 10 >= (t1 - t0) * 9) {
-			*ret = sqlite3_column_double(c->count_borrowed, 0);
-			snprintf(source, size, "%s of boot %" PRId64 " over the same time", event, b);
-			sqlite3_reset(c->count_borrowed);
-			return 1;
-		}
-		sqlite3_reset(c->count_borrowed);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return log_error_errno(db_errno(rc), "Failed to read event_counts: %s",
-					       sqlite3_errmsg(c->db));
-	}
-	return 0;
+	return borrow(c, c->count_borrowed, event, t0, t1, ret, source, size);
 }
 
 /* The path's own work in the interval; 0 when not counted (NULL work). */
@@ -649,6 +670,9 @@ static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64
 					    sqlite3_errmsg(c->db));
 		}
 		sqlite3_reset(c->aging);
+		if (r == 0)
+			r = borrow(c, c->aging_borrowed, analyze_work_event(path), t0, t1, ret,
+				   source, size);
 		return r;
 	}
 	return interval_count(c, interval_id, t0, t1, analyze_work_event(path), ret, source, size);

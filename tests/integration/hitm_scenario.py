@@ -339,8 +339,10 @@ def write(args):
     p.add_argument("kallsyms")
     p.add_argument("out")
     p.add_argument("expect")
-    p.add_argument("--old-pid", type=int, required=True)
-    p.add_argument("--fork-pids", type=lambda s: [int(x) for x in s.split(",") if x], default=[])
+    p.add_argument("--old-pid", type=int, help="a process whose mm lives through the samples"
+                   " (default: any learned mm never freed)")
+    p.add_argument("--fork-pids", type=lambda s: [int(x) for x in s.split(",") if x],
+                   help="forked processes for the lifetime groups (default: every one learned)")
     p.add_argument("--lru-locks", type=lambda s: [int(x, 16) for x in s.split(",") if x], default=[])
     p.add_argument("--slowpath", default="native_queued_spin_lock_slowpath")
     o = p.parse_args(args)
@@ -350,6 +352,13 @@ def write(args):
         ks = Kallsyms.from_db(db, boot, o.kallsyms[3:])
     else:
         ks = Kallsyms(o.kallsyms)
+    if o.old_pid is None:
+        row = db.execute("SELECT tgid FROM mm_objects WHERE free_ns IS NULL AND tgid IS NOT NULL"
+                         " ORDER BY learned_from != 'mmap_lock', mm_object_id LIMIT 1").fetchone()
+        o.old_pid = row[0] if row else -1
+    if o.fork_pids is None:
+        o.fork_pids = [r[0] for r in db.execute("SELECT DISTINCT tgid FROM mm_objects"
+                                                " WHERE learned_from = 'fork'")]
     sc = Scenario(db, ks, o)
     sc.build()
     # perf's times are CLOCK_MONOTONIC; CLOCK_DATA maps them back to wall time

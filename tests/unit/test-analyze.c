@@ -409,6 +409,8 @@ static void test_import_boot(void)
 	/* 6 s of the live boot's 10 s interval */
 	CHECK_STR(qs(db, "SELECT work, work_source FROM path_intervals WHERE interval_id = 10 AND path = 'P4'"),
 		  "30000.0|tlb:tlb_flush of boot 1 over the same time\n");
+	CHECK_STR(qs(db, "SELECT printf('%.1f', work), work_source FROM path_intervals WHERE interval_id = 10"
+		     " AND path = 'P2'"), "1.8|lru_gen_progress.max_seq_delta of boot 1 over the same time\n");
 	CHECK_STR(qs(db, "SELECT coalesce(work, 'NULL') FROM path_intervals WHERE interval_id = 20 AND path = 'P4'"),
 		  "NULL\n");
 out:
