@@ -35,6 +35,7 @@ struct ctx {
 	sqlite3_stmt *path_sums, *measured, *count, *count_borrowed, *aging, *aging_borrowed;
 	struct analyze_stats *stats;
 	size_t anchor_warned;
+	int same_mm;		/* -1 unknown; 1: an object boot estimates same-mm switches */
 };
 
 struct row {
@@ -58,8 +59,10 @@ const char *analyze_work_event(const char *path)
 	return NULL;
 }
 
-/* The daemon does not separate same-mm switches yet; a counter of that
- * name, when some recorder provides it, is preferred. */
+/* P1's unit: mmhitmd estimates it per interval from sampled switch
+ * windows (boot_events: sched:sched_switch, role 'sample') as this
+ * counter; a recorder without the estimator leaves sched:sched_switch,
+ * all switches, as the only measure. */
 #define SAME_MM_SWITCHES "derived:same_mm_switches"
 
 static void chain_free(struct chain *ch)
@@ -638,6 +641,25 @@ static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_
 	return borrow(c, c->count_borrowed, event, t0, t1, ret, source, size);
 }
 
+/* Whether this boot or its live boot estimates same-mm switches. */
+static int same_mm_estimated(struct ctx *c)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	const char *boots = objects_boots(c->obj);
+	int r;
+
+	if (c->same_mm >= 0)
+		return c->same_mm;
+	r = db_prepare(c->db, &st, "SELECT 1 FROM boot_events WHERE event = 'sched:sched_switch'"
+				   " AND role = 'sample' AND available AND"
+				   " instr(' ' || ?1 || ' ', ' ' || boot_id || ' ') > 0");
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, boots, -1, SQLITE_STATIC);
+	c->same_mm = sqlite3_step(st) == SQLITE_ROW;
+	return c->same_mm;
+}
+
 /* The path's own work in the interval; 0 when not counted (NULL work). */
 static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64_t t0, int64_t t1,
 		     double *ret, char *source, size_t size)
@@ -645,9 +667,14 @@ static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64
 	int r, rc;
 
 	if (strcmp(path, "P1") == 0) {
-		r = interval_count(c, interval_id, t0, t1, SAME_MM_SWITCHES, ret, source, size);
-		if (r != 0)
+		r = same_mm_estimated(c);
+		if (r < 0)
 			return r;
+		/* With the estimator, an interval without an estimate (no window
+		 * ran) has no P1 work: all switches would be another unit. The
+		 * choice is the boot's, so a rebuild makes the same one. */
+		if (r > 0)
+			return interval_count(c, interval_id, t0, t1, SAME_MM_SWITCHES, ret, source, size);
 		r = interval_count(c, interval_id, t0, t1, "sched:sched_switch", ret, source, size);
 		if (r > 0) {
 			size_t len = strlen(source);
@@ -1127,7 +1154,7 @@ static int next_batch(sqlite3 *db, int64_t boot_id, int64_t after, struct ival *
 static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 			unsigned int flags, struct analyze_stats *stats)
 {
-	struct ctx c = { .db = db, .rules = rules, .boot_id = boot_id, .stats = stats };
+	struct ctx c = { .db = db, .rules = rules, .boot_id = boot_id, .stats = stats, .same_mm = -1 };
 	const char *digest = rules_digest(rules);
 	struct ival *batch = NULL;
 	struct state s;

@@ -299,9 +299,10 @@ static void test_analyze(void)
 	CHECK_STR(qs(db, "SELECT path, lcl_hitm, rmt_hitm FROM path_intervals WHERE interval_id = 1"
 		     " AND path IN ('P1', 'unresolved', 'other:lruvec') ORDER BY path"),
 		  "P1|11|6\nother:lruvec|3|0\nunresolved|2|0\n");
-	/* derived same-mm switches are preferred for P1's work */
+	/* a boot without the same-mm estimator: all switches, whatever else
+	 * the interval holds (test_same_mm_estimate has the estimator) */
 	CHECK_STR(qs(db, "SELECT work, work_source FROM path_intervals WHERE interval_id = 2 AND path = 'P1'"),
-		  "40000.0|derived:same_mm_switches\n");
+		  "100000.0|sched:sched_switch (all switches: same-mm not separated)\n");
 	/* not sampled: P1..P4 rows with NULL HITM and their work */
 	CHECK_STR(qs(db, "SELECT path, coalesce(lcl_hitm, 'NULL'), coalesce(samples, 'NULL'), coalesce(work, 'NULL'),"
 		     " coalesce(hitm_per_work, 'NULL') FROM path_rates WHERE interval_id = 3 ORDER BY path"),
@@ -419,6 +420,43 @@ out:
 	fix_unlink();
 }
 
+/* mmhitmd estimates same-mm switches (boot_events: sched:sched_switch,
+ * role sample): P1's work is the estimate, NULL where an interval has
+ * none, never all switches; an import borrows the estimate. */
+static void test_same_mm_estimate(void)
+{
+	sqlite3 *db = setup();
+	struct rules *rules = rules_default();
+	struct analyze_stats st;
+
+	CHECK(db && rules);
+	if (!db || !rules)
+		goto out;
+	CHECK_INT(ex(db, "INSERT INTO boot_events VALUES (1, 'sched:sched_switch', 'sample', 1, 'windows')"), ==, 0);
+	interval(db, 2, 1, T0 + 10 * S, T0 + 20 * S, false);
+	count(db, 2, "sched:sched_switch", 100000);
+	count(db, 2, "derived:same_mm_switches", 40000);
+	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (2, 'import:fleet-01', 'fleet-01');"
+		     "INSERT INTO boots(boot_id, host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
+		     " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
+		     " pmu_kind, lru_gen) VALUES (2, 2, 'perf.data:x', 'import', %" PRId64 ", %" PRId64 ","
+		     " '6.12.117+deb12-cloud-amd64', '#1 SMP', 'x86_64', 4, 64, 4096, 'intel-pebs', 'on')",
+		     T0 + 12 * S, T0 + 17 * S), ==, 0);
+	interval(db, 10, 2, T0 + 12 * S, T0 + 17 * S, true);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_STR(qs(db, "SELECT interval_id, coalesce(work, 'NULL'), coalesce(work_source, 'NULL')"
+		     " FROM path_intervals WHERE path = 'P1' ORDER BY interval_id"),
+		  "1|NULL|NULL\n2|40000.0|derived:same_mm_switches\n"
+		  "10|20000.0|derived:same_mm_switches of boot 1 over the same time\n");
+	/* no work, no rate; the HITM is still there */
+	CHECK_STR(qs(db, "SELECT hitm, coalesce(hitm_per_work, 'NULL') FROM path_rates WHERE interval_id = 1"
+		     " AND path = 'P1'"), "15|NULL\n");
+out:
+	rules_free(rules);
+	db_close(db);
+	fix_unlink();
+}
+
 /* Address of a text symbol in this kernel's /proc/kallsyms; 0 if none or
  * hidden (not root). */
 static uint64_t running_sym(const char *name)
@@ -491,6 +529,7 @@ int main(void)
 	log_set_max_level(LOG_ERR);	/* the stale-rules warning is expected */
 	RUN(test_analyze);
 	RUN(test_import_boot);
+	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
 	return test_exit();
 }
