@@ -93,7 +93,7 @@ ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c
+GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -128,6 +128,10 @@ all: $(PROGS)
 # schema/ at run time.
 $(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+# The default attribution rules, compiled in like the schema.
+$(O)/gen/rules-conf.c: analyzer/rules.conf analyzer/gen-rules.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && sh analyzer/gen-rules.sh analyzer/rules.conf > $@.tmp && mv $@.tmp $@
 
 # --- libperf ---------------------------------------------------------------
 
@@ -264,6 +268,7 @@ install: all $(O)/mmhitm.conf
 	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; \
 	done
 	install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
+	install -m 0644 analyzer/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 	@# An existing configuration is the operator's: never overwrite it.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf ] || \
 	    install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf
@@ -286,6 +291,7 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/$$c; fi; \
 	    rm -f $(DESTDIR)$(DATADIR)/mmhitm/$$c.example; \
 	done
+	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
 # --- housekeeping ----------------------------------------------------------

@@ -18,6 +18,10 @@ struct command {
 
 int cmd_status(int argc, char **argv);
 void cmd_status_help(void);
+int cmd_analyze(int argc, char **argv);
+void cmd_analyze_help(void);
+int cmd_top(int argc, char **argv);
+void cmd_top_help(void);
 int cmd_import(int argc, char **argv);
 void cmd_import_help(void);
 int cmd_report(int argc, char **argv);

@@ -19,6 +19,8 @@
 static const struct command commands[] = {
 	{ "status", cmd_status, "show what a database holds: hosts, boots, intervals, events",
 	  cmd_status_help },
+	{ "analyze", cmd_analyze, "type and attribute sampled cache lines to P1..P4", cmd_analyze_help },
+	{ "top", cmd_top, "the typed top cache lines, like perf c2c report", cmd_top_help },
 	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
 	{ "report", cmd_report, "before/after verdicts per path over host databases: HTML, JSON, text",
 	  cmd_report_help },

@@ -1,0 +1,1317 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The attribution engine: mem_lines -> line_attribution -> path_intervals. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze.h"
+#include "db.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "objects.h"
+#include "u64map.h"
+#include "util.h"
+
+/* Intervals per transaction: keeps the daemon's writes from waiting long. */
+#define BATCH_INTERVALS	256
+
+/* Callchain, symbolized once per run. */
+struct chain {
+	size_t n;
+	uint64_t *ips;
+	const char **syms;	/* into the symtab; NULL: unknown */
+	char *text;
+};
+
+struct ctx {
+	sqlite3 *db;
+	const struct rules *rules;
+	struct objects *obj;
+	int64_t boot_id;
+	struct u64map *chains;	/* callchain_id -> struct chain */
+	sqlite3_stmt *get_chain, *put_chain_syms, *put_attr, *rows, *retry_rows;
+	sqlite3_stmt *path_sums, *measured, *count, *count_borrowed, *aging, *aging_borrowed;
+	struct analyze_stats *stats;
+	size_t anchor_warned;
+	int same_mm;		/* -1 unknown; 1: an object boot estimates same-mm switches */
+};
+
+struct row {
+	int64_t interval_id, t0, t1;
+	uint64_t line, addr, ip;
+	int64_t offset, callchain_id;
+};
+
+static const char *const paths[] = { "P1", "P2", "P3", "P4" };
+
+const char *analyze_work_event(const char *path)
+{
+	if (strcmp(path, "P1") == 0)
+		return "sched:sched_switch";
+	if (strcmp(path, "P2") == 0)
+		return "lru_gen_progress.max_seq_delta";
+	if (strcmp(path, "P3") == 0)
+		return "pagemap:mm_lru_activate";
+	if (strcmp(path, "P4") == 0)
+		return "tlb:tlb_flush";
+	return NULL;
+}
+
+/* P1's unit: mmhitmd estimates it per interval from sampled switch
+ * windows (boot_events: sched:sched_switch, role 'sample') as this
+ * counter; a recorder without the estimator leaves sched:sched_switch,
+ * all switches, as the only measure. */
+#define SAME_MM_SWITCHES "derived:same_mm_switches"
+
+static void chain_free(struct chain *ch)
+{
+	if (!ch)
+		return;
+	free(ch->ips);
+	free(ch->syms);
+	free(ch->text);
+	free(ch);
+}
+
+static void ctx_done(struct ctx *c)
+{
+	uint64_t k;
+	void *v;
+	size_t it = 0;
+
+	while (c->chains && u64map_next(c->chains, &it, &k, &v))
+		chain_free(v);
+	u64map_free(c->chains);
+	c->chains = NULL;
+	sqlite3_stmt **sts[] = { &c->get_chain, &c->put_chain_syms, &c->put_attr, &c->rows,
+				 &c->retry_rows, &c->path_sums, &c->measured, &c->count,
+				 &c->count_borrowed, &c->aging, &c->aging_borrowed };
+	for (size_t i = 0; i < ARRAY_SIZE(sts); i++) {
+		sqlite3_finalize(*sts[i]);
+		*sts[i] = NULL;
+	}
+	objects_free(c->obj);
+	c->obj = NULL;
+}
+
+static int ctx_prepare(struct ctx *c)
+{
+	int r = 0;
+
+	c->chains = u64map_new();
+	if (!c->chains)
+		return log_oom();
+	if (r >= 0)
+		r = db_prepare(c->db, &c->get_chain, "SELECT ips FROM callchains WHERE callchain_id = ?1");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->put_chain_syms,
+			       "INSERT OR REPLACE INTO callchain_symbols(callchain_id, symbols) VALUES (?1, ?2)");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->put_attr,
+			       "INSERT OR REPLACE INTO line_attribution(interval_id, line_addr, offset, ip,"
+			       " callchain_id, object_type, object_ref, object_addr, object_offset, field,"
+			       " field_offset, symbol, path, rule, reason)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->rows,
+			       "SELECT l.interval_id, i.start_ns, i.end_ns, l.line_addr, l.offset, l.ip,"
+			       " l.callchain_id FROM mem_lines l JOIN intervals i USING (interval_id)"
+			       " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.interval_id <= ?3"
+			       " AND l.kernel = 1 ORDER BY l.interval_id");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->retry_rows,
+			       "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
+			       " a.callchain_id, a.path FROM line_attribution a JOIN intervals i USING (interval_id)"
+			       " WHERE i.boot_id = ?1 AND (a.path = 'unresolved' OR"
+			       /* with new symbols: rows that had an unknown IP or frame */
+			       "  (?2 AND (a.symbol IS NULL OR a.callchain_id IN"
+			       "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
+			       "    OR symbols LIKE '% <- 0x%'))))");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->path_sums,
+			       "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
+			       " sum(l.loads + l.stores + l.noparse)"
+			       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+			       " WHERE a.interval_id = ?1 GROUP BY a.path ORDER BY a.path");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->measured,
+			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1)"
+			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
+			       " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
+			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->count,
+			       "SELECT c.count FROM event_counts c JOIN event_names n USING (event_id)"
+			       " WHERE c.interval_id = ?1 AND n.name = ?2");
+	/* An imported boot has no counters of its own: the live boot recorded
+	 * over the same time has them, apportioned by overlap. */
+	if (r >= 0)
+		r = db_prepare(c->db, &c->count_borrowed,
+			       "SELECT sum(c.count * (min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0"
+			       "           / max(i.end_ns - i.start_ns, 1)),"
+			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2))"
+			       " FROM event_counts c JOIN event_names n USING (event_id)"
+			       " JOIN intervals i USING (interval_id)"
+			       " WHERE i.boot_id = ?1 AND n.name = ?4 AND i.end_ns > ?2 AND i.start_ns < ?3");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->aging,
+			       "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1");
+	if (r >= 0)
+		r = db_prepare(c->db, &c->aging_borrowed,
+			       "SELECT sum(g.d * (min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0"
+			       "           / max(i.end_ns - i.start_ns, 1)),"
+			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2))"
+			       " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
+			       "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
+			       " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3");
+	return r;
+}
+
+/* --- callchains ------------------------------------------------------------ */
+
+static int chain_get(struct ctx *c, int64_t id, const struct chain **ret)
+{
+	const struct symtab *syms = objects_symtab(c->obj);
+	struct chain *ch = u64map_get(c->chains, (uint64_t)id);
+	const char *ips, *p;
+	size_t len = 0, cap = 0;
+	int r, rc;
+
+	if (ch) {
+		*ret = ch;
+		return 0;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return log_oom();
+	sqlite3_reset(c->get_chain);
+	sqlite3_bind_int64(c->get_chain, 1, id);
+	rc = sqlite3_step(c->get_chain);
+	if (rc == SQLITE_ROW) {
+		ips = (const char *)sqlite3_column_text(c->get_chain, 0);
+		for (p = ips; p && *p;) {
+			char *end;
+			uint64_t ip = strtoull(p, &end, 16);
+
+			if (end == p)
+				break;
+			if (grow_array((void **)&ch->ips, &cap, sizeof(*ch->ips), ch->n + 1) < 0)
+				goto oom;
+			ch->ips[ch->n++] = ip;
+			p = end;
+			while (*p == ' ')
+				p++;
+		}
+	} else if (rc != SQLITE_DONE) {
+		chain_free(ch);
+		return log_error_errno(db_errno(rc), "Failed to read callchain %" PRId64 ": %s", id,
+				       sqlite3_errmsg(c->db));
+	}
+	ch->syms = calloc(ch->n + 1, sizeof(*ch->syms));
+	ch->text = calloc(1, ch->n * 96 + 1);
+	if (!ch->syms || !ch->text)
+		goto oom;
+	for (size_t i = 0; i < ch->n; i++) {
+		const struct ksym *k = symtab_lookup(syms, ch->ips[i]);
+		char buf[96];
+
+		ch->syms[i] = k ? k->name : NULL;
+		symtab_format(syms, ch->ips[i], buf, sizeof(buf));
+		len += (size_t)snprintf(ch->text + len, ch->n * 96 + 1 - len, "%s%s",
+					i ? " <- " : "", buf);
+	}
+	if (u64map_put(c->chains, (uint64_t)id, ch) < 0)
+		goto oom;
+	if (ch->n) {
+		sqlite3_reset(c->put_chain_syms);
+		sqlite3_bind_int64(c->put_chain_syms, 1, id);
+		sqlite3_bind_text(c->put_chain_syms, 2, ch->text, -1, SQLITE_STATIC);
+		r = db_step_done(c->db, c->put_chain_syms);
+		if (r < 0)
+			return r;
+	}
+	*ret = ch;
+	return 0;
+oom:
+	chain_free(ch);
+	return log_oom();
+}
+
+/* --- one row --------------------------------------------------------------- */
+
+struct attribution {
+	struct typed_addr t;
+	char symbol[128];
+	bool has_symbol;
+	char path[64];
+	const char *rule;
+};
+
+static int attribute(struct ctx *c, const struct row *row, struct attribution *a)
+{
+	const struct symtab *syms = objects_symtab(c->obj);
+	const struct ksym *k = symtab_lookup(syms, row->ip);
+	const struct chain *ch = NULL;
+	struct rule_input in;
+	const struct rule *rule;
+	int r;
+
+	if (row->callchain_id) {
+		r = chain_get(c, row->callchain_id, &ch);
+		if (r < 0)
+			return r;
+	}
+	objects_resolve(c->obj, row->addr, row->t0, row->t1, &a->t);
+	a->has_symbol = !!k;
+	symtab_format(syms, row->ip, a->symbol, sizeof(a->symbol));
+	in = (struct rule_input){
+		.object = a->t.object_type,
+		.field = a->t.has_field ? a->t.field : NULL,
+		.offset = a->t.object_offset,
+		.ip = k ? k->name : NULL,
+		.chain = ch ? ch->syms : NULL,
+		.chain_n = ch ? ch->n : 0,
+		.has_chain = ch && ch->n > 0,
+	};
+	rule = rules_match(c->rules, &in, a->path, sizeof(a->path));
+	a->rule = rule ? rule_name(rule) : NULL;
+	return 0;
+}
+
+static int put_attribution(struct ctx *c, const struct row *row, const struct attribution *a)
+{
+	sqlite3_stmt *st = c->put_attr;
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_bind_int64(st, 1, row->interval_id);
+	sqlite3_bind_int64(st, 2, (int64_t)row->line);
+	sqlite3_bind_int64(st, 3, row->offset);
+	sqlite3_bind_int64(st, 4, (int64_t)row->ip);
+	sqlite3_bind_int64(st, 5, row->callchain_id);
+	if (a->t.object_type) {
+		sqlite3_bind_text(st, 6, a->t.object_type, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 7, a->t.object_ref);
+		sqlite3_bind_int64(st, 8, (int64_t)a->t.object_addr);
+		sqlite3_bind_int64(st, 9, a->t.object_offset);
+	}
+	if (a->t.has_field) {
+		sqlite3_bind_text(st, 10, a->t.field, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 11, a->t.field_offset);
+	}
+	if (a->has_symbol)
+		sqlite3_bind_text(st, 12, a->symbol, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, a->path, -1, SQLITE_STATIC);
+	if (a->rule)
+		sqlite3_bind_text(st, 14, a->rule, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 15, a->rule ? a->t.reason : "no rule matched", -1, SQLITE_STATIC);
+	return db_step_done(c->db, st);
+}
+
+static void row_read(sqlite3_stmt *st, struct row *row)
+{
+	row->interval_id = sqlite3_column_int64(st, 0);
+	row->t0 = sqlite3_column_int64(st, 1);
+	row->t1 = sqlite3_column_int64(st, 2);
+	row->line = (uint64_t)sqlite3_column_int64(st, 3);
+	row->offset = sqlite3_column_int64(st, 4);
+	row->addr = row->line + (uint64_t)row->offset;
+	row->ip = (uint64_t)sqlite3_column_int64(st, 5);
+	row->callchain_id = sqlite3_column_int64(st, 6);
+}
+
+/* --- anchors --------------------------------------------------------------- */
+
+struct anchor_hit {
+	const char *st;		/* into the rules */
+	uint64_t base, size;
+	int64_t lock_id;
+	const char *anchor;	/* rule name */
+	int64_t samples, first_interval_id;
+};
+
+struct anchor_hits {
+	struct anchor_hit *v;
+	size_t n, alloc;
+};
+
+/*
+ * Where the object must start if addr is inside field f: the field's
+ * start minus its offset, exactly when a contended lock is there, else the
+ * 8-byte-aligned start that puts addr inside f (kernel structs holding
+ * pointers are 8-byte aligned). Returns false when no such start exists.
+ */
+static bool anchor_base(const struct objects *o, const struct layout_field *f, uint64_t addr,
+			uint64_t *ret_base, int64_t *ret_lock_id)
+{
+	uint64_t lock, k;
+	int64_t lock_id = objects_lock_at(o, addr, &lock);
+
+	if (lock_id) {
+		*ret_base = lock - f->offset;
+		*ret_lock_id = lock_id;
+		return true;
+	}
+	k = (addr - f->offset) % 8;
+	if (k >= f->size)
+		return false;
+	*ret_base = addr - f->offset - k;
+	*ret_lock_id = 0;
+	return true;
+}
+
+static int anchor_add(struct anchor_hits *h, const char *st, uint64_t base, uint64_t size,
+		      int64_t lock_id, const char *anchor, int64_t interval_id)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		struct anchor_hit *x = &h->v[i];
+
+		if (x->base == base && strcmp(x->st, st) == 0 && strcmp(x->anchor, anchor) == 0) {
+			x->samples++;
+			if (lock_id)
+				x->lock_id = lock_id;
+			return 0;
+		}
+	}
+	if (grow_array((void **)&h->v, &h->alloc, sizeof(*h->v), h->n + 1) < 0)
+		return -ENOMEM;
+	h->v[h->n++] = (struct anchor_hit){ st, base, size, lock_id, anchor, 1, interval_id };
+	return 0;
+}
+
+/* Tries every anchor on one (address, IP, callchain). */
+static int anchor_try(struct ctx *c, struct anchor_hits *h, uint64_t addr, const char *ip,
+		      const struct chain *ch, int64_t interval_id)
+{
+	struct rule_input in = {
+		.ip = ip, .chain = ch ? ch->syms : NULL, .chain_n = ch ? ch->n : 0,
+		.has_chain = ch && ch->n > 0, .offset = -1,
+	};
+
+	for (size_t i = 0; i < rules_count(c->rules); i++) {
+		const struct rule *rule = rules_get(c->rules, i);
+		const struct layout *l;
+		const struct layout_field *f;
+		uint64_t base;
+		int64_t lock_id;
+
+		if (!rule_is_anchor(rule) || !rule_matches(rule, &in))
+			continue;
+		l = objects_layout(c->obj, rule_anchor_struct(rule));
+		f = layout_find(l, rule_anchor_field(rule));
+		if (!l || !l->size || !f || !f->size) {
+			if (!c->anchor_warned++)
+				log_warning("Anchor %s (%s): this kernel's BTF has no %s.%s, ignoring",
+					    rule_name(rule), rule_origin(rule), rule_anchor_struct(rule),
+					    rule_anchor_field(rule));
+			continue;
+		}
+		if (!anchor_base(c->obj, f, addr, &base, &lock_id))
+			continue;
+		if (anchor_add(h, rule_anchor_struct(rule), base, l->size, lock_id, rule_name(rule),
+			       interval_id) < 0)
+			return log_oom();
+	}
+	return 0;
+}
+
+static int cmp_hits(const void *a, const void *b)
+{
+	const struct anchor_hit *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* Stores the anchored objects found; the best evidenced first, and none
+ * that would overlap a different object of the same type. */
+static int anchors_store(struct ctx *c, struct anchor_hits *h)
+{
+	_cleanup_finalize_ sqlite3_stmt *ins = NULL;
+	int r;
+
+	if (!h->n)
+		return 0;
+	r = db_prepare(c->db, &ins,
+		       "INSERT INTO anchored_objects(boot_id, struct, addr, size, lock_object_id,"
+		       " evidence, samples, first_interval_id) VALUES (?1, ?2, ?3, ?4, nullif(?5, 0), ?6, ?7, ?8)"
+		       " ON CONFLICT (boot_id, struct, addr) DO UPDATE SET"
+		       "  samples = samples + excluded.samples,"
+		       "  lock_object_id = coalesce(lock_object_id, excluded.lock_object_id),"
+		       "  evidence = CASE WHEN instr(' ' || evidence || ' ', ' ' || excluded.evidence || ' ')"
+		       "   THEN evidence ELSE evidence || ' ' || excluded.evidence END");
+	if (r < 0)
+		return r;
+	qsort(h->v, h->n, sizeof(*h->v), cmp_hits);
+	for (size_t i = 0; i < h->n; i++) {
+		const struct anchor_hit *x = &h->v[i];
+		struct typed_addr t;
+		bool clash = false;
+
+		/* an object already there, of this type, must start here */
+		objects_resolve(c->obj, x->base, INT64_MIN, INT64_MAX, &t);
+		if (t.object_type && (strcmp(t.object_type, x->st) != 0 || t.object_addr != x->base))
+			clash = true;
+		objects_resolve(c->obj, x->base + x->size - 1, INT64_MIN, INT64_MAX, &t);
+		if (t.object_type && (strcmp(t.object_type, x->st) != 0 || t.object_addr != x->base))
+			clash = true;
+		if (clash) {
+			log_debug("Anchor %s at 0x%016" PRIx64 " overlaps a %s at 0x%016" PRIx64 ", ignoring",
+				  x->anchor, x->base, t.object_type, t.object_addr);
+			continue;
+		}
+		sqlite3_reset(ins);
+		sqlite3_bind_int64(ins, 1, c->boot_id);
+		sqlite3_bind_text(ins, 2, x->st, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 3, (int64_t)x->base);
+		sqlite3_bind_int64(ins, 4, (int64_t)x->size);
+		sqlite3_bind_int64(ins, 5, x->lock_id);
+		sqlite3_bind_text(ins, 6, x->anchor, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 7, x->samples);
+		sqlite3_bind_int64(ins, 8, x->first_interval_id);
+		r = db_step_done(c->db, ins);
+		if (r < 0)
+			return r;
+		if (sqlite3_changes(c->db) && !t.object_type)
+			c->stats->anchored++;
+		/* the next candidates must see this one */
+		r = objects_reload_anchored(c->obj, c->db);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Anchors from the samples of intervals (lo, hi]: only addresses no
+ * learned object explains. */
+static int anchors_scan(struct ctx *c, int64_t lo, int64_t hi)
+{
+	struct anchor_hits h = {};
+	int r = 0, rc;
+
+	sqlite3_reset(c->rows);
+	sqlite3_bind_int64(c->rows, 1, c->boot_id);
+	sqlite3_bind_int64(c->rows, 2, lo);
+	sqlite3_bind_int64(c->rows, 3, hi);
+	while ((rc = sqlite3_step(c->rows)) == SQLITE_ROW) {
+		const struct ksym *k;
+		const struct chain *ch = NULL;
+		struct typed_addr t;
+		struct row row;
+
+		row_read(c->rows, &row);
+		objects_resolve(c->obj, row.addr, row.t0, row.t1, &t);
+		if (t.object_type && strcmp(t.object_type, "lruvec") != 0)
+			continue;
+		if (row.callchain_id) {
+			r = chain_get(c, row.callchain_id, &ch);
+			if (r < 0)
+				goto out;
+		}
+		k = symtab_lookup(objects_symtab(c->obj), row.ip);
+		r = anchor_try(c, &h, row.addr, k ? k->name : NULL, ch, row.interval_id);
+		if (r < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		r = log_error_errno(db_errno(rc), "Failed to read mem_lines: %s", sqlite3_errmsg(c->db));
+		goto out;
+	}
+	sqlite3_reset(c->rows);
+	r = anchors_store(c, &h);
+out:
+	sqlite3_reset(c->rows);
+	free(h.v);
+	return r;
+}
+
+/* Contended locks whose recorded callchain is an anchor's context. */
+static int anchors_from_locks(struct ctx *c)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct anchor_hits h = {};
+	int r, rc;
+
+	r = db_prepare(c->db, &st, "SELECT addr, callchain FROM lock_objects WHERE boot_id = ?1"
+				   " AND callchain IS NOT NULL AND callchain != ''");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, c->boot_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct symtab *syms = objects_symtab(c->obj);
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+		const char *names[64];
+		struct chain ch = { .syms = names };
+		const char *ip = NULL;
+		size_t n = 0;
+
+		/* innermost first: the first IP is where it waited */
+		while (*p && n < ARRAY_SIZE(names)) {
+			char *end;
+			uint64_t a = strtoull(p, &end, 16);
+			const struct ksym *k;
+
+			if (end == p)
+				break;
+			k = symtab_lookup(syms, a);
+			if (n++ == 0)
+				ip = k ? k->name : NULL;
+			else
+				names[ch.n++] = k ? k->name : NULL;
+			p = end;
+			while (*p == ' ')
+				p++;
+		}
+		r = anchor_try(c, &h, (uint64_t)sqlite3_column_int64(st, 0), ip, &ch, 0);
+		if (r < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		r = log_error_errno(db_errno(rc), "Failed to read lock_objects: %s", sqlite3_errmsg(c->db));
+		goto out;
+	}
+	r = anchors_store(c, &h);
+out:
+	free(h.v);
+	return r;
+}
+
+/* --- path_intervals --------------------------------------------------------- */
+
+/*
+ * An imported boot has no counters of its own: the live boot recorded over
+ * the same time (an object boot) has them, apportioned by overlap, when it
+ * covers at least 90 % of the interval. st is count_borrowed (?4: event)
+ * or aging_borrowed.
+ */
+static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0, int64_t t1,
+		  double *ret, char *source, size_t size)
+{
+	const char *boots = objects_boots(c->obj);
+	int rc;
+
+	while (boots && (boots = strchr(boots, ' '))) {
+		int64_t b = strtoll(++boots, NULL, 10);
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, b);
+		sqlite3_bind_int64(st, 2, t0);
+		sqlite3_bind_int64(st, 3, t1);
+		if (st == c->count_borrowed)
+			sqlite3_bind_text(st, 4, event, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    sqlite3_column_int64(st, 1) * 10 >= (t1 - t0) * 9) {
+			*ret = sqlite3_column_double(st, 0);
+			snprintf(source, size, "%s of boot %" PRId64 " over the same time", event, b);
+			sqlite3_reset(st);
+			return 1;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return log_error_errno(db_errno(rc), "Failed to read counters: %s",
+					       sqlite3_errmsg(c->db));
+	}
+	return 0;
+}
+
+/* A counter of the interval, or of the live boot over the same time. */
+static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
+			  const char *event, double *ret, char *source, size_t size)
+{
+	int rc;
+
+	sqlite3_reset(c->count);
+	sqlite3_bind_int64(c->count, 1, interval_id);
+	sqlite3_bind_text(c->count, 2, event, -1, SQLITE_STATIC);
+	rc = sqlite3_step(c->count);
+	if (rc == SQLITE_ROW) {
+		*ret = (double)sqlite3_column_int64(c->count, 0);
+		snprintf(source, size, "%s", event);
+		sqlite3_reset(c->count);
+		return 1;
+	}
+	sqlite3_reset(c->count);
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read event_counts: %s",
+				       sqlite3_errmsg(c->db));
+	return borrow(c, c->count_borrowed, event, t0, t1, ret, source, size);
+}
+
+/* Whether this boot or its live boot estimates same-mm switches. */
+static int same_mm_estimated(struct ctx *c)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	const char *boots = objects_boots(c->obj);
+	int r;
+
+	if (c->same_mm >= 0)
+		return c->same_mm;
+	r = db_prepare(c->db, &st, "SELECT 1 FROM boot_events WHERE event = 'sched:sched_switch'"
+				   " AND role = 'sample' AND available AND"
+				   " instr(' ' || ?1 || ' ', ' ' || boot_id || ' ') > 0");
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, boots, -1, SQLITE_STATIC);
+	c->same_mm = sqlite3_step(st) == SQLITE_ROW;
+	return c->same_mm;
+}
+
+/* The path's own work in the interval; 0 when not counted (NULL work). */
+static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64_t t0, int64_t t1,
+		     double *ret, char *source, size_t size)
+{
+	int r, rc;
+
+	if (strcmp(path, "P1") == 0) {
+		r = same_mm_estimated(c);
+		if (r < 0)
+			return r;
+		/* With the estimator, an interval without an estimate (no window
+		 * ran) has no P1 work: all switches would be another unit. The
+		 * choice is the boot's, so a rebuild makes the same one. */
+		if (r > 0)
+			return interval_count(c, interval_id, t0, t1, SAME_MM_SWITCHES, ret, source, size);
+		r = interval_count(c, interval_id, t0, t1, "sched:sched_switch", ret, source, size);
+		if (r > 0) {
+			size_t len = strlen(source);
+
+			snprintf(source + len, size - len, " (all switches: same-mm not separated)");
+		}
+		return r;
+	}
+	if (strcmp(path, "P2") == 0) {
+		sqlite3_reset(c->aging);
+		sqlite3_bind_int64(c->aging, 1, interval_id);
+		rc = sqlite3_step(c->aging);
+		r = 0;
+		if (rc == SQLITE_ROW && sqlite3_column_type(c->aging, 0) != SQLITE_NULL) {
+			*ret = (double)sqlite3_column_int64(c->aging, 0);
+			snprintf(source, size, "%s", analyze_work_event(path));
+			r = 1;
+		} else if (rc != SQLITE_ROW) {
+			r = log_error_errno(db_errno(rc), "Failed to read lru_gen_progress: %s",
+					    sqlite3_errmsg(c->db));
+		}
+		sqlite3_reset(c->aging);
+		if (r == 0)
+			r = borrow(c, c->aging_borrowed, analyze_work_event(path), t0, t1, ret,
+				   source, size);
+		return r;
+	}
+	return interval_count(c, interval_id, t0, t1, analyze_work_event(path), ret, source, size);
+}
+
+static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1)
+{
+	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
+	bool measured, kept, dropped, seen[ARRAY_SIZE(paths)] = {};
+	int r, rc;
+
+	sqlite3_reset(c->measured);
+	sqlite3_bind_int64(c->measured, 1, interval_id);
+	rc = sqlite3_step(c->measured);
+	measured = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 0);
+	kept = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 1);
+	dropped = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 2);
+	sqlite3_reset(c->measured);
+	/* Retention dropped this interval's samples (mem_lines): sums made
+	 * while they were there stand; without them HITM is unknown now. */
+	if (dropped) {
+		if (kept)
+			return 0;
+		measured = false;
+	}
+
+	r = db_prepare(c->db, &del, "DELETE FROM path_intervals WHERE interval_id = ?1");
+	if (r >= 0)
+		r = db_prepare(c->db, &ins,
+			       "INSERT INTO path_intervals(interval_id, path, lcl_hitm, rmt_hitm, peer,"
+			       " samples, work, work_source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(del, 1, interval_id);
+	r = db_step_done(c->db, del);
+	if (r < 0)
+		return r;
+
+	/* sampled paths (P1..P4 among them, with their work) */
+	sqlite3_reset(c->path_sums);
+	sqlite3_bind_int64(c->path_sums, 1, interval_id);
+	for (;;) {
+		const char *path;
+		char source[160] = "";
+		double work = 0;
+		int w = 0;
+
+		rc = sqlite3_step(c->path_sums);
+		if (rc != SQLITE_ROW)
+			break;
+		path = (const char *)sqlite3_column_text(c->path_sums, 0);
+		for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+			if (strcmp(path, paths[i]) == 0) {
+				seen[i] = true;
+				w = path_work(c, path, interval_id, t0, t1, &work, source, sizeof(source));
+				if (w < 0) {
+					sqlite3_reset(c->path_sums);
+					return w;
+				}
+			}
+		}
+		sqlite3_reset(ins);
+		sqlite3_clear_bindings(ins);
+		sqlite3_bind_int64(ins, 1, interval_id);
+		sqlite3_bind_text(ins, 2, path, -1, SQLITE_TRANSIENT);
+		for (int k = 1; k <= 4; k++)
+			sqlite3_bind_int64(ins, 2 + k, sqlite3_column_int64(c->path_sums, k));
+		if (w > 0) {
+			sqlite3_bind_double(ins, 7, work);
+			sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
+		}
+		r = db_step_done(c->db, ins);
+		if (r < 0) {
+			sqlite3_reset(c->path_sums);
+			return r;
+		}
+	}
+	sqlite3_reset(c->path_sums);
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to sum attributions: %s", sqlite3_errmsg(c->db));
+
+	/* P1..P4 without samples: zero when sampled, NULL when not measured */
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		char source[160] = "";
+		double work = 0;
+		int w;
+
+		if (seen[i])
+			continue;
+		w = path_work(c, paths[i], interval_id, t0, t1, &work, source, sizeof(source));
+		if (w < 0)
+			return w;
+		sqlite3_reset(ins);
+		sqlite3_clear_bindings(ins);
+		sqlite3_bind_int64(ins, 1, interval_id);
+		sqlite3_bind_text(ins, 2, paths[i], -1, SQLITE_STATIC);
+		if (measured)
+			for (int k = 3; k <= 6; k++)
+				sqlite3_bind_int64(ins, k, 0);
+		if (w > 0) {
+			sqlite3_bind_double(ins, 7, work);
+			sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
+		}
+		r = db_step_done(c->db, ins);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* --- intervals ------------------------------------------------------------- */
+
+static int attribute_intervals(struct ctx *c, int64_t lo, int64_t hi)
+{
+	int r = 0, rc;
+
+	sqlite3_reset(c->rows);
+	sqlite3_bind_int64(c->rows, 1, c->boot_id);
+	sqlite3_bind_int64(c->rows, 2, lo);
+	sqlite3_bind_int64(c->rows, 3, hi);
+	while ((rc = sqlite3_step(c->rows)) == SQLITE_ROW) {
+		struct attribution a;
+		struct row row;
+
+		row_read(c->rows, &row);
+		r = attribute(c, &row, &a);
+		if (r >= 0)
+			r = put_attribution(c, &row, &a);
+		if (r < 0)
+			goto out;
+		c->stats->rows++;
+	}
+	if (rc != SQLITE_DONE)
+		r = log_error_errno(db_errno(rc), "Failed to read mem_lines: %s", sqlite3_errmsg(c->db));
+out:
+	sqlite3_reset(c->rows);
+	return r;
+}
+
+struct ival {
+	int64_t id, t0, t1;
+};
+
+static int retry_rows(struct ctx *c, bool all)
+{
+	_cleanup_finalize_ sqlite3_stmt *iv = NULL;
+	struct u64map *touched = u64map_new();
+	struct row *rows = NULL;
+	size_t n = 0, alloc = 0;
+	int r = 0, rc;
+
+	if (!touched)
+		return log_oom();
+	/* read first: rewriting rows under a live SELECT of the same table
+	 * could visit them twice */
+	sqlite3_reset(c->retry_rows);
+	sqlite3_bind_int64(c->retry_rows, 1, c->boot_id);
+	sqlite3_bind_int(c->retry_rows, 2, all);
+	while ((rc = sqlite3_step(c->retry_rows)) == SQLITE_ROW) {
+		if (grow_array((void **)&rows, &alloc, sizeof(*rows), n + 1) < 0) {
+			r = log_oom();
+			goto out;
+		}
+		row_read(c->retry_rows, &rows[n++]);
+	}
+	sqlite3_reset(c->retry_rows);
+	if (rc != SQLITE_DONE) {
+		r = log_error_errno(db_errno(rc), "Failed to read line_attribution: %s",
+				    sqlite3_errmsg(c->db));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct attribution a;
+
+		r = attribute(c, &rows[i], &a);
+		if (r >= 0)
+			r = put_attribution(c, &rows[i], &a);
+		if (r >= 0)
+			r = u64map_put(touched, (uint64_t)rows[i].interval_id, &rows[i]);
+		if (r < 0)
+			goto out;
+	}
+	c->stats->retried += n;
+	/* the sums of every interval that had a retried row */
+	{
+		size_t it = 0;
+		uint64_t k;
+		void *v;
+
+		while (u64map_next(touched, &it, &k, &v)) {
+			const struct row *row = v;
+
+			r = write_path_intervals(c, row->interval_id, row->t0, row->t1);
+			if (r < 0)
+				goto out;
+		}
+	}
+out:
+	u64map_free(touched);
+	free(rows);
+	return r;
+}
+
+/* --- symbols of the running boot -------------------------------------------- */
+
+/* Whether boot_id is the kernel running now (its kallsyms is ours). */
+static bool is_running_boot(sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	char uuid[64];
+	bool yes = false;
+
+	if (read_line("/proc/sys/kernel/random/boot_id", uuid, sizeof(uuid)) < 0)
+		return false;
+	if (db_prepare(db, &st, "SELECT 1 FROM boots WHERE boot_id = ?1 AND source = 'live'"
+				" AND boot_uuid = ?2") < 0)
+		return false;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	return yes;
+}
+
+static int add_ip(uint64_t **v, size_t *n, size_t *alloc, uint64_t ip)
+{
+	if (grow_array((void **)v, alloc, sizeof(**v), *n + 1) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = ip;
+	return 0;
+}
+
+/*
+ * The daemon stores only the symbols of the four paths; the lock
+ * primitives and callers the rules need come from the samples. When the
+ * boot being analyzed is the running kernel, store the symbols of its
+ * sampled IPs and callchain frames (those of intervals after `after`)
+ * from /proc/kallsyms, so the rows are attributed with them, and
+ * anywhere later too. Not the running boot, or kallsyms hidden: nothing.
+ */
+static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, size_t *ret_added)
+{
+	_cleanup_finalize_ sqlite3_stmt *ips = NULL, *chains = NULL;
+	struct symtab *have = NULL;
+	struct kallsyms *ks = NULL;
+	uint64_t *v = NULL;
+	size_t n = 0, alloc = 0, missing = 0;
+	int r, rc;
+
+	*ret_added = 0;
+	if (!is_running_boot(db, boot_id))
+		return 0;
+	have = symtab_new();
+	if (!have)
+		return log_oom();
+	r = symtab_load(have, db, boot_id);
+	if (r >= 0)
+		r = db_prepare(db, &ips, "SELECT DISTINCT l.ip FROM mem_lines l JOIN intervals i USING (interval_id)"
+					 " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	if (r >= 0)
+		r = db_prepare(db, &chains, "SELECT DISTINCT c.ips FROM callchains c"
+					    " JOIN mem_lines l ON l.callchain_id = c.callchain_id"
+					    " JOIN intervals i ON i.interval_id = l.interval_id"
+					    " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	if (r < 0)
+		goto out;
+	sqlite3_bind_int64(ips, 1, boot_id);
+	sqlite3_bind_int64(ips, 2, after);
+	while ((rc = sqlite3_step(ips)) == SQLITE_ROW) {
+		uint64_t ip = (uint64_t)sqlite3_column_int64(ips, 0);
+
+		if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
+			goto oom;
+	}
+	if (rc != SQLITE_DONE)
+		goto sqlerr;
+	sqlite3_bind_int64(chains, 1, boot_id);
+	sqlite3_bind_int64(chains, 2, after);
+	while ((rc = sqlite3_step(chains)) == SQLITE_ROW) {
+		const char *p = (const char *)sqlite3_column_text(chains, 0);
+
+		while (p && *p) {
+			char *end;
+			uint64_t ip = strtoull(p, &end, 16);
+
+			if (end == p)
+				break;
+			if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
+				goto oom;
+			p = end;
+			while (*p == ' ')
+				p++;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto sqlerr;
+	if (!n)
+		goto out;
+
+	ks = kallsyms_load(NULL);
+	if (!ks) {
+		log_debug_errno(errno, "Cannot read /proc/kallsyms: %m; %zu IPs stay unsymbolized", n);
+		goto out;
+	}
+	r = db_begin(db);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const struct ksym *k = kallsyms_lookup(ks, v[i]);
+
+		if (!k) {
+			missing++;
+			continue;
+		}
+		r = kallsyms_store(db, boot_id, k);
+		if (r >= 0)
+			*ret_added += (size_t)sqlite3_changes(db);
+	}
+	if (r >= 0)
+		r = db_commit(db);
+	else
+		db_rollback(db);
+	if (r >= 0 && *ret_added)
+		log_info("Stored %zu kernel symbols of boot %" PRId64 "'s samples from /proc/kallsyms"
+			 "%s", *ret_added, boot_id, missing ? " (some IPs are in no symbol)" : "");
+	goto out;
+sqlerr:
+	r = log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+	goto out;
+oom:
+	r = log_oom();
+out:
+	kallsyms_free(ks);
+	symtab_free(have);
+	free(v);
+	return r;
+}
+
+/* --- boots ----------------------------------------------------------------- */
+
+struct state {
+	bool exists;
+	int64_t last;
+	char digest[64];
+	bool mixed;
+	char knowledge[512];
+};
+
+static int state_read(sqlite3 *db, int64_t boot_id, struct state *s)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	*s = (struct state){};
+	r = db_prepare(db, &st, "SELECT last_interval_id, rules_digest, mixed_rules, coalesce(knowledge, '')"
+				" FROM analysis_state WHERE boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		s->exists = true;
+		s->last = sqlite3_column_int64(st, 0);
+		snprintf(s->digest, sizeof(s->digest), "%s", sqlite3_column_text(st, 1));
+		s->mixed = sqlite3_column_int(st, 2);
+		snprintf(s->knowledge, sizeof(s->knowledge), "%s", sqlite3_column_text(st, 3));
+		return 0;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read analysis_state: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static int state_write(struct ctx *c, const struct state *s)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	const struct vmemmap_cal *cal = objects_vmemmap(c->obj);
+	int r;
+
+	r = db_prepare(c->db, &st,
+		       "INSERT OR REPLACE INTO analysis_state(boot_id, last_interval_id, rules_digest,"
+		       " mixed_rules, analyzed_ns, vmemmap_base, struct_page_size, calibration,"
+		       " object_boots, knowledge) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, c->boot_id);
+	sqlite3_bind_int64(st, 2, s->last);
+	sqlite3_bind_text(st, 3, s->digest, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 4, s->mixed);
+	sqlite3_bind_int64(st, 5, now_ns(CLOCK_REALTIME));
+	if (cal->ok) {
+		sqlite3_bind_int64(st, 6, (int64_t)cal->base);
+		sqlite3_bind_int64(st, 7, cal->page_size);
+	}
+	sqlite3_bind_text(st, 8, cal->text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 9, objects_boots(c->obj), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, s->knowledge, -1, SQLITE_STATIC);
+	return db_step_done(c->db, st);
+}
+
+static int forget_boot(sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	static const char *const sql[] = {
+		"DELETE FROM line_attribution WHERE interval_id IN"
+		" (SELECT interval_id FROM intervals WHERE boot_id = ?1)",
+		/* retention dropped the samples of some intervals but kept their
+		 * sums: those cannot be computed again, so they stay */
+		"DELETE FROM path_intervals WHERE interval_id IN"
+		" (SELECT interval_id FROM intervals WHERE boot_id = ?1 AND NOT detail_dropped)",
+		"DELETE FROM callchain_symbols WHERE callchain_id IN"
+		" (SELECT callchain_id FROM callchains WHERE boot_id = ?1)",
+		"DELETE FROM anchored_objects WHERE boot_id = ?1",
+		"DELETE FROM analysis_state WHERE boot_id = ?1",
+	};
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
+		r = db_prepare(db, &st, sql[i]);
+		if (r < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, boot_id);
+		r = db_step_done(db, st);
+		sqlite3_finalize(st);
+		st = NULL;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The next new intervals of the boot, at most BATCH_INTERVALS. */
+static int next_batch(sqlite3 *db, int64_t boot_id, int64_t after, struct ival *v, size_t *ret_n)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int r, rc;
+
+	r = db_prepare(db, &st, "SELECT interval_id, start_ns, end_ns FROM intervals"
+				" WHERE boot_id = ?1 AND interval_id > ?2 ORDER BY interval_id LIMIT ?3");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, after);
+	sqlite3_bind_int(st, 3, BATCH_INTERVALS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		v[n++] = (struct ival){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+					sqlite3_column_int64(st, 2) };
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
+	*ret_n = n;
+	return 0;
+}
+
+static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
+			unsigned int flags, struct analyze_stats *stats)
+{
+	struct ctx c = { .db = db, .rules = rules, .boot_id = boot_id, .stats = stats, .same_mm = -1 };
+	const char *digest = rules_digest(rules);
+	struct ival *batch = NULL;
+	struct state s;
+	char before[512];
+	bool in_txn = false;
+	size_t added;
+	int r;
+
+	r = state_read(db, boot_id, &s);
+	if (r < 0)
+		return r;
+	if (flags & ANALYZE_REBUILD) {
+		r = db_begin(db);
+		if (r < 0)
+			return r;
+		r = forget_boot(db, boot_id);
+		if (r < 0) {
+			db_rollback(db);
+			return r;
+		}
+		r = db_commit(db);
+		if (r < 0)
+			return r;
+		s = (struct state){};
+	}
+	if (!s.exists) {
+		snprintf(s.digest, sizeof(s.digest), "%s", digest);
+	} else if (strcmp(s.digest, digest) != 0 || s.mixed) {
+		log_warning("Boot %" PRId64 " was analyzed with other rules (digest %s, now %s); new "
+			    "intervals use the current ones: run 'mmhitm analyze --rebuild' to "
+			    "attribute it all again", boot_id, s.digest, digest);
+		s.mixed = true;
+		stats->stale_boots++;
+	}
+
+	r = store_running_symbols(db, boot_id, s.last, &added);
+	if (r < 0)
+		goto out;
+	c.obj = objects_new();
+	if (!c.obj) {
+		r = log_oom();
+		goto out;
+	}
+	r = objects_load(c.obj, db, boot_id);
+	if (r >= 0)
+		r = ctx_prepare(&c);
+	batch = calloc(BATCH_INTERVALS, sizeof(*batch));
+	if (r >= 0 && !batch)
+		r = log_oom();
+	if (r < 0)
+		goto out;
+	snprintf(before, sizeof(before), "%s", s.knowledge);
+	if (!s.exists) {
+		r = db_begin(db);
+		if (r < 0)
+			goto out;
+		in_txn = true;
+		r = anchors_from_locks(&c);
+		if (r < 0)
+			goto out;
+		r = db_commit(db);
+		in_txn = false;
+		if (r < 0)
+			goto out;
+	}
+
+	for (;;) {
+		size_t n = 0;
+
+		r = next_batch(db, boot_id, s.last, batch, &n);
+		if (r < 0 || n == 0)
+			break;
+		r = db_begin(db);
+		if (r < 0)
+			break;
+		in_txn = true;
+		r = anchors_scan(&c, s.last, batch[n - 1].id);
+		if (r >= 0)
+			r = attribute_intervals(&c, s.last, batch[n - 1].id);
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			r = write_path_intervals(&c, batch[i].id, batch[i].t0, batch[i].t1);
+		if (r < 0)
+			break;
+		s.last = batch[n - 1].id;
+		s.exists = true;
+		if (!before[0])		/* first run: what we knew as we started */
+			objects_signature(c.obj, before, sizeof(before));
+		snprintf(s.knowledge, sizeof(s.knowledge), "%s", before);
+		r = state_write(&c, &s);
+		if (r >= 0)
+			r = db_commit(db);
+		in_txn = false;
+		if (r < 0)
+			break;
+		stats->intervals += n;
+	}
+	if (r < 0 || !s.exists)
+		goto out;
+
+	/* Learned more than the earlier rows saw: attribute those again. */
+	objects_signature(c.obj, s.knowledge, sizeof(s.knowledge));
+	if (strcmp(before, s.knowledge) != 0) {
+		bool symbols = objects_signature_symbols_differ(before, s.knowledge);
+
+		r = db_begin(db);
+		if (r < 0)
+			goto out;
+		in_txn = true;
+		/* new symbols can make old samples anchors too */
+		if (symbols)
+			r = anchors_scan(&c, 0, s.last);
+		if (r >= 0)
+			r = retry_rows(&c, symbols);
+		objects_signature(c.obj, s.knowledge, sizeof(s.knowledge));
+		if (r >= 0)
+			r = state_write(&c, &s);
+		if (r >= 0)
+			r = db_commit(db);
+		in_txn = false;
+	}
+out:
+	if (in_txn)
+		db_rollback(db);
+	free(batch);
+	ctx_done(&c);
+	return r;
+}
+
+int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,
+	       struct analyze_stats *ret)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int64_t *boots = NULL;
+	size_t n = 0, alloc = 0;
+	int r, rc;
+
+	*ret = (struct analyze_stats){};
+	r = db_prepare(db, &st, "SELECT boot_id FROM boots ORDER BY boot_id");
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow_array((void **)&boots, &alloc, sizeof(*boots), n + 1) < 0) {
+			free(boots);
+			return log_oom();
+		}
+		boots[n++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		free(boots);
+		return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = analyze_boot(db, rules, boots[i], flags, ret);
+		if (r < 0)
+			break;
+		ret->boots++;
+	}
+	free(boots);
+	return r;
+}

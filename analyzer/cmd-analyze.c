@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmhitm analyze: type and attribute the sampled cache lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "commands.h"
+#include "db.h"
+#include "log.h"
+#include "rules.h"
+#include "util.h"
+
+void cmd_analyze_help(void)
+{
+	printf("Usage: mmhitm analyze [--db PATH] [--rules FILE]... [--rebuild]\n"
+	       "       mmhitm analyze --print-rules [--rules FILE]...\n\n"
+	       "Types every sampled kernel data address of the intervals not analyzed yet\n"
+	       "(mm_struct of which process, struct page of which pfn, lruvec; the BTF\n"
+	       "field and the offset in it), symbolizes IPs and callchains against the\n"
+	       "boot's ksyms, and attributes each to P1..P4, other:<object> or unresolved\n"
+	       "with the rules. Fills line_attribution and path_intervals (views\n"
+	       "path_rates and top_lines). Running it again only adds new intervals;\n"
+	       "objects learned since are applied to earlier unresolved rows too.\n\n"
+	       "  --db PATH        the database (default $MMHITM_DB or the daemon's)\n"
+	       "  --rules FILE     override rules (repeatable; later files win): a rule\n"
+	       "                   named like a default replaces it, a new one is tried\n"
+	       "                   first, 'disable NAME' drops one. Format: the shipped\n"
+	       "                   defaults, /usr/share/mmhitm/rules.conf\n"
+	       "  --rebuild        forget earlier results and attribute everything again\n"
+	       "                   (needed after the rules change: analyze warns)\n"
+	       "  --print-rules    print the effective rules and their digest, and exit\n");
+}
+
+/* Loads the defaults and each override file. Caller frees. */
+static int rules_from_args(char **files, size_t n, struct rules **ret)
+{
+	struct rules *rules = rules_new();
+	int r;
+
+	if (!rules)
+		return log_oom();
+	r = rules_load_defaults(rules);
+	if (r < 0) {
+		log_error("The built-in rules do not parse: this build is broken");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = rules_load_file(rules, files[i]);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = rules;
+	return 0;
+fail:
+	rules_free(rules);
+	return r;
+}
+
+static void print_rules(const struct rules *rules)
+{
+	for (size_t i = 0; i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
+
+		printf("%-3zu %-7s %-24s %s\n", i + 1, rule_is_anchor(rule) ? "anchor" : "rule",
+		       rule_name(rule), rule_origin(rule));
+	}
+	printf("digest %s\n", rules_digest(rules));
+}
+
+static int print_summary(sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, &st,
+		       "SELECT path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
+		       " sum(work) FROM path_intervals GROUP BY path"
+		       " ORDER BY path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, path");
+	if (r < 0)
+		return r;
+	printf("%-22s %9s %9s %9s %9s %9s %12s\n", "path", "intervals", "lcl_hitm", "rmt_hitm",
+	       "peer", "samples", "work");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char cols[5][32];
+
+		for (int k = 0; k < 5; k++) {
+			if (sqlite3_column_type(st, 2 + k) == SQLITE_NULL)
+				snprintf(cols[k], sizeof(cols[k]), "-");
+			else if (k == 4)
+				snprintf(cols[k], sizeof(cols[k]), "%.0f", sqlite3_column_double(st, 2 + k));
+			else
+				snprintf(cols[k], sizeof(cols[k]), "%" PRId64,
+					 (int64_t)sqlite3_column_int64(st, 2 + k));
+		}
+		printf("%-22s %9d %9s %9s %9s %9s %12s\n", sqlite3_column_text(st, 0),
+		       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4]);
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read path_intervals: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db",          required_argument, NULL, 'd' },
+		{ "rules",       required_argument, NULL, 'r' },
+		{ "rebuild",     no_argument,       NULL, 'R' },
+		{ "print-rules", no_argument,       NULL, 'p' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{}
+	};
+	_cleanup_free_ char **files = NULL;
+	const char *path = default_db_path();
+	struct rules *rules = NULL;
+	struct analyze_stats stats;
+	bool rebuild = false, print = false;
+	size_t n_files = 0;
+	sqlite3 *db = NULL;
+	int c, r;
+
+	files = calloc((size_t)argc, sizeof(*files));
+	if (!files)
+		return log_oom();
+	while ((c = getopt_long(argc, argv, "d:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': path = optarg; break;
+		case 'r': files[n_files++] = optarg; break;
+		case 'R': rebuild = true; break;
+		case 'p': print = true; break;
+		case 'h': cmd_analyze_help(); return 0;
+		default: return CMD_USAGE;
+		}
+	}
+	if (optind < argc) {
+		log_error("Unexpected argument '%s'; 'mmhitm analyze --help' says more", argv[optind]);
+		return CMD_USAGE;
+	}
+
+	r = rules_from_args(files, n_files, &rules);
+	if (r < 0)
+		return r;
+	if (print) {
+		print_rules(rules);
+		goto out;
+	}
+	r = db_open(path, DB_NO_CREATE, &db);
+	if (r < 0)
+		goto out;
+	r = analyze_db(db, rules, rebuild ? ANALYZE_REBUILD : 0, &stats);
+	if (r < 0)
+		goto out;
+	printf("%s: %zu boots, %zu new intervals, %zu sampled lines attributed, %zu retried, "
+	       "%zu objects anchored; rules %s%s\n", path, stats.boots, stats.intervals, stats.rows,
+	       stats.retried, stats.anchored, rules_digest(rules),
+	       stats.stale_boots ? " (some boots used other rules: --rebuild)" : "");
+	r = print_summary(db);
+out:
+	db_close(db);
+	rules_free(rules);
+	return r;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_OBJECTS_H
+#define MMHITM_OBJECTS_H
+
+/*
+ * Object resolution for one boot, without DWARF: a kernel data address
+ * becomes (object type, object, field, offset in the field) from what the
+ * daemon learned and the boot's BTF layouts:
+ *
+ *   struct page  vmemmap base calibrated from (folio, pfn) pairs, with
+ *                sizeof(struct page) from BTF checked against the pairs
+ *   mm_struct    mm_objects rows alive in the sample's interval
+ *   lruvec       anchored_objects rows (placed by rules.conf anchors,
+ *                exactly when a contended lock address is the lru_lock)
+ *
+ * or stays unresolved with a reason.
+ */
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symtab.h"
+
+/* The vmemmap on x86_64 spans 1 TiB (4-level paging; Documentation/arch/
+ * x86/x86_64/mm.rst): addresses that far above the base are struct pages. */
+#define VMEMMAP_SPAN	(1ULL << 40)	/* bytes */
+
+/* --- BTF layouts ----------------------------------------------------------- */
+
+struct layout_field {
+	char *name;		/* dotted path, "" for the struct itself */
+	uint32_t offset, size;	/* bytes */
+	char *type;
+};
+
+struct layout {
+	char *name;		/* "mm_struct", "page", "folio", "lruvec" */
+	uint32_t size;		/* sizeof */
+	struct layout_field *f;
+	size_t n, alloc;
+};
+
+/*
+ * Names the field at byte off of an object: the largest top-level member
+ * containing it (aliases of the whole object skipped), descended into while
+ * wider than a word ("lru_gen" -> "lru_gen.bitmap"), an array element
+ * indexed ("lists[4]"). Writes the name and the offset inside that field;
+ * returns false when no field covers off (padding).
+ */
+bool layout_field_at(const struct layout *l, uint32_t off, char *name, size_t size,
+		     uint32_t *ret_field_offset);
+/* The row of a field by exact name, or NULL. */
+const struct layout_field *layout_find(const struct layout *l, const char *field);
+
+/* --- vmemmap --------------------------------------------------------------- */
+
+struct page_pair {
+	uint64_t pfn, folio;
+};
+
+struct vmemmap_cal {
+	bool ok;
+	uint64_t base;
+	uint32_t page_size;	/* sizeof(struct page) used */
+	uint64_t pairs, agree;	/* pairs seen, pairs implying base */
+	uint32_t stride;	/* bytes per pfn measured from the pairs; 0: unmeasured */
+	char text[192];		/* "51 of 51 pairs agree; ..." or why not calibrated */
+};
+
+/*
+ * Calibrates from pairs (reordered by pfn). btf_page_size 0 means BTF had
+ * none: the measured stride is used. Calibrated when at least 90 % of the
+ * pairs imply one base and the stride between pairs, where measurable,
+ * equals sizeof(struct page).
+ */
+void vmemmap_calibrate(struct page_pair *pairs, size_t n, uint32_t btf_page_size,
+		       struct vmemmap_cal *ret);
+
+/* --- resolution ------------------------------------------------------------ */
+
+struct typed_addr {
+	const char *object_type;	/* "mm_struct", "page", "lruvec"; NULL: unresolved */
+	int64_t object_ref;		/* mm_object_id, pfn, anchored_object_id */
+	uint64_t object_addr;
+	int64_t object_offset;
+	bool has_field;
+	char field[128];
+	uint32_t field_offset;
+	char reason[256];		/* how it was typed, or why it was not */
+};
+
+struct objects;
+
+/* Empty; NULL on ENOMEM. Caller frees with objects_free(). */
+struct objects *objects_new(void);
+void objects_free(struct objects *o);
+
+/*
+ * Loads what boot_id's addresses are resolved against: its own rows and,
+ * for an imported boot, those of the live boot recorded on the same host
+ * and kernel over the same time (same boot, same KASLR layout). Also
+ * loads the boot's symbols. Errors are logged.
+ */
+int objects_load(struct objects *o, sqlite3 *db, int64_t boot_id);
+/* Reloads anchored_objects only (after an analysis added some). */
+int objects_reload_anchored(struct objects *o, sqlite3 *db);
+
+const struct vmemmap_cal *objects_vmemmap(const struct objects *o);
+const struct symtab *objects_symtab(const struct objects *o);
+const struct layout *objects_layout(const struct objects *o, const char *name);
+/* The boots whose rows were loaded, as "1 3". */
+const char *objects_boots(const struct objects *o);
+/* What is known, as a comparable string: when it changes, retry unresolved. */
+void objects_signature(const struct objects *o, char *buf, size_t size);
+/* Whether the symbols changed between two signatures. */
+bool objects_signature_symbols_differ(const char *a, const char *b);
+
+/* The contended lock (lock_objects) whose word contains addr: id, or 0. */
+int64_t objects_lock_at(const struct objects *o, uint64_t addr, uint64_t *ret_lock_addr);
+
+/*
+ * Types addr as seen during [t0, t1) (the interval, ns). Always fills
+ * *ret; object_type NULL means unresolved and reason says why.
+ */
+void objects_resolve(const struct objects *o, uint64_t addr, int64_t t0, int64_t t1,
+		     struct typed_addr *ret);
+
+/* For tests: add objects without a database. */
+int objects_add_layout_field(struct objects *o, const char *st, const char *field,
+			     uint32_t offset, uint32_t size, const char *type);
+int objects_add_mm(struct objects *o, int64_t id, uint64_t addr, int64_t alloc_ns,
+		   int64_t free_ns, int64_t first_seen_ns);
+int objects_add_anchored(struct objects *o, int64_t id, const char *st, uint64_t addr,
+			 uint64_t size);
+int objects_add_lock(struct objects *o, int64_t id, uint64_t addr);
+void objects_set_vmemmap(struct objects *o, const struct vmemmap_cal *cal);
+void objects_set_cpus(struct objects *o, int64_t nr_cpus_possible);
+
+#endif
