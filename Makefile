@@ -7,6 +7,8 @@
 #   make             build/mmhitmd build/mmhitm build/mmhitm-load
 #   make check       unit tests (plain and ASan+UBSan), fuzzers, integration
 #   make demo        record this machine for a short while and show the DB
+#   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels (QEMU)
+#   make demo-rollout   a real 6.1 -> 6.12 rollout recorded under QEMU
 #   make install     PREFIX=/usr/local DESTDIR=
 #
 # O=dir puts every build output under dir (default: build).
@@ -39,7 +41,10 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy
+# tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
+# mkfs.ext4/debugfs for the results disk.
+DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -209,6 +214,27 @@ DEMO_SECONDS	?= 30
 
 demo: all
 	$(Q)sh tests/demo.sh $(O) $(DEMO_DB) $(DEMO_SECONDS)
+
+# --- real kernels under QEMU (tests/kernels) -------------------------------
+#
+# Boots Debian's 6.1 and 6.12 cloud kernels (TCG, -smp 2) with a busybox
+# initramfs carrying the programs, and asserts on the DB they leave on a
+# virtio disk; see tests/kernels/README.md. The kernel packages are fetched
+# with apt-get download into KERNEL_CACHE, outside the build tree, so clean
+# and distclean keep them. KERNEL_OLD, KERNEL_NEW (package names),
+# QEMU_ACCEL and BOOT_TIMEOUT given on the command line reach the scripts.
+
+KERNEL_CACHE	?= $(HOME)/.cache/mmhitm/kernels
+ROLLOUT_DIR	?= $(O)/demo-rollout
+
+.PHONY: demo-rollout
+
+check-kernels: all
+	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) sh tests/run kernels
+
+demo-rollout: all
+	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROLLOUT_DIR=$(ROLLOUT_DIR) \
+	    sh tests/kernels/test-rollout.sh
 
 # --- install ---------------------------------------------------------------
 
