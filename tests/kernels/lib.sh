@@ -8,6 +8,7 @@
 #   initramfs_build OUT BIN...
 #   disk_make IMG MIB [DIR]  an ext4 image, optionally filled from DIR
 #   disk_pull IMG PATH DEST  copies PATH (file or dir) out of the image
+#   disk_pull_db IMG NAME DEST  the same for a SQLite DB and its WAL
 #   qemu_boot NAME SCENARIO TAG IMG [SECONDS]
 #
 # Environment (all optional):
@@ -214,6 +215,15 @@ disk_pull() {	# img path dest
 	rm -rf "$3" && mkdir -p "$3" || fail "cannot create $3"
 	debugfs -R "rdump $2 $3" "$1" >/dev/null 2>"$3.debugfs.log"
 	[ -e "$3/$(basename "$2")" ] || { cat "$3.debugfs.log"; fail "no $2 on $1"; }
+}
+
+# The DB a scenario left, with its WAL if the writer did not close it.
+disk_pull_db() {	# img name dest
+	disk_pull "$1" "/$2" "$3"
+	if debugfs -R "stat /$2-wal" "$1" 2>/dev/null | grep -q '^Inode:'; then
+		echo "    note: /$2-wal left on the disk (writer did not close the DB)"
+		debugfs -R "rdump /$2-wal $3" "$1" >/dev/null 2>&1
+	fi
 }
 
 # --- boot ------------------------------------------------------------------
