@@ -118,8 +118,12 @@ kernel_fetch() {	# series
 	KDIR=${deb%.deb}
 	if [ ! -d "$KDIR" ]; then
 		note "dpkg-deb -x $(basename "$deb")"
-		rm -rf "$KDIR.tmp" && dpkg-deb -x "$deb" "$KDIR.tmp" && mv "$KDIR.tmp" "$KDIR" ||
-			{ exec 9>&-; fail "cannot extract $deb"; }
+		if ! { rm -rf "$KDIR.tmp" && dpkg-deb -x "$deb" "$KDIR.tmp" && mv "$KDIR.tmp" "$KDIR"; }; then
+			# Most likely an interrupted download: the next run fetches it again.
+			rm -rf "$deb" "$KDIR.tmp"
+			exec 9>&-
+			fail "cannot extract $deb (removed it from the cache)"
+		fi
 	fi
 	exec 9>&-
 	KVER=$(ls "$KDIR/lib/modules" | head -n1)
