@@ -71,8 +71,9 @@ PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 WARNINGS	:= -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare \
-		   -Wformat=2 -Wundef -Wvla -Wno-unused-parameter
-BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Icommon -I$(O)/gen \
+		   -Wformat=2 -Wundef -Wvla -Wno-unused-parameter \
+		   -Wno-missing-field-initializers
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Icommon -Idaemon -Ianalyzer -I$(O)/gen \
 		   $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
 CFLAGS		?= -O2 -g
 ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS) -MMD -MP

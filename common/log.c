@@ -11,6 +11,7 @@
 static const char *log_ident = "mmhitm";
 static int log_max_level = LOG_INFO;
 static int log_prefix_priority;		/* stderr goes to journald */
+static int log_to_syslog;		/* a daemon without a terminal */
 
 void log_setup(const char *ident)
 {
@@ -23,6 +24,12 @@ void log_setup(const char *ident)
 	lvl = getenv("MMHITM_LOG_LEVEL");
 	if (lvl && log_level_from_string(lvl) >= 0)
 		log_max_level = log_level_from_string(lvl);
+}
+
+void log_use_syslog(void)
+{
+	openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_to_syslog = 1;
 }
 
 void log_set_max_level(int level)
@@ -64,7 +71,9 @@ int log_internalv(int level, int error, const char *fmt, va_list ap)
 	errno = err;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 
-	if (log_prefix_priority)
+	if (log_to_syslog)
+		syslog(level, "%s", buf);
+	else if (log_prefix_priority)
 		fprintf(stderr, "<%d>%s\n", level, buf);
 	else
 		fprintf(stderr, "%s: %s\n", log_ident, buf);
@@ -82,4 +91,31 @@ int log_internal(int level, int error, const char *fmt, ...)
 	r = log_internalv(level, error, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+/*
+ * libtraceevent and libtracefs report through a weak tep_vprint(); route
+ * them into our log. They cannot know whether a failure matters (a missing
+ * event is normal on some kernels), so their messages are debug output and
+ * we log what decides at the call site.
+ */
+#include <traceevent/event-parse.h>
+#include <traceevent/event-utils.h>
+
+int tep_vprint(const char *name, enum tep_loglevel level, bool print_err,
+	       const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int saved = errno;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (print_err && saved)
+		log_internal(level <= TEP_LOG_CRITICAL ? LOG_WARNING : LOG_DEBUG, saved,
+			     "%s: %s: %m", name ?: "lib", buf);
+	else
+		log_internal(level <= TEP_LOG_CRITICAL ? LOG_WARNING : LOG_DEBUG, 0,
+			     "%s: %s", name ?: "lib", buf);
+	errno = saved;
+	return 0;
 }

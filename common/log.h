@@ -18,6 +18,8 @@
  */
 
 void log_setup(const char *ident);
+/* For a daemon that detached from its terminal. */
+void log_use_syslog(void);
 void log_set_max_level(int level);
 int log_get_max_level(void);
 /* Parses "err", "warning", "notice", "info", "debug" or 0..7. */

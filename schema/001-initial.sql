@@ -142,23 +142,26 @@ CREATE TABLE lru_gen_progress (
 	PRIMARY KEY (interval_id, memcg_id, node)
 ) WITHOUT ROWID;
 
--- Live mm_struct objects learned from kmem_cache_alloc/free ('fork',
--- 'exec') and from mmap_lock events of objects older than the daemon
--- ('mmap_lock'). An address is one object only for [alloc_ns, free_ns).
+-- mm_struct objects learned from kmem_cache_alloc/free ('fork', 'exec')
+-- and from mmap_lock events of objects older than the daemon ('mmap_lock').
+-- An address is one object only for [alloc_ns, free_ns); where NULLs leave
+-- two rows of one address overlapping (a daemon restart), the row with the
+-- latest first_seen_ns at or before a time is the one alive then.
 CREATE TABLE mm_objects (
 	mm_object_id	INTEGER PRIMARY KEY,
 	boot_id		INTEGER NOT NULL REFERENCES boots,
 	addr		INTEGER NOT NULL,
 	tgid		INTEGER,
 	comm		TEXT,
-	memcg_id	INTEGER,
-	learned_from	TEXT NOT NULL,		-- 'fork', 'exec' or 'mmap_lock'
+	memcg_id	INTEGER,		-- mmap_lock events' memcg_id field, where the kernel has it
+	memcg_path	TEXT,			-- mmap_lock events' memcg_path field (older kernels)
+	learned_from	TEXT NOT NULL,		-- 'fork', 'exec', 'mmap_lock'; 'alloc': owner unknown
 	alloc_ns	INTEGER,		-- NULL: allocated before it was watched
 	free_ns		INTEGER,		-- NULL: not freed while watched
 	first_seen_ns	INTEGER NOT NULL,
-	last_seen_ns	INTEGER NOT NULL
+	last_seen_ns	INTEGER NOT NULL,
+	UNIQUE (boot_id, addr, first_seen_ns)
 );
-CREATE INDEX mm_objects_by_addr ON mm_objects (boot_id, addr);
 
 -- (folio, pfn) pairs from pagemap events: the vmemmap base is
 -- folio - pfn * sizeof(struct page) for every one of them.
@@ -228,7 +231,7 @@ SELECT	boot_id, event, role, available, detail FROM boot_events;
 
 CREATE VIEW mm_structs AS
 SELECT	m.mm_object_id, m.boot_id, printf('0x%016x', m.addr) AS address,
-	m.tgid, m.comm, m.memcg_id, m.learned_from,
+	m.tgid, m.comm, m.memcg_id, m.memcg_path, m.learned_from,
 	strftime('%Y-%m-%dT%H:%M:%SZ', m.alloc_ns / 1000000000, 'unixepoch') AS allocated,
 	strftime('%Y-%m-%dT%H:%M:%SZ', m.free_ns / 1000000000, 'unixepoch') AS freed,
 	m.free_ns IS NULL AS live, m.addr, m.alloc_ns, m.free_ns, m.first_seen_ns, m.last_seen_ns

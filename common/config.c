@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "util.h"
+
+enum opt_type { OPT_PATH, OPT_STRING, OPT_DURATION, OPT_SIZE_KB, OPT_U64, OPT_BOOL, OPT_LOGLEVEL };
+
+struct option_def {
+	struct config_option_info info;
+	enum opt_type type;
+	size_t off;
+	const char *def;
+	int64_t min, max;	/* durations in ns, sizes in KiB, numbers as is */
+	int (*check)(const char *value, char *err, size_t errlen);
+};
+
+static int check_instance(const char *v, char *err, size_t errlen)
+{
+	/*
+	 * Our instance name must say it is ours: at start we remove a stale
+	 * instance of that name, and that must never be someone else's.
+	 */
+	if (!startswith(v, "mmhitm")) {
+		snprintf(err, errlen, "instance name must start with \"mmhitm\"");
+		return -EINVAL;
+	}
+	if (strlen(v) > 64) {
+		snprintf(err, errlen, "instance name longer than 64 characters");
+		return -EINVAL;
+	}
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) {
+			snprintf(err, errlen, "instance name may only have letters, digits, '-', '_', '.'");
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int check_events(const char *v, char *err, size_t errlen)
+{
+	/* "sys:event sys:* ..." separated by spaces or commas. */
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, " ,\t");
+		const char *colon = memchr(p, ':', n);
+
+		if (n && (!colon || colon == p || colon == p + n - 1)) {
+			snprintf(err, errlen, "event \"%.*s\" is not system:name", (int)n, p);
+			return -EINVAL;
+		}
+		p += n;
+		p += strspn(p, " ,\t");
+	}
+	return 0;
+}
+
+#define S 1000000000LL
+#define OFF(f) offsetof(struct config, f)
+
+static const struct option_def options[] = {
+	{ { "db", "PATH", "SQLite database to record into" },
+	  OPT_PATH, OFF(db_path), "/var/lib/mmhitm/mmhitm.db" },
+	{ { "interval", "DURATION", "length of one recording interval (one transaction)" },
+	  OPT_DURATION, OFF(interval_ns), "60s", 1 * S, 3600 * S },
+	{ { "duration", "DURATION", "stop after this long (0: run until stopped)" },
+	  OPT_DURATION, OFF(duration_ns), "0", 0, 366 * 86400 * S },
+	{ { "instance", "NAME", "tracefs instance to own (created and removed by mmhitmd)" },
+	  OPT_STRING, OFF(instance), "mmhitm", 0, 0, check_instance },
+	{ { "buffer_size_kb", "KIB", "per-CPU ring buffer for the learning events" },
+	  OPT_SIZE_KB, OFF(buffer_size_kb), "1024", 64, 1024 * 1024 },
+	{ { "drain_interval", "DURATION", "how often the learning events are read" },
+	  OPT_DURATION, OFF(drain_ns), "1s", S / 100, 60 * S },
+	{ { "page_pair_shift", "N", "learn the (folio, pfn) pair of 1 pfn in 2^N (vmemmap calibration)" },
+	  OPT_U64, OFF(page_pair_shift), "8", 0, 20 },
+	{ { "max_page_pairs", "N", "(folio, pfn) pairs kept per boot" },
+	  OPT_U64, OFF(max_page_pairs), "4096", 0, 1 << 20 },
+	{ { "learn_mm", "BOOL", "learn mm_struct objects (kmem_cache, fork, exec, mmap_lock)" },
+	  OPT_BOOL, OFF(learn_mm), "yes" },
+	{ { "learn_pages", "BOOL", "learn (folio, pfn) pairs from pagemap events" },
+	  OPT_BOOL, OFF(learn_pages), "yes" },
+	{ { "learn_locks", "BOOL", "learn contended lock addresses (lock:contention_begin)" },
+	  OPT_BOOL, OFF(learn_locks), "yes" },
+	{ { "count_events", "EVENTS", "extra tracepoints to count, e.g. \"kmem:mm_page_alloc\"" },
+	  OPT_STRING, OFF(count_events), "", 0, 0, check_events },
+	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
+	  OPT_LOGLEVEL, OFF(log_level), "info" },
+};
+
+#undef OFF
+#undef S
+
+const struct config_option_info *config_option_info(unsigned int i)
+{
+	return i < ARRAY_SIZE(options) ? &options[i].info : NULL;
+}
+
+static const struct option_def *option_find(const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (strcmp(options[i].info.key, key) == 0)
+			return &options[i];
+	return NULL;
+}
+
+static int option_set(struct config *c, const struct option_def *o, const char *v,
+		      char *err, size_t errlen)
+{
+	void *field = (char *)c + o->off;
+	uint64_t u;
+	int64_t d;
+	bool b;
+	int r;
+
+	switch (o->type) {
+	case OPT_PATH:
+		if (!*v || (v[0] != '/' && !startswith(v, "./") && strchr(v, ':'))) {
+			snprintf(err, errlen, "\"%s\" is not a path", v);
+			return -EINVAL;
+		}
+		/* fall through */
+	case OPT_STRING: {
+		char *s;
+
+		if (o->check) {
+			r = o->check(v, err, errlen);
+			if (r < 0)
+				return r;
+		}
+		s = strdup(v);
+		if (!s)
+			return -ENOMEM;
+		free(*(char **)field);
+		*(char **)field = s;
+		return 0;
+	}
+	case OPT_DURATION:
+		r = parse_duration_ns(v, &d);
+		if (r < 0) {
+			snprintf(err, errlen, "\"%s\" is not a duration (e.g. 60s, 5m, 1h)", v);
+			return -EINVAL;
+		}
+		if (d < o->min || d > o->max) {
+			snprintf(err, errlen, "\"%s\" is out of range (%.3gs to %.3gs)", v,
+				 o->min / 1e9, o->max / 1e9);
+			return -EINVAL;
+		}
+		*(int64_t *)field = d;
+		return 0;
+	case OPT_SIZE_KB:
+		r = parse_size(v, &u);
+		if (r < 0) {
+			snprintf(err, errlen, "\"%s\" is not a size", v);
+			return -EINVAL;
+		}
+		/* A bare number is KiB, as in tracefs' buffer_size_kb. */
+		if (!isdigit((unsigned char)v[strlen(v) - 1]))
+			u /= 1024;
+		if ((int64_t)u < o->min || (int64_t)u > o->max) {
+			snprintf(err, errlen, "\"%s\" is out of range (%" PRId64 " to %" PRId64 " KiB)",
+				 v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(uint64_t *)field = u;
+		return 0;
+	case OPT_U64:
+		r = parse_u64(v, &u);
+		if (r < 0) {
+			snprintf(err, errlen, "\"%s\" is not a non-negative integer", v);
+			return -EINVAL;
+		}
+		if ((int64_t)u < o->min || (int64_t)u > o->max) {
+			snprintf(err, errlen, "%s is out of range (%" PRId64 " to %" PRId64 ")",
+				 v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(uint64_t *)field = u;
+		return 0;
+	case OPT_BOOL:
+		if (parse_bool(v, &b) < 0) {
+			snprintf(err, errlen, "\"%s\" is not a boolean (yes/no)", v);
+			return -EINVAL;
+		}
+		*(bool *)field = b;
+		return 0;
+	case OPT_LOGLEVEL:
+		r = log_level_from_string(v);
+		if (r < 0) {
+			snprintf(err, errlen, "\"%s\" is not a log level", v);
+			return -EINVAL;
+		}
+		*(int *)field = r;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	const struct option_def *o = option_find(key);
+
+	if (!o) {
+		snprintf(err, errlen, "unknown option \"%s\"", key);
+		return -ENOENT;
+	}
+	return option_set(c, o, value, err, errlen);
+}
+
+void config_init(struct config *c)
+{
+	char err[256];
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		int r = option_set(c, &options[i], options[i].def, err, sizeof(err));
+
+		/* The defaults are ours; a bad one is a bug caught by the tests. */
+		if (r < 0)
+			log_error("BUG: default of %s: %s", options[i].info.key, err);
+	}
+}
+
+void config_done(struct config *c)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (options[i].type == OPT_PATH || options[i].type == OPT_STRING) {
+			char **p = (char **)((char *)c + options[i].off);
+
+			free(*p);
+			*p = NULL;
+		}
+}
+
+int config_load(struct config *c, const char *path, bool must_exist)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char *line = NULL;
+	size_t alloc = 0;
+	unsigned int lineno = 0;
+	int bad = 0;
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		return log_error_errno(errno, "Failed to open config %s: %m", path);
+	}
+
+	while (getline(&line, &alloc, f) >= 0) {
+		char err[256], *key, *value, *eq, *p;
+		int r;
+
+		lineno++;
+		p = strstrip(line);
+		if (!*p || *p == '#' || *p == ';')
+			continue;
+		if (*p == '[') {
+			/* One section for now; accepted so files can grow. */
+			if (strcmp(p, "[mmhitmd]") != 0) {
+				log_error("%s:%u: unknown section %s", path, lineno, p);
+				bad++;
+			}
+			continue;
+		}
+		eq = strchr(p, '=');
+		if (!eq) {
+			log_error("%s:%u: expected \"key = value\"", path, lineno);
+			bad++;
+			continue;
+		}
+		*eq = '\0';
+		key = strstrip(p);
+		value = strstrip(eq + 1);
+		/* Optional quotes around values with spaces. */
+		if (value[0] == '"' && strlen(value) >= 2 && value[strlen(value) - 1] == '"') {
+			value[strlen(value) - 1] = '\0';
+			value++;
+		}
+		if (strcmp(key, "duration") == 0) {
+			log_error("%s:%u: \"duration\" is a command-line option only", path, lineno);
+			bad++;
+			continue;
+		}
+		r = config_set(c, key, value, err, sizeof(err));
+		if (r == -ENOMEM) {
+			free(line);
+			return log_oom();
+		}
+		if (r < 0) {
+			log_error("%s:%u: %s", path, lineno, err);
+			bad++;
+		}
+	}
+	free(line);
+	if (ferror(f))
+		return log_error_errno(EIO, "Failed to read config %s", path);
+	return bad ? -EINVAL : 0;
+}
+
+int config_verify(const struct config *c)
+{
+	if (c->drain_ns > c->interval_ns)
+		return log_error_errno(EINVAL, "drain_interval (%.3gs) must not exceed interval (%.3gs)",
+				       c->drain_ns / 1e9, c->interval_ns / 1e9);
+	return 0;
+}
+
+void config_dump(const struct config *c, FILE *f)
+{
+	static const char *const levels[] = {
+		"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		const struct option_def *o = &options[i];
+		const void *field = (const char *)c + o->off;
+
+		if (strcmp(o->info.key, "duration") == 0)
+			continue;
+		fprintf(f, "%s = ", o->info.key);
+		switch (o->type) {
+		case OPT_PATH:
+		case OPT_STRING:	fprintf(f, "%s\n", *(char *const *)field ?: ""); break;
+		case OPT_DURATION:	fprintf(f, "%gs\n", *(const int64_t *)field / 1e9); break;
+		case OPT_SIZE_KB:
+		case OPT_U64:		fprintf(f, "%" PRIu64 "\n", *(const uint64_t *)field); break;
+		case OPT_BOOL:		fprintf(f, "%s\n", *(const bool *)field ? "yes" : "no"); break;
+		case OPT_LOGLEVEL:	fprintf(f, "%s\n", levels[*(const int *)field & 7]); break;
+		}
+	}
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_CONFIG_H
+#define MMHITM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/mmhitm/mmhitm.conf"
+
+/*
+ * mmhitmd's settings. Each field has one entry in config.c's option table,
+ * which gives its config-file key, its command-line flag (--key, with '-'
+ * for '_'), its default, its bounds and its help text.
+ */
+struct config {
+	char *db_path;			/* db */
+	int64_t interval_ns;		/* interval: one transaction each */
+	int64_t duration_ns;		/* duration: 0 runs until stopped */
+	char *instance;			/* instance: our tracefs instance */
+	uint64_t buffer_size_kb;	/* buffer_size_kb: per CPU, learning events */
+	int64_t drain_ns;		/* drain_interval: how often the ring buffer is read */
+	uint64_t page_pair_shift;	/* page_pair_shift: learn 1 pfn in 2^N */
+	uint64_t max_page_pairs;	/* max_page_pairs: per boot */
+	bool learn_mm;
+	bool learn_pages;
+	bool learn_locks;
+	char *count_events;		/* count_events: extra "sys:event" list */
+	int log_level;
+};
+
+/* Fills in the defaults. Caller frees the strings with config_done(). */
+void config_init(struct config *c);
+void config_done(struct config *c);
+
+/*
+ * Sets one option by key from a string, as the file or a flag gives it.
+ * On error returns -EINVAL (unknown key: -ENOENT) and writes why to err.
+ */
+int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen);
+
+/*
+ * Reads a config file: "key = value" lines, '#' comments, blank lines.
+ * A missing file is fine unless must_exist. Every bad line is logged as
+ * "path:line: why"; returns -EINVAL if there was any.
+ */
+int config_load(struct config *c, const char *path, bool must_exist);
+
+/* Cross-option checks after everything is set. Logs; returns -EINVAL. */
+int config_verify(const struct config *c);
+
+/* Prints the effective configuration in the file format. */
+void config_dump(const struct config *c, FILE *f);
+
+/* The option table, for building getopt_long options and --help. */
+struct config_option_info {
+	const char *key;
+	const char *arg;	/* placeholder for help, e.g. "DURATION" */
+	const char *help;
+};
+const struct config_option_info *config_option_info(unsigned int i);	/* NULL past the end */
+
+#endif

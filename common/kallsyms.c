@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "util.h"
+
+struct kallsyms {
+	struct ksym *syms;
+	size_t n, alloc;
+	char *names;		/* one blob; ksym.name/module point into it */
+	size_t names_len, names_alloc;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Stores a string in the blob; returns its offset or -ENOMEM. */
+static ssize_t blob_add(struct kallsyms *ks, const char *s, size_t len)
+{
+	size_t off = ks->names_len;
+
+	if (grow_array((void **)&ks->names, &ks->names_alloc, 1, ks->names_len + len + 1) < 0)
+		return -ENOMEM;
+	memcpy(ks->names + off, s, len);
+	ks->names[off + len] = '\0';
+	ks->names_len += len + 1;
+	return off;
+}
+
+struct kallsyms *kallsyms_load(const char *path)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct kallsyms *ks;
+	char line[512];
+	bool nonzero = false;
+	/* Offsets during load: the blob moves as it grows. */
+	size_t *name_off = NULL, *mod_off = NULL, off_alloc = 0, mod_alloc = 0;
+	ssize_t last_mod = -1;
+	char last_mod_name[64] = "";
+
+	f = fopen(path ?: "/proc/kallsyms", "re");
+	if (!f)
+		return NULL;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return NULL;
+
+	while (fgets(line, sizeof(line), f)) {
+		char *name, *mod, *end;
+		unsigned long long addr;
+		char type;
+		ssize_t no, mo = -1;
+
+		addr = strtoull(line, &end, 16);
+		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		type = end[1];
+		/* Absolute and undefined symbols are not places in the kernel. */
+		if (type == 'a' || type == 'A' || type == 'U')
+			continue;
+		name = end + 3;
+		name[strcspn(name, "\n")] = '\0';
+		mod = strchr(name, '\t');
+		if (mod) {
+			*mod++ = '\0';
+			if (*mod == '[') {
+				mod++;
+				mod[strcspn(mod, "]")] = '\0';
+			}
+		}
+		if (addr)
+			nonzero = true;
+
+		if (grow_array((void **)&ks->syms, &ks->alloc, sizeof(*ks->syms), ks->n + 1) < 0 ||
+		    grow_array((void **)&name_off, &off_alloc, sizeof(*name_off), ks->n + 1) < 0 ||
+		    grow_array((void **)&mod_off, &mod_alloc, sizeof(*mod_off), ks->n + 1) < 0)
+			goto oom;
+		no = blob_add(ks, name, strlen(name));
+		if (no < 0)
+			goto oom;
+		if (mod) {
+			/* Module symbols come grouped: share one copy of the name. */
+			if (last_mod < 0 || strcmp(last_mod_name, mod) != 0) {
+				last_mod = blob_add(ks, mod, strlen(mod));
+				if (last_mod < 0)
+					goto oom;
+				snprintf(last_mod_name, sizeof(last_mod_name), "%s", mod);
+			}
+			mo = last_mod;
+		}
+		ks->syms[ks->n].addr = addr;
+		name_off[ks->n] = no;
+		mod_off[ks->n] = mo;
+		ks->n++;
+	}
+	if (ferror(f)) {
+		errno = EIO;
+		goto fail;
+	}
+	if (!nonzero) {
+		errno = EPERM;
+		goto fail;
+	}
+
+	for (size_t i = 0; i < ks->n; i++) {
+		ks->syms[i].name = ks->names + name_off[i];
+		ks->syms[i].module = (ssize_t)mod_off[i] >= 0 ? ks->names + mod_off[i] : NULL;
+	}
+	free(name_off);
+	free(mod_off);
+	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
+	for (size_t i = 0; i < ks->n; i++) {
+		/* The last symbol, or one before a module gap, gets a page. */
+		uint64_t next = i + 1 < ks->n ? ks->syms[i + 1].addr : ks->syms[i].addr + 4096;
+
+		ks->syms[i].size = next - ks->syms[i].addr;
+		if (ks->syms[i].size > (1u << 24))
+			ks->syms[i].size = 4096;
+	}
+	return ks;
+
+oom:
+	errno = ENOMEM;
+fail:
+	free(name_off);
+	free(mod_off);
+	kallsyms_free(ks);
+	return NULL;
+}
+
+void kallsyms_free(struct kallsyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->names);
+	free(ks);
+}
+
+size_t kallsyms_count(const struct kallsyms *ks)
+{
+	return ks ? ks->n : 0;
+}
+
+const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!ks || !ks->n)
+		return NULL;
+	hi = ks->n;
+	/* Last symbol with sym.addr <= addr. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ks->syms[lo].addr > addr || addr - ks->syms[lo].addr >= ks->syms[lo].size)
+		return NULL;
+	return &ks->syms[lo];
+}
+
+const struct ksym *kallsyms_find(const struct kallsyms *ks, const char *name)
+{
+	for (size_t i = 0; ks && i < ks->n; i++)
+		if (strcmp(ks->syms[i].name, name) == 0)
+			return &ks->syms[i];
+	return NULL;
+}
+
+int kallsyms_store(sqlite3 *db, int64_t boot_id, const struct ksym *sym)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, &st, "INSERT OR IGNORE INTO ksyms(boot_id, addr, size, name, module) "
+				"VALUES (?1, ?2, ?3, ?4, ?5)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, (int64_t)sym->addr);
+	sqlite3_bind_int64(st, 3, (int64_t)sym->size);
+	sqlite3_bind_text(st, 4, sym->name, -1, SQLITE_STATIC);
+	if (sym->module)
+		sqlite3_bind_text(st, 5, sym->module, -1, SQLITE_STATIC);
+	return db_step_done(db, st);
+}

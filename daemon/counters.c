@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <perf/core.h>
+#include <perf/cpumap.h>
+#include <perf/evsel.h>
+#include <perf/threadmap.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <tracefs.h>
+
+#include "counters.h"
+#include "log.h"
+#include "util.h"
+
+struct counter {
+	char name[96];
+	struct perf_evsel *evsel;
+};
+
+struct counters {
+	struct perf_cpu_map *cpus;
+	struct perf_thread_map *threads;
+	struct counter *v;
+	size_t n, alloc;
+};
+
+static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
+{
+	/* libperf can't know what matters: the caller logs what decides. */
+	if (level <= LIBPERF_ERR)
+		return log_internalv(LOG_DEBUG, 0, fmt, ap);
+	return 0;
+}
+
+struct counters *counters_new(void)
+{
+	struct counters *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	libperf_init(libperf_print);
+	c->cpus = perf_cpu_map__new_online_cpus();
+	c->threads = perf_thread_map__new_dummy();	/* pid -1: every task */
+	if (!c->cpus || !c->threads) {
+		counters_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void counters_free(struct counters *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		perf_evsel__close(c->v[i].evsel);
+		perf_evsel__delete(c->v[i].evsel);
+	}
+	free(c->v);
+	perf_cpu_map__put(c->cpus);
+	perf_thread_map__put(c->threads);
+	free(c);
+}
+
+static int add_one(struct counters *c, const char *sys, const char *name,
+		   struct event_status_list *status)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+	};
+	struct perf_evsel *evsel;
+	char *idstr;
+	uint64_t id;
+	int r;
+
+	for (size_t i = 0; i < c->n; i++) {
+		char full[96];
+
+		snprintf(full, sizeof(full), "%s:%s", sys, name);
+		if (strcmp(c->v[i].name, full) == 0)
+			return 0;	/* asked twice */
+	}
+
+	idstr = tracefs_event_file_read(NULL, sys, name, "id", NULL);
+	if (!idstr)
+		return event_status_add(status, sys, name, "count", false, "not in this kernel");
+	r = parse_u64(strstrip(idstr), &id);
+	free(idstr);
+	if (r < 0)
+		return event_status_add(status, sys, name, "count", false, "unreadable event id");
+	attr.config = id;
+
+	evsel = perf_evsel__new(&attr);
+	if (!evsel)
+		return log_oom();
+	r = perf_evsel__open(evsel, c->cpus, c->threads);
+	if (r < 0) {
+		int err = errno ?: -r;
+
+		perf_evsel__delete(evsel);
+		return event_status_add(status, sys, name, "count", false,
+					"perf_event_open failed: %s", strerror(err));
+	}
+	if (grow_array((void **)&c->v, &c->alloc, sizeof(*c->v), c->n + 1) < 0) {
+		perf_evsel__close(evsel);
+		perf_evsel__delete(evsel);
+		return log_oom();
+	}
+	snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s:%s", sys, name);
+	c->v[c->n].evsel = evsel;
+	c->n++;
+	return event_status_add(status, sys, name, "count", true, "perf counting on %d CPUs",
+				perf_cpu_map__nr(c->cpus));
+}
+
+int counters_add(struct counters *c, const char *spec, struct event_status_list *status)
+{
+	char sys[64], *name;
+	char **events;
+	int r = 0;
+
+	snprintf(sys, sizeof(sys), "%s", spec);
+	name = strchr(sys, ':');
+	if (!name)
+		return log_error_errno(EINVAL, "Event \"%s\" is not system:name", spec);
+	*name++ = '\0';
+
+	if (strcmp(name, "*") != 0)
+		return add_one(c, sys, name, status);
+
+	events = tracefs_system_events(NULL, sys);
+	if (!events)
+		return event_status_add(status, sys, "*", "count", false, "no such event system");
+	for (char **e = events; *e && r >= 0; e++)
+		r = add_one(c, sys, *e, status);
+	tracefs_list_free(events);
+	return r;
+}
+
+size_t counters_count(const struct counters *c)
+{
+	return c->n;
+}
+
+const char *counters_name(const struct counters *c, size_t i)
+{
+	return c->v[i].name;
+}
+
+int counters_read(struct counters *c, uint64_t *ret)
+{
+	int ncpu = perf_cpu_map__nr(c->cpus);
+
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t sum = 0;
+
+		for (int idx = 0; idx < ncpu; idx++) {
+			struct perf_counts_values v = {};
+
+			if (perf_evsel__read(c->v[i].evsel, idx, 0, &v) < 0)
+				return log_error_errno(errno ?: EIO, "Failed to read counter %s: %m",
+						       c->v[i].name);
+			sum += v.val;
+		}
+		ret[i] = sum;
+	}
+	return 0;
+}

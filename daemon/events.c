@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <tracefs.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "events.h"
+#include "log.h"
+#include "util.h"
+
+#define TRACEFS_MAGIC_NR 0x74726163
+
+int event_status_add(struct event_status_list *l, const char *system, const char *name,
+		     const char *role, bool available, const char *fmt, ...)
+{
+	struct event_status *s;
+	va_list ap;
+
+	if (grow_array((void **)&l->v, &l->alloc, sizeof(*l->v), l->n + 1) < 0)
+		return log_oom();
+	s = &l->v[l->n++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->event, sizeof(s->event), "%s:%s", system, name);
+	s->role = role;
+	s->available = available;
+	va_start(ap, fmt);
+	vsnprintf(s->detail, sizeof(s->detail), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+void event_status_list_done(struct event_status_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int event_status_store(sqlite3 *db, int64_t boot_id, const struct event_status_list *l)
+{
+	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
+	int r;
+
+	r = db_prepare(db, &del, "DELETE FROM boot_events WHERE boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(del, 1, boot_id);
+	r = db_step_done(db, del);
+	if (r < 0)
+		return r;
+	r = db_prepare(db, &ins, "INSERT OR REPLACE INTO boot_events(boot_id, event, role, available, detail)"
+				 " VALUES (?1, ?2, ?3, ?4, ?5)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l->n; i++) {
+		sqlite3_bind_int64(ins, 1, boot_id);
+		sqlite3_bind_text(ins, 2, l->v[i].event, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, l->v[i].role, -1, SQLITE_STATIC);
+		sqlite3_bind_int(ins, 4, l->v[i].available);
+		sqlite3_bind_text(ins, 5, l->v[i].detail, -1, SQLITE_STATIC);
+		r = db_step_done(db, ins);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool is_tracefs(const char *path)
+{
+	struct statfs sfs;
+
+	return statfs(path, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC_NR;
+}
+
+const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (is_tracefs(dirs[i]))
+			return dirs[i];
+
+	/* Not mounted (the default on some hosts): mount it where it belongs. */
+	if (mount("nodev", dirs[0], "tracefs", 0, NULL) < 0) {
+		log_error_errno(errno, "tracefs is not mounted and mounting it on %s failed: %m",
+				dirs[0]);
+		return NULL;
+	}
+	log_info("Mounted tracefs on %s", dirs[0]);
+	return dirs[0];
+}

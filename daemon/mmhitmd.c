@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmhitmd: records kernel mm tracepoints and cache-line contention into a
+ * local SQLite database, one transaction per interval.
+ *
+ * The main loop is single-threaded: a signalfd and a poll timeout drive
+ * the learning-stream drains, the interval flushes and the watchdog.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "btf.h"
+#include "config.h"
+#include "counters.h"
+#include "db.h"
+#include "events.h"
+#include "kallsyms.h"
+#include "learn.h"
+#include "log.h"
+#include "recorder.h"
+#include "stream.h"
+#include "util.h"
+
+#ifndef MMHITM_VERSION
+#define MMHITM_VERSION "0.1"
+#endif
+
+/* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
+#define EXIT_CONFIG 78
+
+/* The tracepoints counted in the kernel, always. */
+static const char *const default_counted[] = {
+	"sched:sched_switch",
+	"pagemap:mm_lru_activate",
+	"pagemap:mm_lru_insertion",
+	"tlb:tlb_flush",
+	"lock:contention_begin",
+	"vmscan:*",
+};
+
+/*
+ * Kernel functions worth keeping per boot: the four paths' code, the
+ * allocators of mm_struct, and markers a patch leaves behind
+ * (maybe_lru_add_drain() exists only with the P4 change).
+ */
+static const char *const interesting_symbols[] = {
+	"__schedule", "context_switch", "lru_gen_use_mm",
+	"walk_pte_range", "walk_pmd_range", "walk_update_folio", "folio_update_gen",
+	"folio_set_lru_refs", "lru_gen_look_around",
+	"folio_mark_accessed", "folio_activate", "__lru_cache_activate_folio",
+	"workingset_activation", "workingset_age_nonresident",
+	"lru_add_drain", "lru_add_drain_cpu", "folio_batch_move_lru", "maybe_lru_add_drain",
+	"zap_page_range_single", "free_pages_and_swap_cache", "tlb_finish_mmu",
+	"copy_process", "dup_mm", "mm_alloc", "__mmdrop",
+};
+
+struct options {
+	const char *config_path;
+	bool config_explicit;
+	bool check_config;
+	bool foreground;
+	bool print_config;
+	int argc;
+	char **argv;
+};
+
+static void help(void)
+{
+	printf("Usage: mmhitmd [OPTIONS]\n\n"
+	       "Records kernel mm tracepoints and HITM cache-line contention into a\n"
+	       "local SQLite database, one transaction per interval.\n\n"
+	       "  -c, --config PATH       config file (default %s)\n"
+	       "  -n, --check-config      validate the configuration and exit (78 if bad)\n"
+	       "      --print-config      print the effective configuration and exit\n"
+	       "  -f, --foreground        stay in the foreground (default under systemd)\n"
+	       "  -h, --help              this help\n"
+	       "      --version           print the version\n\n"
+	       "Every configuration option is also a flag, which wins over the file:\n",
+	       CONFIG_DEFAULT_PATH);
+	for (unsigned int i = 0; config_option_info(i); i++) {
+		const struct config_option_info *o = config_option_info(i);
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "--%s %s", o->key, o->arg);
+		for (char *p = flag; *p && *p != ' '; p++)
+			if (*p == '_')
+				*p = '-';
+		printf("      %-28s %s\n", flag, o->help);
+	}
+	printf("\nSignals: SIGTERM/SIGINT write the partial interval and stop; SIGHUP\n"
+	       "reloads the configuration without losing the current interval.\n");
+}
+
+enum { OPT_VERSION = 0x100, OPT_PRINT_CONFIG, OPT_CONFIG_BASE = 0x200 };
+
+/* getopt_long table: fixed options, then one per config key. */
+static struct option *build_longopts(void)
+{
+	static const struct option fixed[] = {
+		{ "config",       required_argument, NULL, 'c' },
+		{ "check-config", no_argument,       NULL, 'n' },
+		{ "print-config", no_argument,       NULL, OPT_PRINT_CONFIG },
+		{ "foreground",   no_argument,       NULL, 'f' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ "version",      no_argument,       NULL, OPT_VERSION },
+	};
+	unsigned int n = 0;
+	struct option *o;
+
+	while (config_option_info(n))
+		n++;
+	o = calloc(ARRAY_SIZE(fixed) + 2 * n + 1, sizeof(*o));
+	if (!o)
+		return NULL;
+	memcpy(o, fixed, sizeof(fixed));
+	for (unsigned int i = 0; i < n; i++) {
+		/* --buffer-size-kb and --buffer_size_kb both work. */
+		struct option *dash = &o[ARRAY_SIZE(fixed) + 2 * i];
+		struct option *under = dash + 1;
+		char *name = strdup(config_option_info(i)->key);
+
+		for (char *p = name; p && *p; p++)
+			if (*p == '_')
+				*p = '-';
+		*dash = (struct option){ name, required_argument, NULL, OPT_CONFIG_BASE + (int)i };
+		*under = (struct option){ config_option_info(i)->key, required_argument, NULL,
+					  OPT_CONFIG_BASE + (int)i };
+	}
+	return o;
+}
+
+static void free_longopts(struct option *o)
+{
+	for (struct option *p = o; p && p->name; p++)
+		if (p->val >= OPT_CONFIG_BASE && strchr(p->name, '-'))
+			free((void *)(uintptr_t)p->name);
+	free(o);
+}
+
+/*
+ * Builds the configuration: defaults, then the file, then the flags. Run
+ * at start and again on SIGHUP, so flags keep winning after a reload.
+ */
+static int load_config(const struct options *opts, struct config *ret)
+{
+	struct option *longopts;
+	struct config c;
+	int ch, r, bad = 0;
+
+	config_init(&c);
+	r = config_load(&c, opts->config_path, opts->config_explicit);
+	if (r < 0)
+		bad++;
+
+	longopts = build_longopts();
+	if (!longopts) {
+		config_done(&c);
+		return log_oom();
+	}
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(opts->argc, opts->argv, "c:nfh", longopts, NULL)) != -1) {
+		char err[256];
+
+		if (ch < OPT_CONFIG_BASE)
+			continue;
+		r = config_set(&c, config_option_info(ch - OPT_CONFIG_BASE)->key, optarg, err, sizeof(err));
+		if (r < 0) {
+			log_error("--%s: %s", config_option_info(ch - OPT_CONFIG_BASE)->key, err);
+			bad++;
+		}
+	}
+	free_longopts(longopts);
+	if (!bad && config_verify(&c) < 0)
+		bad++;
+	if (bad) {
+		config_done(&c);
+		return -EINVAL;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int parse_argv(int argc, char **argv, struct options *o)
+{
+	struct option *longopts = build_longopts();
+	int ch;
+
+	if (!longopts)
+		return log_oom();
+	o->config_path = CONFIG_DEFAULT_PATH;
+	o->argc = argc;
+	o->argv = argv;
+	while ((ch = getopt_long(argc, argv, "c:nfh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			o->config_path = optarg;
+			o->config_explicit = true;
+			break;
+		case 'n':
+			o->check_config = true;
+			break;
+		case 'f':
+			o->foreground = true;
+			break;
+		case OPT_PRINT_CONFIG:
+			o->print_config = true;
+			break;
+		case 'h':
+			help();
+			free_longopts(longopts);
+			return 1;
+		case OPT_VERSION:
+			printf("mmhitmd %s\n", MMHITM_VERSION);
+			free_longopts(longopts);
+			return 1;
+		case '?':
+			free_longopts(longopts);
+			return log_error_errno(EINVAL, "Unknown or incomplete option %s; see --help",
+					       argv[optind - 1]);
+		default:
+			break;	/* a config flag: applied by load_config() */
+		}
+	}
+	free_longopts(longopts);
+	if (optind < argc)
+		return log_error_errno(EINVAL, "Unexpected argument \"%s\"", argv[optind]);
+	return 0;
+}
+
+/* mkdir -p of the database's directory (the StateDirectory outside systemd). */
+static int ensure_parent_dir(const char *path)
+{
+	char dir[4096], *p;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	p = strrchr(dir, '/');
+	if (!p || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A classic daemon outside systemd: the parent waits until the child is
+ * recording (or failed), so `mmhitmd && echo started` means something.
+ */
+static int daemonize(int *ret_ready_fd)
+{
+	int pipefd[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) == 1)
+			_exit(0);
+		/* The child died before it was ready; it logged why. */
+		waitpid(pid, &status, 0);
+		_exit(WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1);
+	}
+	close(pipefd[0]);
+	setsid();
+	log_use_syslog();
+	*ret_ready_fd = pipefd[1];
+	return 0;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	/* One perf fd per counted event and CPU: thousands on big hosts. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static uint64_t mm_object_size(const struct btf_layout *layout)
+{
+	const struct btf_field *f;
+	char buf[32];
+
+	/* SLUB tells the exact object size (mm_struct plus its cpumask). */
+	if (read_line("/sys/kernel/slab/mm_struct/object_size", buf, sizeof(buf)) == 0)
+		return strtoull(buf, NULL, 10);
+	f = btf_layout_find(layout, "mm_struct", "");
+	return f ? f->size : 0;
+}
+
+struct daemon {
+	struct options opts;
+	struct config cfg;
+	sqlite3 *db;
+	struct boot_info boot;
+	int64_t boot_id;
+	struct counters *counters;
+	struct stream *stream;
+	struct learner *learner;
+	struct recorder rec;
+	struct event_status_list status;
+	struct btf_layout btf;
+	int sigfd;
+	uint64_t watchdog_usec;
+};
+
+static int setup(struct daemon *d)
+{
+	struct kallsyms *ks = NULL;
+	struct learn_limits lim;
+	struct stream_config sc;
+	int64_t now = now_ns(CLOCK_REALTIME);
+	int r;
+
+	r = ensure_parent_dir(d->cfg.db_path);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the directory of %s: %m", d->cfg.db_path);
+	r = db_open(d->cfg.db_path, 0, &d->db);
+	if (r < 0)
+		return r;
+
+	r = boot_info_collect(&d->boot);
+	if (r < 0)
+		return r;
+	log_info("Host %s, kernel %s, %d CPUs, PMU %s, LRU_GEN %s", d->boot.hostname,
+		 d->boot.release, d->boot.cpus_online, d->boot.pmu.kind, d->boot.lru_gen);
+	if (strcmp(d->boot.pmu.kind, "none") == 0)
+		log_notice("No HITM sampling on this host (%s); recording tracepoints only",
+			   d->boot.pmu.detail);
+
+	if (!tracefs_dir())
+		return -ENOENT;
+
+	if (btf_layout_collect(NULL, &d->btf) < 0)
+		log_warning("No BTF layouts: object fields can't be named on this boot, continuing");
+
+	ks = kallsyms_load(NULL);
+	if (!ks)
+		log_warning_errno(errno, "Failed to read /proc/kallsyms: %m; "
+				  "kernel IPs won't be symbolized, continuing");
+
+	raise_fd_limit();
+	d->counters = counters_new();
+	if (!d->counters) {
+		r = log_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(default_counted); i++) {
+		r = counters_add(d->counters, default_counted[i], &d->status);
+		if (r < 0)
+			goto out;
+	}
+	for (char *p = d->cfg.count_events; *p;) {
+		size_t n = strcspn(p, " ,\t");
+		char spec[96];
+
+		if (n) {
+			snprintf(spec, sizeof(spec), "%.*s", (int)n, p);
+			r = counters_add(d->counters, spec, &d->status);
+			if (r < 0)
+				goto out;
+		}
+		p += n;
+		p += strspn(p, " ,\t");
+	}
+
+	sc = (struct stream_config){
+		.instance = d->cfg.instance,
+		.buffer_size_kb = d->cfg.buffer_size_kb,
+		.page_pair_shift = (unsigned int)d->cfg.page_pair_shift,
+		.learn_mm = d->cfg.learn_mm,
+		.learn_pages = d->cfg.learn_pages,
+		.learn_locks = d->cfg.learn_locks,
+		.mm_object_size = mm_object_size(&d->btf),
+		.ksyms = ks,
+	};
+	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks) {
+		d->stream = stream_new(&sc, &d->status);
+		if (!d->stream) {
+			r = -EIO;
+			goto out;
+		}
+	}
+
+	lim = (struct learn_limits){ .max_page_pairs = d->cfg.max_page_pairs, .max_locks = 65536 };
+	d->learner = learner_new(&lim, &learn_proc_default);
+	if (!d->learner) {
+		r = log_oom();
+		goto out;
+	}
+
+	/* The boot's identity, what it can record, and its layouts: one txn. */
+	r = db_begin(d->db);
+	if (r < 0)
+		goto out;
+	r = boot_store(d->db, &d->boot, now, &d->boot_id);
+	if (r >= 0)
+		r = event_status_store(d->db, d->boot_id, &d->status);
+	if (r >= 0 && d->btf.n)
+		r = btf_layout_store(d->db, d->boot_id, &d->btf);
+	for (size_t i = 0; r >= 0 && ks && i < ARRAY_SIZE(interesting_symbols); i++) {
+		const struct ksym *k = kallsyms_find(ks, interesting_symbols[i]);
+
+		if (k)
+			r = kallsyms_store(d->db, d->boot_id, k);
+	}
+	if (r >= 0)
+		r = db_commit(d->db);
+	if (r < 0) {
+		db_rollback(d->db);
+		goto out;
+	}
+	for (size_t i = 0; i < d->status.n; i++)
+		if (!d->status.v[i].available)
+			log_info("%s (%s): unavailable: %s", d->status.v[i].event, d->status.v[i].role,
+				 d->status.v[i].detail);
+
+	d->rec = (struct recorder){
+		.db = d->db,
+		.boot_id = d->boot_id,
+		.interval_ns = d->cfg.interval_ns,
+		.lru_gen = strcmp(d->boot.lru_gen, "absent") != 0,
+		.counters = d->counters,
+		.stream = d->stream,
+		.learner = d->learner,
+	};
+	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
+out:
+	kallsyms_free(ks);
+	return r;
+}
+
+static void teardown(struct daemon *d)
+{
+	recorder_done(&d->rec);
+	stream_free(d->stream);
+	learner_free(d->learner);
+	counters_free(d->counters);
+	btf_layout_done(&d->btf);
+	event_status_list_done(&d->status);
+	db_close(d->db);
+	config_done(&d->cfg);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+}
+
+static void reload(struct daemon *d)
+{
+	struct config c;
+
+	log_info("Reloading configuration from %s", d->opts.config_path);
+	if (load_config(&d->opts, &c) < 0) {
+		log_error("Keeping the running configuration");
+		return;
+	}
+	/* What the running recorder can adopt now; the rest needs a restart. */
+	if (strcmp(c.db_path, d->cfg.db_path) != 0 || strcmp(c.instance, d->cfg.instance) != 0 ||
+	    c.buffer_size_kb != d->cfg.buffer_size_kb || c.learn_mm != d->cfg.learn_mm ||
+	    c.learn_pages != d->cfg.learn_pages || c.learn_locks != d->cfg.learn_locks ||
+	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0)
+		log_notice("db, instance, buffer, learning and counted-event changes take effect "
+			   "at the next restart");
+	d->cfg.interval_ns = c.interval_ns;
+	d->cfg.drain_ns = c.drain_ns;
+	d->cfg.log_level = c.log_level;
+	d->cfg.max_page_pairs = c.max_page_pairs;
+	d->rec.interval_ns = c.interval_ns;
+	log_set_max_level(c.log_level);
+	config_done(&c);
+}
+
+static int run(struct daemon *d, int ready_fd)
+{
+	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
+	int64_t next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
+	int64_t next_drain = mono + d->cfg.drain_ns;
+	int64_t deadline = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX;
+	int64_t next_ping = INT64_MAX;
+	bool stop = false;
+	int r;
+
+	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
+		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
+
+	sd_notifyf(0, "READY=1\nSTATUS=Recording into %s every %gs", d->cfg.db_path,
+		   d->cfg.interval_ns / 1e9);
+	if (ready_fd >= 0) {
+		(void)!write(ready_fd, "", 1);
+		close(ready_fd);
+	}
+	log_info("Recording into %s, interval %gs%s", d->cfg.db_path, d->cfg.interval_ns / 1e9,
+		 d->cfg.duration_ns ? "" : ", until stopped");
+
+	while (!stop) {
+		struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+		int64_t wait, until_flush;
+
+		wall = now_ns(CLOCK_REALTIME);
+		mono = now_ns(CLOCK_MONOTONIC);
+		/* The wall clock jumped back by more than an interval. */
+		if (next_flush - wall > d->cfg.interval_ns)
+			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
+		until_flush = next_flush - wall;
+		wait = until_flush;
+		if (next_drain - mono < wait)
+			wait = next_drain - mono;
+		if (deadline - mono < wait)
+			wait = deadline - mono;
+		if (next_ping - mono < wait)
+			wait = next_ping - mono;
+		if (wait < 0)
+			wait = 0;
+
+		r = poll(&pfd, 1, (int)((wait + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+		if (r < 0 && errno != EINTR)
+			return log_error_errno(errno, "poll failed: %m");
+		if (r > 0) {
+			struct signalfd_siginfo si;
+
+			while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					sd_notify(0, "RELOADING=1");
+					reload(d);
+					sd_notify(0, "READY=1");
+				} else {
+					log_info("Got %s, writing the partial interval and stopping",
+						 strsignal(si.ssi_signo));
+					stop = true;
+				}
+			}
+		}
+
+		mono = now_ns(CLOCK_MONOTONIC);
+		wall = now_ns(CLOCK_REALTIME);
+		if (mono >= deadline)
+			stop = true;
+		if (mono >= next_ping) {
+			sd_notify(0, "WATCHDOG=1");
+			next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
+		}
+		if (stop)
+			break;
+		if (d->stream && mono >= next_drain) {
+			r = stream_drain(d->stream, d->learner, false);
+			if (r < 0)
+				return r;
+			next_drain = mono + d->cfg.drain_ns;
+		}
+		if (wall >= next_flush) {
+			/* A failed write is logged and folded into the next. */
+			recorder_flush(&d->rec, wall, false);
+			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
+		}
+	}
+
+	sd_notify(0, "STOPPING=1");
+	r = recorder_flush(&d->rec, now_ns(CLOCK_REALTIME), true);
+	log_info("Stopped after %" PRIu64 " intervals", d->rec.written);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .sigfd = -1 };
+	int ready_fd = -1;
+	sigset_t mask;
+	int r;
+
+	log_setup("mmhitmd");
+	r = parse_argv(argc, argv, &d.opts);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+
+	r = load_config(&d.opts, &d.cfg);
+	if (d.opts.check_config) {
+		if (r < 0)
+			return EXIT_CONFIG;
+		printf("%s: configuration OK\n", d.opts.config_path);
+		config_done(&d.cfg);
+		return 0;
+	}
+	if (r < 0)
+		return EXIT_CONFIG;
+	log_set_max_level(d.cfg.log_level);
+	if (d.opts.print_config) {
+		config_dump(&d.cfg, stdout);
+		config_done(&d.cfg);
+		return 0;
+	}
+	if (geteuid() != 0)
+		log_notice("Not running as root: tracefs and perf counting may be refused");
+
+	/* systemd (Type=notify) supervises us; elsewhere, detach unless asked not to. */
+	if (!d.opts.foreground && !getenv("NOTIFY_SOCKET") && !getenv("INVOCATION_ID")) {
+		r = daemonize(&ready_fd);
+		if (r < 0) {
+			log_error_errno(r, "Failed to detach: %m");
+			return 1;
+		}
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d.sigfd < 0) {
+		log_error_errno(errno, "signalfd failed: %m");
+		return 1;
+	}
+
+	r = setup(&d);
+	if (r >= 0)
+		r = run(&d, ready_fd);
+	else
+		sd_notifyf(0, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
+	teardown(&d);
+	return r < 0 ? 1 : 0;
+}

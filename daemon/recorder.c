@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "log.h"
+#include "recorder.h"
+#include "util.h"
+
+int64_t interval_boundary_after(int64_t t, int64_t len)
+{
+	return (t / len + 1) * len;
+}
+
+uint64_t counter_delta(uint64_t prev, uint64_t cur)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+static int64_t tv_ns(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000;
+}
+
+static int64_t self_rss_kb(void)
+{
+	char buf[128];
+	long size, resident;
+
+	if (read_line("/proc/self/statm", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%ld %ld", &size, &resident) != 2)
+		return -1;
+	return resident * (getpagesize() / 1024);
+}
+
+int recorder_start(struct recorder *r, int64_t now_wall)
+{
+	size_t n = counters_count(r->counters);
+	int ret;
+
+	r->prev = calloc(n + 1, sizeof(*r->prev));
+	r->cur = calloc(n + 1, sizeof(*r->cur));
+	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
+	if (!r->prev || !r->cur || !r->event_ids)
+		return log_oom();
+	ret = counters_read(r->counters, r->prev);
+	if (ret < 0)
+		return ret;
+	ret = sys_snapshot_take(&r->snap[0], r->lru_gen);
+	if (ret < 0)
+		return ret;
+	r->snap_prev = 0;
+	getrusage(RUSAGE_SELF, &r->ru_prev);
+	r->start_ns = now_wall;
+	return 0;
+}
+
+void recorder_done(struct recorder *r)
+{
+	free(r->prev);
+	free(r->cur);
+	free(r->event_ids);
+	free(r->vmstat_ids);
+	sys_snapshot_done(&r->snap[0]);
+	sys_snapshot_done(&r->snap[1]);
+}
+
+/* Name ids written in a rolled-back transaction are gone again. */
+static void forget_ids(struct recorder *r)
+{
+	memset(r->event_ids, 0, (counters_count(r->counters) + 1) * sizeof(*r->event_ids));
+	memset(r->vmstat_ids, 0, r->n_vmstat_ids * sizeof(*r->vmstat_ids));
+}
+
+static int write_counts(struct recorder *r, int64_t interval_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int ret;
+
+	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count)"
+				     " VALUES (?1, ?2, ?3)");
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < counters_count(r->counters); i++) {
+		if (!r->event_ids[i]) {
+			ret = db_name_id(r->db, "event_names", counters_name(r->counters, i),
+					 &r->event_ids[i]);
+			if (ret < 0)
+				return ret;
+		}
+		sqlite3_bind_int64(st, 1, interval_id);
+		sqlite3_bind_int64(st, 2, r->event_ids[i]);
+		sqlite3_bind_int64(st, 3, (int64_t)counter_delta(r->prev[i], r->cur[i]));
+		ret = db_step_done(r->db, st);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int write_vmstat(struct recorder *r, int64_t interval_id, const struct sys_snapshot *prev,
+			const struct sys_snapshot *cur)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int ret;
+
+	if (r->n_vmstat_ids < cur->vmstat.n) {
+		int64_t *ids = realloc(r->vmstat_ids, cur->vmstat.n * sizeof(*ids));
+
+		if (!ids)
+			return log_oom();
+		memset(ids + r->n_vmstat_ids, 0, (cur->vmstat.n - r->n_vmstat_ids) * sizeof(*ids));
+		r->vmstat_ids = ids;
+		r->n_vmstat_ids = cur->vmstat.n;
+	}
+	ret = db_prepare(r->db, &st, "INSERT INTO vmstat_deltas(interval_id, vmstat_id, delta)"
+				     " VALUES (?1, ?2, ?3)");
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < cur->vmstat.n; i++) {
+		const struct kv *c = &cur->vmstat.v[i];
+		const struct kv *p = kv_list_match(&prev->vmstat, i, c->name);
+		int64_t delta = p ? c->value - p->value : c->value;
+
+		if (!delta)
+			continue;
+		/* The position's cached id is only good for the same name. */
+		if (!r->vmstat_ids[i] || !p || p != &prev->vmstat.v[i]) {
+			ret = db_name_id(r->db, "vmstat_names", c->name, &r->vmstat_ids[i]);
+			if (ret < 0)
+				return ret;
+		}
+		sqlite3_bind_int64(st, 1, interval_id);
+		sqlite3_bind_int64(st, 2, r->vmstat_ids[i]);
+		sqlite3_bind_int64(st, 3, delta);
+		ret = db_step_done(r->db, st);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int write_lru_gen(struct recorder *r, int64_t interval_id, const struct sys_snapshot *prev,
+			 const struct sys_snapshot *cur)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int ret;
+
+	if (!cur->n_lru_gen)
+		return 0;
+	ret = db_prepare(r->db, &st,
+			 "INSERT INTO lru_gen_progress(interval_id, memcg_id, node, memcg_path,"
+			 " min_seq, max_seq, max_seq_delta) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < cur->n_lru_gen; i++) {
+		const struct lru_gen_entry *c = &cur->lru_gen[i];
+		uint64_t delta = 0;
+
+		/* A memcg that appeared during the interval starts from zero
+		 * progress: its first max_seq is not aging we saw. */
+		for (size_t j = 0; j < prev->n_lru_gen; j++)
+			if (prev->lru_gen[j].memcg_id == c->memcg_id && prev->lru_gen[j].node == c->node &&
+			    strcmp(prev->lru_gen[j].memcg_path, c->memcg_path) == 0) {
+				delta = counter_delta(prev->lru_gen[j].max_seq, c->max_seq);
+				break;
+			}
+		sqlite3_bind_int64(st, 1, interval_id);
+		sqlite3_bind_int64(st, 2, (int64_t)c->memcg_id);
+		sqlite3_bind_int(st, 3, c->node);
+		sqlite3_bind_text(st, 4, c->memcg_path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, (int64_t)c->min_seq);
+		sqlite3_bind_int64(st, 6, (int64_t)c->max_seq);
+		sqlite3_bind_int64(st, 7, (int64_t)delta);
+		ret = db_step_done(r->db, st);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
+			  const struct sys_snapshot *prev, const struct sys_snapshot *cur,
+			  const struct rusage *ru, int64_t db_bytes)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL, *touch = NULL;
+	int64_t interval_id, rss = self_rss_kb();
+	int ret, rc;
+
+	ret = db_prepare(r->db, &st,
+		"INSERT INTO intervals(boot_id, start_ns, end_ns, partial, learn_records, events_lost,"
+		" dropped_intervals, cpu_user_ns, cpu_sys_ns, rss_kb, db_bytes, ctxt, forks)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING interval_id");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, r->boot_id);
+	sqlite3_bind_int64(st, 2, r->start_ns);
+	sqlite3_bind_int64(st, 3, end_ns);
+	sqlite3_bind_int(st, 4, partial);
+	sqlite3_bind_int64(st, 5, (int64_t)r->learn_records);
+	sqlite3_bind_int64(st, 6, (int64_t)r->lost);
+	sqlite3_bind_int64(st, 7, (int64_t)r->dropped);
+	sqlite3_bind_int64(st, 8, tv_ns(&ru->ru_utime) - tv_ns(&r->ru_prev.ru_utime));
+	sqlite3_bind_int64(st, 9, tv_ns(&ru->ru_stime) - tv_ns(&r->ru_prev.ru_stime));
+	if (rss >= 0)
+		sqlite3_bind_int64(st, 10, rss);
+	sqlite3_bind_int64(st, 11, db_bytes);
+	sqlite3_bind_int64(st, 12, (int64_t)counter_delta(prev->ctxt, cur->ctxt));
+	sqlite3_bind_int64(st, 13, (int64_t)counter_delta(prev->forks, cur->forks));
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to insert interval: %s",
+				       sqlite3_errmsg(r->db));
+	interval_id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+
+	ret = write_counts(r, interval_id);
+	if (ret < 0)
+		return ret;
+	ret = write_vmstat(r, interval_id, prev, cur);
+	if (ret < 0)
+		return ret;
+	ret = write_lru_gen(r, interval_id, prev, cur);
+	if (ret < 0)
+		return ret;
+	ret = learner_flush(r->learner, r->db, r->boot_id);
+	if (ret < 0)
+		return ret;
+
+	ret = db_prepare(r->db, &touch, "UPDATE boots SET last_seen_ns = ?2 WHERE boot_id = ?1");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(touch, 1, r->boot_id);
+	sqlite3_bind_int64(touch, 2, end_ns);
+	return db_step_done(r->db, touch);
+}
+
+int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
+{
+	struct sys_snapshot *prev = &r->snap[r->snap_prev], *cur = &r->snap[!r->snap_prev];
+	struct rusage ru;
+	uint64_t records = 0, lost = 0;
+	int64_t db_bytes = 0, page_count = 0, page_size = 0;
+	bool partial;
+	int ret;
+
+	/* Learning first, so the objects behind this interval's counts are
+	 * written with it. */
+	if (r->stream) {
+		ret = stream_drain(r->stream, r->learner, final);
+		if (ret < 0)
+			return ret;
+		stream_take_stats(r->stream, &records, &lost);
+		r->learn_records += records;
+		r->lost += lost;
+	}
+	learner_refresh_comms(r->learner);
+
+	ret = counters_read(r->counters, r->cur);
+	if (ret < 0)
+		return ret;
+	ret = sys_snapshot_take(cur, r->lru_gen);
+	if (ret < 0)
+		return ret;
+	getrusage(RUSAGE_SELF, &ru);
+	if (db_query_int(r->db, &page_count, "PRAGMA page_count") == 0 &&
+	    db_query_int(r->db, &page_size, "PRAGMA page_size") == 0)
+		db_bytes = page_count * page_size;
+
+	partial = final || (now_wall - r->start_ns) < r->interval_ns * 9 / 10;
+
+	ret = db_begin(r->db);
+	if (ret >= 0)
+		ret = write_interval(r, now_wall, partial, prev, cur, &ru, db_bytes);
+	if (ret >= 0)
+		ret = db_commit(r->db);
+	if (ret < 0) {
+		db_rollback(r->db);
+		learner_abort(r->learner);
+		forget_ids(r);
+		/* Keep the baselines: the next row covers this span too. */
+		if (!r->dropped)
+			log_error_errno(ret, "Failed to write the interval, keeping its data for the next one: %m");
+		r->dropped++;
+		return ret;
+	}
+
+	learner_commit(r->learner);
+	if (r->dropped)
+		log_notice("Writing intervals again after %" PRIu64 " failed attempts", r->dropped);
+	r->dropped = 0;
+	r->learn_records = 0;
+	r->lost = 0;
+	memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
+	r->snap_prev = !r->snap_prev;
+	r->ru_prev = ru;
+	r->start_ns = now_wall;
+	r->written++;
+	return 0;
+}

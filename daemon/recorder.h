@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITMD_RECORDER_H
+#define MMHITMD_RECORDER_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "counters.h"
+#include "learn.h"
+#include "stream.h"
+#include "sysstat.h"
+
+/*
+ * One interval = one transaction: the counter deltas, /proc deltas,
+ * lru_gen progress, the daemon's own cost and the objects learned, all
+ * committed together or not at all. A flush that can't be written (disk
+ * full, a long-held lock) is folded into the next one: the next row spans
+ * both and says so in dropped_intervals, so no count is lost.
+ */
+
+/* Next multiple of len strictly after t: intervals align to the clock. */
+int64_t interval_boundary_after(int64_t t, int64_t len);
+/* A counter's increase; a smaller value means it was reset. */
+uint64_t counter_delta(uint64_t prev, uint64_t cur);
+
+struct recorder {
+	sqlite3 *db;
+	int64_t boot_id;
+	int64_t interval_ns;		/* configured length, for the partial flag */
+	bool lru_gen;			/* read /sys/kernel/debug/lru_gen */
+
+	struct counters *counters;	/* borrowed */
+	struct stream *stream;		/* borrowed, may be NULL */
+	struct learner *learner;	/* borrowed */
+
+	uint64_t *prev, *cur;
+	int64_t *event_ids;		/* event_names ids, 0: not looked up */
+	struct sys_snapshot snap[2];
+	int snap_prev;
+	int64_t *vmstat_ids;		/* by position in the previous snapshot */
+	size_t n_vmstat_ids;
+	int64_t start_ns;		/* wall clock */
+	struct rusage ru_prev;
+	uint64_t learn_records;		/* since the last written interval */
+	uint64_t lost;
+	uint64_t dropped;		/* flushes folded into the next row */
+	uint64_t written;		/* intervals written */
+};
+
+/* Takes the baselines; the first interval starts now. */
+int recorder_start(struct recorder *r, int64_t now_wall);
+/*
+ * Ends the interval at now_wall and writes it. Returns 0 when written,
+ * -errno when it could not be (already logged; folded into the next).
+ */
+int recorder_flush(struct recorder *r, int64_t now_wall, bool final);
+void recorder_done(struct recorder *r);
+
+#endif

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <tracefs.h>
+#include <traceevent/event-parse.h>
+#include <traceevent/kbuffer.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "stream.h"
+#include "util.h"
+
+/* Pages read from one CPU per drain, so a flood can't starve the loop. */
+#define STREAM_MAX_PAGES_PER_CPU 2048
+/* Records held back because they were newer than the drain's start. */
+#define STREAM_MAX_HELD (1 << 20)
+
+struct source {
+	enum learn_type type;
+	int id;
+	struct tep_format_field *f_pid;		/* common_pid */
+	struct tep_format_field *f_addr;
+	struct tep_format_field *f_arg;
+	struct tep_format_field *f_pid2;
+	struct tep_format_field *f_comm;
+	struct tep_format_field *f_text;
+};
+
+struct held {
+	struct learn_event ev;
+	char text[128];
+};
+
+struct stream {
+	struct tracefs_instance *inst;
+	struct tep_handle *tep;
+	struct source src[8];
+	int nsrc;
+	struct tracefs_cpu **cpu;
+	int ncpu;
+	struct kbuffer *kbuf;
+	void *page;
+	struct held *held;
+	size_t n_held, alloc_held;
+	uint64_t records;
+	uint64_t lost_total_seen;	/* overrun + dropped at the last take */
+	bool held_overflow_logged;
+};
+
+static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
+
+struct source_def {
+	const char *system, *name;
+	enum learn_type type;
+	const char *addr, *arg, *pid2, *comm, *text;
+};
+
+static const struct source_def defs[] = {
+	{ "kmem", "kmem_cache_alloc", LEARN_MM_ALLOC, .addr = "ptr" },
+	{ "kmem", "kmem_cache_free", LEARN_MM_FREE, .addr = "ptr" },
+	{ "sched", "sched_process_fork", LEARN_FORK, .pid2 = "child_pid", .comm = "child_comm" },
+	{ "sched", "sched_process_exec", LEARN_EXEC, .pid2 = "old_pid", .comm = "filename" },
+	{ "mmap_lock", "mmap_lock_acquire_returned", LEARN_MMAP_LOCK, .addr = "mm",
+	  .arg = "memcg_id", .text = "memcg_path" },
+	{ "pagemap", "mm_lru_insertion", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
+	{ "pagemap", "mm_lru_activate", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
+	{ "lock", "contention_begin", LEARN_LOCK, .addr = "lock_addr", .arg = "flags" },
+};
+
+static bool def_wanted(const struct stream_config *cfg, const struct source_def *d)
+{
+	switch (d->type) {
+	case LEARN_MM_ALLOC:
+	case LEARN_MM_FREE:
+	case LEARN_FORK:
+	case LEARN_EXEC:
+	case LEARN_MMAP_LOCK:	return cfg->learn_mm;
+	case LEARN_PAGE:	return cfg->learn_pages;
+	case LEARN_LOCK:	return cfg->learn_locks;
+	}
+	return false;
+}
+
+/*
+ * The kernel-side filter of each event. kmem_cache_alloc names its cache
+ * only on recent kernels; elsewhere mm_struct allocations are those of the
+ * cache's object size from the functions that allocate mm_structs.
+ */
+static int build_filter(const struct stream_config *cfg, const struct source_def *d,
+			struct tep_event *ev, char *buf, size_t len, char *why, size_t whylen)
+{
+	buf[0] = '\0';
+	switch (d->type) {
+	case LEARN_MM_FREE:
+		if (!tep_find_field(ev, "name")) {
+			snprintf(why, whylen, "no cache name in kmem_cache_free on this kernel");
+			return -EOPNOTSUPP;
+		}
+		/* fall through */
+	case LEARN_MM_ALLOC:
+		if (tep_find_field(ev, "name")) {
+			snprintf(buf, len, "name == \"mm_struct\"");
+			return 0;
+		}
+		if (!cfg->mm_object_size) {
+			snprintf(why, whylen, "no cache name in the event and no mm_struct object size");
+			return -EOPNOTSUPP;
+		}
+		{
+			static const char *const fns[] = { "mm_alloc", "dup_mm", "copy_process" };
+			size_t off = snprintf(buf, len, "bytes_req == %" PRIu64, cfg->mm_object_size);
+			int nfn = 0;
+
+			for (size_t i = 0; i < ARRAY_SIZE(fns) && cfg->ksyms; i++) {
+				const struct ksym *k = kallsyms_find(cfg->ksyms, fns[i]);
+
+				/* dup_mm() is usually inlined into copy_process(). */
+				if (!k || (i == 2 && kallsyms_find(cfg->ksyms, "dup_mm")))
+					continue;
+				off += snprintf(buf + off, len > off ? len - off : 0,
+						"%s(call_site >= 0x%" PRIx64 " && call_site < 0x%" PRIx64 ")",
+						nfn ? " || " : " && (", k->addr, k->addr + k->size);
+				nfn++;
+			}
+			if (nfn)
+				snprintf(buf + off, len > off ? len - off : 0, ")");
+		}
+		return 0;
+	case LEARN_MMAP_LOCK:
+		/* Write locks only: mmap/munmap/brk/exec/exit, in the owner. */
+		snprintf(buf, len, "write == 1 && success == 1");
+		return 0;
+	case LEARN_PAGE:
+		if (cfg->page_pair_shift)
+			snprintf(buf, len, "!(pfn & 0x%llx)", (1ULL << cfg->page_pair_shift) - 1);
+		return 0;
+	case LEARN_LOCK:
+		/* Plain spinlocks: lruvec.lru_lock is one. */
+		snprintf(buf, len, "flags == 1");
+		return 0;
+	case LEARN_FORK:
+	case LEARN_EXEC:
+		return 0;
+	}
+	return 0;
+}
+
+static void remove_stale_instance(const char *name)
+{
+	struct tracefs_instance *old;
+
+	if (!tracefs_instance_exists(name))
+		return;
+	old = tracefs_instance_alloc(NULL, name);
+	if (!old)
+		return;
+	log_notice("Removing stale tracefs instance %s left by an earlier run", name);
+	if (tracefs_instance_destroy(old) < 0)
+		log_warning_errno(errno, "Failed to remove stale instance %s: %m, ignoring", name);
+	tracefs_instance_free(old);
+}
+
+static int setup_source(struct stream *s, const struct stream_config *cfg,
+			const struct source_def *d, struct event_status_list *status)
+{
+	struct source *src = &s->src[s->nsrc];
+	char filter[512], why[160] = "";
+	struct tep_event *ev;
+	int r;
+
+	if (!tracefs_event_file_exists(s->inst, d->system, d->name, "enable"))
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"not in this kernel");
+	ev = tep_find_event_by_name(s->tep, d->system, d->name);
+	if (!ev)
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"format could not be parsed");
+
+	memset(src, 0, sizeof(*src));
+	src->type = d->type;
+	src->id = ev->id;
+	src->f_pid = tep_find_common_field(ev, "common_pid");
+	src->f_addr = d->addr ? tep_find_field(ev, d->addr) : NULL;
+	src->f_arg = d->arg ? tep_find_field(ev, d->arg) : NULL;
+	src->f_pid2 = d->pid2 ? tep_find_field(ev, d->pid2) : NULL;
+	src->f_comm = d->comm ? tep_find_field(ev, d->comm) : NULL;
+	src->f_text = d->text ? tep_find_field(ev, d->text) : NULL;
+	if (d->type == LEARN_FORK || d->type == LEARN_EXEC)
+		src->f_addr = tep_find_field(ev, d->type == LEARN_FORK ? "parent_pid" : "pid");
+	if (!src->f_pid || !src->f_addr || (d->arg && !src->f_arg && !src->f_text) ||
+	    (d->pid2 && !src->f_pid2))
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"fields differ from what mmhitmd reads");
+
+	r = build_filter(cfg, d, ev, filter, sizeof(filter), why, sizeof(why));
+	if (r < 0)
+		return event_status_add(status, d->system, d->name, "learn", false, "%s", why);
+	if (filter[0] && tracefs_event_file_write(s->inst, d->system, d->name, "filter", filter) < 0)
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"kernel rejected filter \"%s\"", filter);
+	if (tracefs_event_enable(s->inst, d->system, d->name) < 0)
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"enabling failed: %s", strerror(errno));
+	s->nsrc++;
+	return event_status_add(status, d->system, d->name, "learn", true, "%s",
+				filter[0] ? filter : "no filter");
+}
+
+struct stream *stream_new(const struct stream_config *cfg, struct event_status_list *status)
+{
+	struct stream *s;
+	char buf[32];
+	int page_size;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		log_oom();
+		return NULL;
+	}
+
+	remove_stale_instance(cfg->instance);
+	s->inst = tracefs_instance_create(cfg->instance);
+	if (!s->inst) {
+		log_error_errno(errno, "Failed to create tracefs instance %s: %m", cfg->instance);
+		goto fail;
+	}
+	/* CLOCK_BOOTTIME: comparable across CPUs and convertible to wall time. */
+	if (tracefs_instance_file_write(s->inst, "trace_clock", "boot") < 0) {
+		log_error_errno(errno, "Failed to set trace_clock of instance %s: %m", cfg->instance);
+		goto fail;
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu64, cfg->buffer_size_kb);
+	if (tracefs_instance_file_write(s->inst, "buffer_size_kb", buf) < 0)
+		log_warning_errno(errno, "Failed to set buffer_size_kb=%s: %m, ignoring", buf);
+
+	s->tep = tracefs_local_events_system(NULL, systems);
+	if (!s->tep) {
+		log_error_errno(errno, "Failed to read tracepoint formats: %m");
+		goto fail;
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
+		if (!def_wanted(cfg, &defs[i]))
+			continue;
+		if (setup_source(s, cfg, &defs[i], status) < 0)
+			goto fail;
+	}
+
+	s->kbuf = tep_kbuffer(s->tep);
+	if (!s->kbuf) {
+		log_error("Failed to set up a ring-buffer parser");
+		goto fail;
+	}
+	s->ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	s->cpu = calloc(s->ncpu, sizeof(*s->cpu));
+	if (!s->cpu) {
+		log_oom();
+		goto fail;
+	}
+	page_size = getpagesize();
+	for (int c = 0; c < s->ncpu; c++) {
+		s->cpu[c] = tracefs_cpu_open(s->inst, c, true);
+		if (s->cpu[c] && tracefs_cpu_read_size(s->cpu[c]) > page_size)
+			page_size = tracefs_cpu_read_size(s->cpu[c]);
+	}
+	s->page = malloc(page_size);
+	if (!s->page) {
+		log_oom();
+		goto fail;
+	}
+	return s;
+fail:
+	stream_free(s);
+	return NULL;
+}
+
+void stream_free(struct stream *s)
+{
+	if (!s)
+		return;
+	for (int c = 0; s->cpu && c < s->ncpu; c++)
+		tracefs_cpu_close(s->cpu[c]);
+	free(s->cpu);
+	if (s->inst) {
+		/* Destroying the instance disables its events with it. */
+		if (tracefs_instance_destroy(s->inst) < 0)
+			log_warning_errno(errno, "Failed to remove tracefs instance %s: %m, ignoring",
+					  tracefs_instance_get_name(s->inst));
+		tracefs_instance_free(s->inst);
+	}
+	kbuffer_free(s->kbuf);
+	tep_free(s->tep);
+	free(s->page);
+	free(s->held);
+	free(s);
+}
+
+static uint64_t field_u64(struct tep_format_field *f, const void *data)
+{
+	unsigned long long v = 0;
+
+	if (f)
+		tep_read_number_field(f, data, &v);
+	return v;
+}
+
+/* Copies a string field, fixed array or __data_loc/__rel_loc, bounded. */
+static void field_str(struct tep_format_field *f, const char *data, int size, char *buf, size_t len)
+{
+	unsigned int off, n;
+
+	buf[0] = '\0';
+	if (!f || len == 0)
+		return;
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		uint32_t loc;
+
+		if (f->offset + 4 > size)
+			return;
+		memcpy(&loc, data + f->offset, 4);
+		off = loc & 0xffff;
+		n = loc >> 16;
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += f->offset + f->size;
+	} else {
+		off = f->offset;
+		n = f->size;
+	}
+	if (off >= (unsigned int)size)
+		return;
+	if (off + n > (unsigned int)size)
+		n = size - off;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, data + off, n);
+	buf[n] = '\0';
+	buf[strnlen(buf, n)] = '\0';
+}
+
+static int decode(struct stream *s, const struct source *src, const char *data, int size,
+		  int64_t ts_wall)
+{
+	struct held *h;
+	char tmp[256];
+
+	if (s->n_held >= STREAM_MAX_HELD) {
+		if (!s->held_overflow_logged)
+			log_warning("Too many learning records in one drain, dropping some, ignoring");
+		s->held_overflow_logged = true;
+		return 0;
+	}
+	if (grow_array((void **)&s->held, &s->alloc_held, sizeof(*s->held), s->n_held + 1) < 0)
+		return log_oom();
+	h = &s->held[s->n_held++];
+	memset(&h->ev, 0, sizeof(h->ev));
+	h->text[0] = '\0';
+	h->ev.type = src->type;
+	h->ev.ts_ns = ts_wall;
+	h->ev.pid = (int32_t)field_u64(src->f_pid, data);
+
+	switch (src->type) {
+	case LEARN_FORK:
+	case LEARN_EXEC:
+		h->ev.pid = (int32_t)field_u64(src->f_addr, data);
+		h->ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
+		field_str(src->f_comm, data, size, tmp, sizeof(tmp));
+		/* exec's is a path: comm is its basename, as the kernel sets it. */
+		snprintf(h->ev.comm, sizeof(h->ev.comm), "%.15s",
+			 strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp);
+		break;
+	default:
+		h->ev.addr = field_u64(src->f_addr, data);
+		if (src->f_arg) {
+			h->ev.arg = field_u64(src->f_arg, data);
+			h->ev.has_arg = true;
+		} else if (src->f_text) {
+			field_str(src->f_text, data, size, h->text, sizeof(h->text));
+		}
+		break;
+	}
+	return 0;
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	return x->ev.ts_ns < y->ev.ts_ns ? -1 : x->ev.ts_ns > y->ev.ts_ns;
+}
+
+int stream_drain(struct stream *s, struct learner *l, bool final)
+{
+	int64_t boot_now = now_ns(CLOCK_BOOTTIME);
+	int64_t wall_off = now_ns(CLOCK_REALTIME) - boot_now;
+	/* A record stamped before now is committed within microseconds; the
+	 * margin covers one still being written on another CPU. */
+	int64_t watermark = boot_now - NSEC_PER_MSEC + wall_off;
+	size_t fed = 0;
+	int r;
+
+	for (int c = 0; c < s->ncpu; c++) {
+		if (!s->cpu[c])
+			continue;
+		for (int pages = 0; pages < STREAM_MAX_PAGES_PER_CPU; pages++) {
+			unsigned long long ts;
+			void *data;
+			int n;
+
+			n = tracefs_cpu_read(s->cpu[c], s->page, true);
+			if (n <= 0)
+				break;
+			if (kbuffer_load_subbuffer(s->kbuf, s->page) < 0)
+				break;
+			for (data = kbuffer_read_event(s->kbuf, &ts); data;
+			     data = kbuffer_next_event(s->kbuf, &ts)) {
+				struct tep_record rec = {
+					.ts = ts, .cpu = c, .data = data,
+					.size = kbuffer_event_size(s->kbuf),
+				};
+				int id = tep_data_type(s->tep, &rec);
+
+				s->records++;
+				for (int i = 0; i < s->nsrc; i++) {
+					if (s->src[i].id != id)
+						continue;
+					r = decode(s, &s->src[i], data, rec.size, (int64_t)ts + wall_off);
+					if (r < 0)
+						return r;
+					break;
+				}
+			}
+		}
+	}
+
+	qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
+	for (; fed < s->n_held; fed++) {
+		struct held *h = &s->held[fed];
+
+		if (!final && h->ev.ts_ns > watermark)
+			break;
+		h->ev.text = h->text[0] ? h->text : NULL;
+		learner_feed(l, &h->ev);
+	}
+	if (fed)
+		memmove(s->held, s->held + fed, (s->n_held - fed) * sizeof(*s->held));
+	s->n_held -= fed;
+	return 0;
+}
+
+static uint64_t stats_value(const char *stats, const char *key)
+{
+	const char *p = strstr(stats, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost)
+{
+	uint64_t lost = 0;
+
+	for (int c = 0; c < s->ncpu; c++) {
+		char file[64], *stats;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", c);
+		stats = tracefs_instance_file_read(s->inst, file, NULL);
+		if (!stats)
+			continue;
+		lost += stats_value(stats, "\noverrun:") + stats_value(stats, "\ndropped events:");
+		free(stats);
+	}
+	*ret_records = s->records;
+	s->records = 0;
+	*ret_lost = lost >= s->lost_total_seen ? lost - s->lost_total_seen : lost;
+	s->lost_total_seen = lost;
+}

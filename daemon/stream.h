@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITMD_STREAM_H
+#define MMHITMD_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "kallsyms.h"
+#include "learn.h"
+
+/*
+ * The object-learning events, streamed with kernel-side filters through
+ * mmhitmd's own tracefs instance (never the top-level one). Only these
+ * low-rate, filtered events use the ring buffer; high-rate events are
+ * counted in the kernel (counters.h).
+ */
+
+struct stream_config {
+	const char *instance;
+	uint64_t buffer_size_kb;
+	unsigned int page_pair_shift;
+	bool learn_mm, learn_pages, learn_locks;
+	/* For kernels whose kmem_cache_alloc has no cache name: the
+	 * mm_struct cache's object size and the allocating functions. */
+	uint64_t mm_object_size;
+	const struct kallsyms *ksyms;
+};
+
+struct stream;
+
+/*
+ * Creates the instance (removing a stale one of the same name first: only
+ * names starting with "mmhitm" are accepted by the config), sets its clock
+ * and buffer, and enables the events this kernel has, each with its filter.
+ * What was and was not enabled goes into status. Returns NULL on failure
+ * to set up the instance at all; a missing event is not a failure.
+ */
+struct stream *stream_new(const struct stream_config *cfg, struct event_status_list *status);
+/* Disables everything and removes the instance. Accepts NULL. */
+void stream_free(struct stream *s);
+
+/*
+ * Reads what the ring buffers hold and feeds it to the learner in
+ * timestamp order across CPUs. Records newer than the moment the drain
+ * started are held back for the next drain, so a record still being
+ * written on another CPU can't be overtaken. final feeds everything.
+ */
+int stream_drain(struct stream *s, struct learner *l, bool final);
+
+/* Records read, and records lost (overrun or dropped), since the last call. */
+void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITMD_SYSSTAT_H
+#define MMHITMD_SYSSTAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* System-wide state read once per interval from /proc and debugfs. */
+
+struct kv {
+	char name[64];
+	int64_t value;
+};
+
+struct kv_list {
+	struct kv *v;
+	size_t n, alloc;
+};
+
+/* One memcg × node of /sys/kernel/debug/lru_gen (mm/vmscan.c, lru_gen_seq_show). */
+struct lru_gen_entry {
+	uint64_t memcg_id;
+	int node;
+	char memcg_path[192];
+	uint64_t min_seq;	/* oldest generation listed */
+	uint64_t max_seq;	/* youngest: one more per aging pass */
+};
+
+struct sys_snapshot {
+	struct kv_list vmstat;
+	uint64_t ctxt;		/* /proc/stat ctxt */
+	uint64_t forks;		/* /proc/stat processes */
+	struct lru_gen_entry *lru_gen;
+	size_t n_lru_gen, alloc_lru_gen;
+	int lru_gen_read;	/* 0 read, or -errno why not */
+};
+
+/* Parsers of the files' text, for tests and for sys_snapshot_take(). */
+int vmstat_parse(const char *text, struct kv_list *ret);
+int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks);
+int lru_gen_parse(const char *text, struct sys_snapshot *snap);
+
+/* Reads everything; with_lru_gen mounts debugfs if it has to. */
+int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen);
+void sys_snapshot_done(struct sys_snapshot *snap);
+
+/* The same key in a previous snapshot; NULL if new. Uses the usual
+ * same-order case first, so a full pass stays linear. */
+const struct kv *kv_list_match(const struct kv_list *prev, size_t hint, const char *name);
+
+#endif

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the integration tests: sourced, never run.
+#
+# A test exits 0 (pass), 77 after printing "SKIP: reason" (cannot run here)
+# or anything else (fail). Checks print what they compared.
+
+O=${O:-build}
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$TOP" || exit 1
+TRACING=/sys/kernel/tracing
+HELPER=$O/tests/mmhitm-test-helper
+FAILURES=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+pass() { echo "ok: $*"; }
+
+require_root() { [ "$(id -u)" = 0 ] || skip "needs root (tracefs, perf counting)"; }
+
+require_tracefs() {
+	if ! mountpoint -q "$TRACING"; then
+		mount -t tracefs nodev "$TRACING" 2>/dev/null || skip "tracefs cannot be mounted here"
+	fi
+	[ -d "$TRACING/instances" ] || skip "tracefs has no instances/ (kernel too old)"
+}
+
+# check DESCRIPTION ACTUAL OP EXPECTED (OP as for test(1): -eq -ge -le ...)
+check() {
+	if [ "$2" "$3" "$4" ] 2>/dev/null; then
+		pass "$1: $2 $3 $4"
+	else
+		fail "$1: got '$2', want $3 '$4'"
+	fi
+}
+
+check_str() {
+	if [ "$2" = "$3" ]; then pass "$1: '$2'"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+q() { sqlite3 -batch -noheader "$DB" "$1"; }
+
+# wait_until SECONDS COMMAND...: polls every 0.1 s.
+wait_until() {
+	t=$(( $1 * 10 )); shift
+	while [ $t -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# What other tools own and we must never change: the top-level instance.
+top_level_state() {
+	(cd "$TRACING" && cat tracing_on current_tracer trace_clock buffer_size_kb set_event \
+		2>/dev/null; find events -name enable -o -name filter -o -name trigger | sort |
+		xargs cat 2>/dev/null) | md5sum
+}
+
+finish() {
+	if [ "$FAILURES" -ne 0 ]; then
+		echo "$FAILURES checks failed"
+		exit 1
+	fi
+	echo "all checks passed"
+	exit 0
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmhitm-test-helper: causes known numbers of kernel events for the
+ * integration tests and prints what it did, one "key value" per line, so a
+ * test can assert that the recording saw at least that much.
+ *
+ *   fork K        K children, each maps and unmaps memory (taking its
+ *                 mmap_lock for write), then exits; prints "pid N" each
+ *   exec K        K children exec this helper's "idle" command; prints "pid N"
+ *   newpages N    writes N fresh pages of a tmpfs file: N LRU insertions
+ *   activate N    writes N fresh tmpfs pages, then reads each three times
+ *   pwrite N      pwrite()s 1 KiB at offset 0 of a tmpfs file N times
+ *   dontneed N    writes a byte to an anonymous page and MADV_DONTNEEDs it,
+ *                 N times, checking it reads back zero
+ *   yield N       two threads pinned to one CPU sched_yield() N times each;
+ *                 prints their context switches from /proc
+ *   waitsig       prints its pid, waits for SIGUSR1, then maps and unmaps
+ *                 memory (so an mm older than the recorder takes its lock),
+ *                 and exits on the next SIGUSR1
+ *   idle          sleeps briefly (the exec target)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int die(const char *what)
+{
+	fprintf(stderr, "mmhitm-test-helper: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int do_fork(long k)
+{
+	printf("parent %d\n", getpid());
+	for (long i = 0; i < k; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return die("fork");
+		if (pid == 0) {
+			/* mmap/munmap take the child's own mmap_lock for write. */
+			void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p != MAP_FAILED) {
+				memset(p, 1, 4096);
+				munmap(p, 1 << 20);
+			}
+			usleep(200 * 1000);
+			_exit(0);
+		}
+		printf("pid %d\n", pid);
+	}
+	fflush(stdout);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+static int do_exec(long k, const char *self)
+{
+	printf("parent %d\n", getpid());
+	for (long i = 0; i < k; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return die("fork");
+		if (pid == 0) {
+			execl(self, "mmhitm-test-helper", "idle", (char *)NULL);
+			_exit(127);
+		}
+		printf("pid %d\n", pid);
+	}
+	fflush(stdout);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+static int tmpfs_file(void)
+{
+	char path[] = "/dev/shm/mmhitm-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+static int do_newpages(long n)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *buf = malloc(psz);
+	int fd = tmpfs_file();
+
+	if (fd < 0 || !buf)
+		return die("tmpfs file");
+	memset(buf, 0x5a, psz);
+	for (long i = 0; i < n; i++)
+		if (pwrite(fd, buf, psz, i * psz) != psz)
+			return die("pwrite");
+	printf("pages %ld\n", n);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+/* Fresh pages read twice: the second access activates them
+ * (folio_mark_accessed: referenced, then active). */
+static int do_activate(long n)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *buf = malloc(psz);
+	int fd = tmpfs_file();
+
+	if (fd < 0 || !buf)
+		return die("tmpfs file");
+	memset(buf, 0x3c, psz);
+	for (long i = 0; i < n; i++)
+		if (pwrite(fd, buf, psz, i * psz) != psz)
+			return die("pwrite");
+	for (int pass = 0; pass < 3; pass++)
+		for (long i = 0; i < n; i++)
+			if (pread(fd, buf, psz, i * psz) != psz)
+				return die("pread");
+	printf("pages %ld\n", n);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+static int do_pwrite(long n)
+{
+	char buf[1024];
+	struct stat st;
+	int fd = tmpfs_file();
+
+	if (fd < 0)
+		return die("tmpfs file");
+	memset(buf, 0xa5, sizeof(buf));
+	for (long i = 0; i < n; i++)
+		if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+			return die("pwrite");
+	if (fstat(fd, &st) < 0 || st.st_size != (off_t)sizeof(buf)) {
+		fprintf(stderr, "file grew to %lld bytes\n", (long long)st.st_size);
+		return 1;
+	}
+	printf("pwrites %ld\n", n);
+	close(fd);
+	return 0;
+}
+
+static int do_dontneed(long n)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *p = map;
+
+	if (map == MAP_FAILED)
+		return die("mmap");
+	for (long i = 0; i < n; i++) {
+		p[0] = 1;
+		if (madvise(map, psz, MADV_DONTNEED) < 0)
+			return die("madvise");
+		if (p[0] != 0) {
+			fprintf(stderr, "page did not read zero after MADV_DONTNEED\n");
+			return 1;
+		}
+	}
+	printf("zaps %ld\n", n);
+	munmap(map, psz);
+	return 0;
+}
+
+static long yield_n;
+static pid_t yield_tids[2];
+
+static void *yielder(void *arg)
+{
+	long idx = (long)arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	yield_tids[idx] = (pid_t)syscall(SYS_gettid);
+	for (long i = 0; i < yield_n; i++)
+		sched_yield();
+	return NULL;
+}
+
+static long task_switches(pid_t tid)
+{
+	char path[64], line[128];
+	long total = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			total += v;
+	fclose(f);
+	return total;
+}
+
+/* Switch counts are read just before each thread ends, via a barrier. */
+static pthread_barrier_t yield_done;
+static long yield_switches[2];
+
+static void *yielder_counted(void *arg)
+{
+	long idx = (long)arg;
+
+	yielder(arg);
+	pthread_barrier_wait(&yield_done);
+	yield_switches[idx] = task_switches(yield_tids[idx]);
+	return NULL;
+}
+
+static int do_yield(long n)
+{
+	pthread_t t[2];
+
+	yield_n = n;
+	pthread_barrier_init(&yield_done, NULL, 2);
+	for (long i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, yielder_counted, (void *)i) != 0)
+			return die("pthread_create");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("switches %ld\n", yield_switches[0] + yield_switches[1]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: mmhitm-test-helper fork|exec|newpages|pwrite|dontneed|yield N | idle\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "fork"))
+		return do_fork(n);
+	if (!strcmp(argv[1], "exec")) {
+		/* The real path: comm after exec is its basename. */
+		char self[4096];
+		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (len < 0)
+			return die("readlink");
+		self[len] = '\0';
+		return do_exec(n, self);
+	}
+	if (!strcmp(argv[1], "newpages"))
+		return do_newpages(n);
+	if (!strcmp(argv[1], "activate"))
+		return do_activate(n);
+	if (!strcmp(argv[1], "pwrite"))
+		return do_pwrite(n);
+	if (!strcmp(argv[1], "dontneed"))
+		return do_dontneed(n);
+	if (!strcmp(argv[1], "yield"))
+		return do_yield(n);
+	if (!strcmp(argv[1], "waitsig")) {
+		sigset_t set;
+		int sig;
+		void *p;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("pid %d\n", getpid());
+		sigwait(&set, &sig);
+		p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return die("mmap");
+		munmap(p, 1 << 20);
+		/* Stay until told, so the recorder can look us up. */
+		sigwait(&set, &sig);
+		return 0;
+	}
+	if (!strcmp(argv[1], "idle")) {
+		usleep(200 * 1000);
+		return 0;
+	}
+	fprintf(stderr, "mmhitm-test-helper: unknown command %s\n", argv[1]);
+	return 2;
+}

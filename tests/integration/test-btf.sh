@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The BTF field layouts mmhitmd records per boot, against bpftool's dump
+# of the same kernel's BTF.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_tracefs
+[ -r /sys/kernel/btf/vmlinux ] || skip "this kernel has no BTF (/sys/kernel/btf/vmlinux)"
+command -v bpftool >/dev/null || skip "bpftool is not installed"
+
+WORK=$(mktemp -d /tmp/mmhitm-test-btf.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+DB=$WORK/t.db
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 1s --instance mmhitm-test-btf-$$ \
+	--learn-mm no --learn-pages no --learn-locks no 2>"$WORK/log" || { cat "$WORK/log"; exit 1; }
+python3 tests/integration/btf_check.py "$DB" /sys/kernel/btf/vmlinux

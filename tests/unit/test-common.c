@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The shared pieces: the u64 map, kallsyms, build-id notes, BTF layouts. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "btf.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "test.h"
+#include "u64map.h"
+#include "util.h"
+
+static void test_u64map(void)
+{
+	enum { N = 20000 };
+	struct u64map *m = u64map_new();
+	static char present[N];
+	size_t it = 0, seen = 0;
+	uint64_t k;
+	void *v;
+
+	/* Kernel-address-like keys, removals interleaved, checked against a
+	 * plain array. */
+	for (uint64_t i = 0; i < N; i++) {
+		CHECK_INT(u64map_put(m, 0xffff888000000000ULL + i * 64, (void *)(uintptr_t)(i + 1)), ==, 0);
+		present[i] = 1;
+		if (i % 3 == 0) {
+			uint64_t j = i / 2;
+
+			u64map_remove(m, 0xffff888000000000ULL + j * 64);
+			present[j] = 0;
+		}
+	}
+	for (uint64_t i = 0; i < N; i++) {
+		v = u64map_get(m, 0xffff888000000000ULL + i * 64);
+		if (present[i])
+			CHECK(v == (void *)(uintptr_t)(i + 1));
+		else
+			CHECK(v == NULL);
+	}
+	while (u64map_next(m, &it, &k, &v)) {
+		uint64_t i = (k - 0xffff888000000000ULL) / 64;
+
+		CHECK(i < N && present[i]);
+		seen++;
+	}
+	CHECK_INT(seen, ==, u64map_count(m));
+	CHECK(u64map_get(m, 0) == NULL);
+	CHECK_INT(u64map_put(m, 0, (void *)1), ==, 0);	/* key 0 is a key */
+	CHECK(u64map_get(m, 0) == (void *)1);
+	u64map_free(m);
+	u64map_free(NULL);
+}
+
+static void test_kallsyms_fixture(void)
+{
+	char path[64];
+	struct kallsyms *ks;
+	const struct ksym *s;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/mmhitm-test-kallsyms-%d", getpid());
+	f = fopen(path, "w");
+	fputs("ffffffff81000000 T _text\n"
+	      "ffffffff81001000 t walk_pte_range\n"
+	      "0000000000000000 A fixed_percpu_data\n"
+	      "ffffffff81000800 T __schedule\n"
+	      "ffffffffc0a00000 t mod_fn\t[kvm]\n"
+	      "ffffffffc0a00100 t mod_fn2\t[kvm]\n"
+	      "not a line\n", f);
+	fclose(f);
+	ks = kallsyms_load(path);
+	CHECK(ks != NULL);
+	CHECK_INT(kallsyms_count(ks), ==, 5);
+	s = kallsyms_lookup(ks, 0xffffffff81000804ULL);
+	CHECK(s && !strcmp(s->name, "__schedule") && s->size == 0x800 && !s->module);
+	s = kallsyms_lookup(ks, 0xffffffffc0a00104ULL);
+	CHECK(s && !strcmp(s->name, "mod_fn2") && s->module && !strcmp(s->module, "kvm"));
+	CHECK(kallsyms_lookup(ks, 0xffffffff80000000ULL) == NULL);
+	s = kallsyms_find(ks, "walk_pte_range");
+	CHECK(s && s->addr == 0xffffffff81001000ULL);
+	kallsyms_free(ks);
+
+	/* kptr_restrict: every address zero means we may not see them. */
+	f = fopen(path, "w");
+	fputs("0000000000000000 T _text\n0000000000000000 T schedule\n", f);
+	fclose(f);
+	errno = 0;
+	CHECK(kallsyms_load(path) == NULL && errno == EPERM);
+	unlink(path);
+}
+
+static void test_kallsyms_live(void)
+{
+	struct kallsyms *ks = kallsyms_load(NULL);
+	const struct ksym *s, *t;
+
+	if (!ks) {
+		printf("skipping live kallsyms: %s\n", strerror(errno));
+		return;
+	}
+	s = kallsyms_find(ks, "schedule");
+	CHECK(s != NULL);
+	if (s) {
+		t = kallsyms_lookup(ks, s->addr + 1);
+		CHECK(t && !strcmp(t->name, "schedule"));
+	}
+	kallsyms_free(ks);
+}
+
+static void test_build_id(void)
+{
+	/* An Elf64_Nhdr stream: a foreign note, then the GNU build-id. */
+	unsigned char notes[] = {
+		5, 0, 0, 0,  4, 0, 0, 0,  1, 0, 0, 0,  'X', 'e', 'n', 0, 0, 0, 0, 0,  1, 2, 3, 4,
+		4, 0, 0, 0,  4, 0, 0, 0,  3, 0, 0, 0,  'G', 'N', 'U', 0,  0xde, 0xad, 0xbe, 0xef,
+	};
+	char buf[64], small[4];
+	FILE *p;
+
+	CHECK_INT(build_id_from_notes(notes, sizeof(notes), buf, sizeof(buf)), ==, 0);
+	CHECK_STR(buf, "deadbeef");
+	CHECK_INT(build_id_from_notes(notes, 20, buf, sizeof(buf)), ==, -EBADMSG);
+	CHECK_INT(build_id_from_notes(notes, 24, buf, sizeof(buf)), ==, -ENODATA);
+	CHECK_INT(build_id_from_notes(notes, sizeof(notes), small, sizeof(small)), ==, -ENOBUFS);
+
+	/* This kernel's, against perf's own reading of it. */
+	p = popen("perf buildid-list -k 2>/dev/null", "r");
+	if (p) {
+		char want[128] = "", have[128] = "";
+		unsigned char raw[4096];
+		FILE *n = fopen("/sys/kernel/notes", "r");
+
+		if (fgets(want, sizeof(want), p) && n) {
+			size_t len = fread(raw, 1, sizeof(raw), n);
+
+			want[strcspn(want, "\n")] = '\0';
+			CHECK_INT(build_id_from_notes(raw, len, have, sizeof(have)), ==, 0);
+			CHECK_STR(have, want);
+		} else {
+			printf("skipping live build-id: no perf or /sys/kernel/notes\n");
+		}
+		if (n)
+			fclose(n);
+		pclose(p);
+	}
+}
+
+static void test_btf_live(void)
+{
+	struct btf_layout l = {};
+	const struct btf_field *page, *flags, *mm, *f;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		printf("skipping BTF: no /sys/kernel/btf/vmlinux\n");
+		return;
+	}
+	CHECK_INT(btf_layout_collect(NULL, &l), ==, 0);
+	page = btf_layout_find(&l, "page", "");
+	flags = btf_layout_find(&l, "page", "flags");
+	mm = btf_layout_find(&l, "mm_struct", "");
+	CHECK(page && page->size >= 32 && page->size % 8 == 0);
+	CHECK(flags && flags->offset == 0 && flags->size == 8);
+	CHECK(mm && mm->size > 512);
+	/* Fields of anonymous structs are flattened into the struct:
+	 * mm_count leads its own cache line, membarrier_state follows. */
+	f = btf_layout_find(&l, "mm_struct", "mm_count");
+	CHECK(f && f->offset == 0 && f->size == 4);
+	f = btf_layout_find(&l, "mm_struct", "membarrier_state");
+	CHECK(f && f->offset >= 64 && f->offset < mm->size);
+	f = btf_layout_find(&l, "lruvec", "lru_lock");
+	CHECK(f && f->size >= 4);
+	/* Named nested members get dotted paths (lruvec.lrugen.max_seq
+	 * exists only with LRU_GEN: then it must be inside lrugen). */
+	f = btf_layout_find(&l, "lruvec", "lrugen.max_seq");
+	if (f) {
+		const struct btf_field *g = btf_layout_find(&l, "lruvec", "lrugen");
+
+		CHECK(g && f->offset >= g->offset && f->offset < g->offset + g->size);
+	}
+	btf_layout_done(&l);
+	CHECK_INT(btf_layout_collect("/nonexistent/btf", &l), <, 0);
+}
+
+int main(void)
+{
+	log_set_max_level(LOG_CRIT);
+	RUN(test_u64map);
+	RUN(test_kallsyms_fixture);
+	RUN(test_kallsyms_live);
+	RUN(test_build_id);
+	RUN(test_btf_live);
+	return test_exit();
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Parsers of /proc/vmstat, /proc/stat and /sys/kernel/debug/lru_gen, on
+ * text in the kernel's formats (lru_gen: mm/vmscan.c lru_gen_seq_show(),
+ * "memcg %5hu %s", " node %5d", then " %10lu %10u" and " %10lu%c" per type
+ * for each generation from min_seq to max_seq), plus the live files.
+ */
+#include <errno.h>
+
+#include "log.h"
+#include "recorder.h"
+#include "sysstat.h"
+#include "test.h"
+#include "util.h"
+
+static void test_vmstat(void)
+{
+	struct kv_list l = {};
+
+	CHECK_INT(vmstat_parse("nr_free_pages 123\npgactivate 9876543210\nbogus\npgfault 7\n", &l), ==, 0);
+	CHECK_INT(l.n, ==, 3);
+	CHECK_STR(l.v[1].name, "pgactivate");
+	CHECK_INT(l.v[1].value, ==, 9876543210LL);
+	CHECK(kv_list_match(&l, 2, "pgfault") == &l.v[2]);
+	CHECK(kv_list_match(&l, 0, "pgfault") == &l.v[2]);	/* hint wrong: still found */
+	CHECK(kv_list_match(&l, 0, "nosuch") == NULL);
+	CHECK_INT(vmstat_parse("", &l), ==, -EBADMSG);
+	free(l.v);
+}
+
+static void test_procstat(void)
+{
+	uint64_t ctxt = 0, forks = 0;
+
+	CHECK_INT(procstat_parse("cpu  1 2 3\nintr 5\nctxt 424242\nbtime 1700000000\nprocesses 31337\n",
+				 &ctxt, &forks), ==, 0);
+	CHECK_INT(ctxt, ==, 424242);
+	CHECK_INT(forks, ==, 31337);
+	CHECK_INT(procstat_parse("cpu 1\n", &ctxt, &forks), ==, -EBADMSG);
+}
+
+static void test_lru_gen(void)
+{
+	struct sys_snapshot s = {};
+	/* Two memcgs; the second on two nodes (memcg line only at the first). */
+	const char *text =
+		"memcg     1 /\n"
+		" node     0\n"
+		"          5      71424       1234        456 \n"
+		"          6      12000          0         78 \n"
+		"          7         40        100         12 \n"
+		"memcg    43 /system.slice/mmhitm-load.scope\n"
+		" node     0\n"
+		"         11       2000      52428          0 \n"
+		"         12        100        100          1 \n"
+		" node     1\n"
+		"          3       9000          1          1 \n"
+		"          4       8000          2          2 \n"
+		"          5       7000          3          3 \n"
+		"          6       6000          4          4 \n";
+
+	CHECK_INT(lru_gen_parse(text, &s), ==, 0);
+	CHECK_INT(s.n_lru_gen, ==, 3);
+	CHECK_INT(s.lru_gen[0].memcg_id, ==, 1);
+	CHECK_STR(s.lru_gen[0].memcg_path, "/");
+	CHECK_INT(s.lru_gen[0].min_seq, ==, 5);
+	CHECK_INT(s.lru_gen[0].max_seq, ==, 7);
+	CHECK_INT(s.lru_gen[1].memcg_id, ==, 43);
+	CHECK_STR(s.lru_gen[1].memcg_path, "/system.slice/mmhitm-load.scope");
+	CHECK_INT(s.lru_gen[1].node, ==, 0);
+	CHECK_INT(s.lru_gen[1].max_seq, ==, 12);
+	CHECK_INT(s.lru_gen[2].node, ==, 1);
+	CHECK_INT(s.lru_gen[2].memcg_id, ==, 43);
+	CHECK_INT(s.lru_gen[2].min_seq, ==, 3);
+	CHECK_INT(s.lru_gen[2].max_seq, ==, 6);
+
+	/* Malformed: generations before any node, a node before any memcg. */
+	CHECK_INT(lru_gen_parse("          5      71424       1234        456\n", &s), ==, -EBADMSG);
+	CHECK_INT(lru_gen_parse(" node     0\n", &s), ==, -EBADMSG);
+	CHECK_INT(lru_gen_parse("garbage here\n", &s), ==, -EBADMSG);
+	CHECK_INT(lru_gen_parse("", &s), ==, 0);
+	CHECK_INT(s.n_lru_gen, ==, 0);
+	sys_snapshot_done(&s);
+}
+
+static void test_live(void)
+{
+	struct sys_snapshot a = {}, b = {};
+
+	CHECK_INT(sys_snapshot_take(&a, 0), ==, 0);
+	CHECK(kv_list_match(&a.vmstat, 0, "pgfault") != NULL);
+	CHECK_INT(a.ctxt, >, 0);
+	CHECK_INT(a.lru_gen_read, ==, -ENOENT);	/* not asked for */
+	CHECK_INT(sys_snapshot_take(&b, 0), ==, 0);
+	CHECK_INT(b.ctxt, >=, a.ctxt);
+	CHECK_INT(b.forks, >=, a.forks);
+	sys_snapshot_done(&a);
+	sys_snapshot_done(&b);
+}
+
+static void test_interval_math(void)
+{
+	const int64_t m = 60 * NSEC_PER_SEC;
+
+	/* Boundaries are clock multiples, strictly after t. */
+	CHECK_INT(interval_boundary_after(0, m), ==, m);
+	CHECK_INT(interval_boundary_after(m - 1, m), ==, m);
+	CHECK_INT(interval_boundary_after(m, m), ==, 2 * m);
+	CHECK_INT(interval_boundary_after(1795987725008702238LL, 5 * NSEC_PER_SEC) % (5 * NSEC_PER_SEC), ==, 0);
+	CHECK_INT(counter_delta(10, 25), ==, 15);
+	CHECK_INT(counter_delta(25, 7), ==, 7);	/* reset: what it counted since */
+
+	/* Deltas over any split of a run add up to the run's total. */
+	{
+		uint64_t readings[] = { 100, 130, 130, 990, 1000, 4000 }, sum = 0;
+
+		for (size_t i = 1; i < sizeof(readings) / sizeof(readings[0]); i++)
+			sum += counter_delta(readings[i - 1], readings[i]);
+		CHECK_INT(sum, ==, 4000 - 100);
+	}
+}
+
+int main(void)
+{
+	log_set_max_level(LOG_CRIT);
+	RUN(test_vmstat);
+	RUN(test_procstat);
+	RUN(test_lru_gen);
+	RUN(test_live);
+	RUN(test_interval_math);
+	return test_exit();
+}
