@@ -15,7 +15,9 @@ INSTANCE=mmhitm-kt
 # Keys of mmhitm-load's --json output the checks read.
 CTXSW_KEY=context_switches
 AGING_PASSES_KEY=passes
-AGING_MS_KEY=ms_per_pass
+AGING_MS_KEY=value		# of metric aging_ms_per_pass
+AGING_MEMCG_KEY=memcg_id
+AGING_NODES_KEY=nodes
 
 q() {	# sql: one value per line, '|' between columns
 	sqlite3 -batch -noheader "$DB" "$1"
@@ -124,18 +126,27 @@ check_recording() {	# results-dir label
 	check "$L: the load reported its switches" -n "$own"
 	check "$L: sched_switch covers the load's switches" "$sw_load" -ge "${own%.*}"
 
-	# P2 side: max_seq steps once per aging pass; no other aging happens in
-	# an idle 1 GiB guest, so the recorded steps are the load's passes.
+	# P2 side: max_seq steps once per aging pass and node, and the load aged
+	# a memcg of its own: its steps recorded must be the passes reported,
+	# and no other memcg aged (an idle 1 GiB guest does not reclaim).
 	passes=$(json_get "$R/aging.json" "$AGING_PASSES_KEY")
 	ms=$(json_get "$R/aging.json" "$AGING_MS_KEY")
-	steps=$(q "SELECT coalesce(sum(max_seq_delta), 0) FROM lru_gen_progress JOIN intervals USING (interval_id)
-		   WHERE boot_id = $boot")
-	echo "    aging: $passes passes at $ms ms/pass reported, max_seq steps recorded $steps"
+	memcg=$(json_get "$R/aging.json" "$AGING_MEMCG_KEY")
+	nodes=$(json_get "$R/aging.json" "$AGING_NODES_KEY")
+	steps() {
+		q "SELECT coalesce(sum(max_seq_delta), 0) FROM lru_gen_progress JOIN intervals USING (interval_id)
+		   WHERE boot_id = $boot AND $1"
+	}
+	echo "    aging: $passes passes x $nodes node(s) on memcg $memcg at $ms ms/pass (median) reported"
 	q "SELECT memcg_id, memcg_path, node, sum(max_seq_delta) FROM lru_gen_progress
-	   JOIN intervals USING (interval_id) WHERE boot_id = $boot GROUP BY 1, 2, 3" | sed 's/^/    memcg|path|node|steps: /'
+	   JOIN intervals USING (interval_id) WHERE boot_id = $boot GROUP BY 1, 2, 3" |
+		sed 's/^/    recorded memcg|path|node|steps: /'
 	check "$L: the load ran aging passes" "${passes:-0}" -gt 0
 	check "$L: ... and timed them" -n "$ms"
-	check "$L: max_seq steps recorded = aging passes reported" "$steps" -eq "$passes"
+	check "$L: ... in a memcg of its own" "${memcg:-1}" -gt 1
+	check "$L: max_seq steps recorded on memcg $memcg = passes x nodes reported" \
+		"$(steps "memcg_id = $memcg")" -eq $(( passes * nodes ))
+	check "$L: no aging recorded on other memcgs" "$(steps "memcg_id != $memcg")" -eq 0
 
 	# The daemon mounts what it needs and leaves no instance behind.
 	check "$L: tracefs not mounted before mmhitmd" -z "$(awk '$3 == "tracefs"' "$R/mounts.before")"

@@ -39,11 +39,13 @@ mmhitmd --db "$db" --interval "${INTERVAL}s" --duration "${DURATION}s" \
 daemon=$!
 echo "mmhitmd pid $daemon: --interval ${INTERVAL}s --duration ${DURATION}s --instance $INSTANCE"
 
-# The loads start once a first interval is stored: counting is running then,
-# and every switch and aging pass they cause falls inside the recording.
+# The loads start once a first interval of this boot is stored (the DB may
+# hold earlier boots): counting is running then, and every switch and aging
+# pass they cause falls inside the recording.
+boot_uuid=$(cat /proc/sys/kernel/random/boot_id)
 i=0
 while :; do
-	n=$(sql 'select count(*) from intervals')
+	n=$(sql "SELECT count(*) FROM intervals JOIN boots USING (boot_id) WHERE boot_uuid = '$boot_uuid'")
 	[ "${n:-0}" -ge 1 ] && break
 	kill -0 $daemon 2>/dev/null || break
 	[ $i -ge $(( (INTERVAL + 20) * 10 )) ] && break
@@ -58,19 +60,26 @@ else
 fi
 cat /proc/mounts > "$out/mounts.daemon"
 
-run_load() {	# name args...
+run_load() {	# name command...: the command gets --json appended
 	name=$1
 	shift
 	echo "$(now_ns)" > "$out/$name.start_ns"
-	mmhitm-load "$@" --json > "$out/$name.json" 2> "$out/$name.err"
+	"$@" --json > "$out/$name.json" 2> "$out/$name.err"
 	echo $? > "$out/$name.rc"
 	echo "$(now_ns)" > "$out/$name.end_ns"
-	echo "mmhitm-load $*: exit $(cat "$out/$name.rc")"
+	echo "$*: exit $(cat "$out/$name.rc")"
 	cat "$out/$name.json" "$out/$name.err"
 }
+# aging walks every mm of the memcg it runs in: a cgroup of its own keeps
+# the daemon and this shell out of the walk, and makes the memcg whose
+# max_seq steps are the load's alone.
+cg=/sys/fs/cgroup/mmhitm-aging
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p $cg ||
+	echo "no memory cgroup of its own for aging"
 if kill -0 $daemon 2>/dev/null; then
-	run_load ctxswitch ctxswitch --duration "$LOAD_SECONDS"
-	run_load aging aging --duration "$LOAD_SECONDS"
+	run_load ctxswitch mmhitm-load ctxswitch --duration "$LOAD_SECONDS"
+	run_load aging sh -c 'echo $$ > "$0"/cgroup.procs && exec "$@"' $cg \
+		mmhitm-load aging --duration "$LOAD_SECONDS"
 fi
 
 wait $daemon
