@@ -44,7 +44,8 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
 # mkfs.ext4/debugfs for the results disk.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy $(DEB_KERNELS)
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy curl man-db \
+		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -239,14 +240,46 @@ demo-rollout: all
 
 # --- install ---------------------------------------------------------------
 
-install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer
+MANPAGES	:= $(wildcard man/*.[1-8])
+
+# Unit files name the installed paths: made at install time, for the
+# PREFIX of that install.
+SUBST_PATHS	= sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+		      -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+$(O)/mmhitm.conf: $(O)/mmhitmd
+	$(call quiet,GEN,$@)$(O)/mmhitmd --print-config | sed 's/^\([a-z]\)/# \1/' > $@
+
+install: all $(O)/mmhitm.conf
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm
 	install -m 0755 $(O)/mmhitmd $(DESTDIR)$(SBINDIR)/mmhitmd
-	install -m 0755 $(O)/mmhitm $(O)/mmhitm-load $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(filter-out $(O)/mmhitmd,$(PROGS)) $(DESTDIR)$(BINDIR)/
+	for u in $(UNITS); do \
+	    if [ -e systemd/$$u.in ]; then $(SUBST_PATHS) systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u; \
+	    else cp systemd/$$u $(DESTDIR)$(UNITDIR)/$$u; fi; \
+	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; \
+	done
+	install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
+	@# An existing configuration is the operator's: never overwrite it.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf ] || \
+	    install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf
+	for m in $(MANPAGES); do \
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
+	done
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(DESTDIR)$(BINDIR)/mmhitm \
-	    $(DESTDIR)$(BINDIR)/mmhitm-load
+	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(filter-out $(O)/mmhitmd,$(PROGS))))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	@# The configuration goes only if nobody changed it.
+	if cmp -s $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example; then \
+	    rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf; fi
+	rm -f $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
 # --- housekeeping ----------------------------------------------------------
 

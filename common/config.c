@@ -9,7 +9,10 @@
 #include "log.h"
 #include "util.h"
 
-enum opt_type { OPT_PATH, OPT_STRING, OPT_DURATION, OPT_SIZE_KB, OPT_U64, OPT_BOOL, OPT_LOGLEVEL };
+enum opt_type {
+	OPT_PATH, OPT_OPTIONAL_PATH, OPT_STRING, OPT_DURATION, OPT_SIZE_KB, OPT_SIZE, OPT_U64,
+	OPT_BOOL, OPT_LOGLEVEL,
+};
 
 struct option_def {
 	struct config_option_info info;
@@ -87,6 +90,18 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(learn_locks), "yes" },
 	{ { "count_events", "EVENTS", "extra tracepoints to count, e.g. \"kmem:mm_page_alloc\"" },
 	  OPT_STRING, OFF(count_events), "", 0, 0, check_events },
+	{ { "retention_detail", "DURATION", "keep per-line and /proc detail this long (0: forever)" },
+	  OPT_DURATION, OFF(retention_detail_ns), "14d", 0, 3650 * 86400 * S },
+	{ { "retention_raw", "DURATION", "keep whole intervals this long, then hourly rollups (0: forever)" },
+	  OPT_DURATION, OFF(retention_raw_ns), "35d", 0, 3650 * 86400 * S },
+	{ { "retention_rollup", "DURATION", "keep hourly rollups this long (0: forever)" },
+	  OPT_DURATION, OFF(retention_rollup_ns), "400d", 0, 3650 * 86400 * S },
+	{ { "max_db_size", "SIZE", "database size budget, oldest data dropped first (0: none)" },
+	  OPT_SIZE, OFF(max_db_size), "1G", 0, INT64_MAX },
+	{ { "cpu_budget", "PERCENT", "warn when mmhitmd uses more than this % of one CPU" },
+	  OPT_U64, OFF(cpu_budget_pct), "1", 0, 100 },
+	{ { "metrics_file", "PATH", "OpenMetrics textfile for node_exporter (empty: none)" },
+	  OPT_OPTIONAL_PATH, OFF(metrics_file), "" },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };
@@ -118,8 +133,9 @@ static int option_set(struct config *c, const struct option_def *o, const char *
 
 	switch (o->type) {
 	case OPT_PATH:
-		if (!*v || (v[0] != '/' && !startswith(v, "./") && strchr(v, ':'))) {
-			snprintf(err, errlen, "\"%s\" is not a path", v);
+	case OPT_OPTIONAL_PATH:
+		if (!*v && o->type == OPT_PATH) {
+			snprintf(err, errlen, "a path is required");
 			return -EINVAL;
 		}
 		/* fall through */
@@ -163,6 +179,14 @@ static int option_set(struct config *c, const struct option_def *o, const char *
 		if ((int64_t)u < o->min || (int64_t)u > o->max) {
 			snprintf(err, errlen, "\"%s\" is out of range (%" PRId64 " to %" PRId64 " KiB)",
 				 v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(uint64_t *)field = u;
+		return 0;
+	case OPT_SIZE:
+		r = parse_size(v, &u);
+		if (r < 0) {
+			snprintf(err, errlen, "\"%s\" is not a size (e.g. 512M, 2G)", v);
 			return -EINVAL;
 		}
 		*(uint64_t *)field = u;
@@ -227,7 +251,8 @@ void config_init(struct config *c)
 void config_done(struct config *c)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-		if (options[i].type == OPT_PATH || options[i].type == OPT_STRING) {
+		if (options[i].type == OPT_PATH || options[i].type == OPT_OPTIONAL_PATH ||
+		    options[i].type == OPT_STRING) {
 			char **p = (char **)((char *)c + options[i].off);
 
 			free(*p);
@@ -309,8 +334,41 @@ int config_verify(const struct config *c)
 	return 0;
 }
 
+/* The largest unit that says it exactly: 14d, 90s, 500ms. */
+static void print_duration(FILE *f, int64_t ns)
+{
+	static const struct { int64_t ns; const char *unit; } units[] = {
+		{ 86400 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" },
+		{ 60 * NSEC_PER_SEC, "m" }, { NSEC_PER_SEC, "s" }, { NSEC_PER_MSEC, "ms" },
+	};
+
+	for (size_t i = 0; ns && i < ARRAY_SIZE(units); i++)
+		if (ns % units[i].ns == 0) {
+			fprintf(f, "%" PRId64 "%s\n", ns / units[i].ns, units[i].unit);
+			return;
+		}
+	fprintf(f, "%gs\n", ns / 1e9);
+}
+
+static void print_size(FILE *f, uint64_t bytes)
+{
+	static const char units[] = "TGMK";
+
+	for (int i = 0; bytes && i < 4; i++) {
+		uint64_t u = 1ULL << (10 * (4 - i));
+
+		if (bytes % u == 0) {
+			fprintf(f, "%" PRIu64 "%c\n", bytes / u, units[i]);
+			return;
+		}
+	}
+	fprintf(f, "%" PRIu64 "\n", bytes);
+}
+
 void config_dump(const struct config *c, FILE *f)
 {
+	fputs("# mmhitmd configuration: \"key = value\"; every key is also a\n"
+	      "# command-line flag (--key). See mmhitm.conf(5).\n", f);
 	static const char *const levels[] = {
 		"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
 	};
@@ -321,11 +379,13 @@ void config_dump(const struct config *c, FILE *f)
 
 		if (strcmp(o->info.key, "duration") == 0)
 			continue;
-		fprintf(f, "%s = ", o->info.key);
+		fprintf(f, "\n# %s\n%s = ", o->info.help, o->info.key);
 		switch (o->type) {
 		case OPT_PATH:
+		case OPT_OPTIONAL_PATH:
 		case OPT_STRING:	fprintf(f, "%s\n", *(char *const *)field ?: ""); break;
-		case OPT_DURATION:	fprintf(f, "%gs\n", *(const int64_t *)field / 1e9); break;
+		case OPT_DURATION:	print_duration(f, *(const int64_t *)field); break;
+		case OPT_SIZE:		print_size(f, *(const uint64_t *)field); break;
 		case OPT_SIZE_KB:
 		case OPT_U64:		fprintf(f, "%" PRIu64 "\n", *(const uint64_t *)field); break;
 		case OPT_BOOL:		fprintf(f, "%s\n", *(const bool *)field ? "yes" : "no"); break;

@@ -26,6 +26,12 @@ struct config {
 	bool learn_pages;
 	bool learn_locks;
 	char *count_events;		/* count_events: extra "sys:event" list */
+	int64_t retention_detail_ns;	/* per-line and /proc detail */
+	int64_t retention_raw_ns;	/* whole intervals */
+	int64_t retention_rollup_ns;	/* hourly rollups */
+	uint64_t max_db_size;		/* bytes; 0: no budget */
+	uint64_t cpu_budget_pct;	/* of one CPU; warn above it */
+	char *metrics_file;		/* OpenMetrics textfile; "" for none */
 	int log_level;
 };
 

@@ -220,12 +220,26 @@ int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 			goto fail;
 		}
 	} else {
+		int64_t tables = 0;
+
+		/* A new file: freed pages go back to the file system in steps
+		 * (retention), which must be chosen before the first table. */
+		if (have == 0 && db_query_int(db, &tables, "SELECT count(*) FROM sqlite_master") == 0 &&
+		    tables == 0) {
+			r = db_exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
+			if (r < 0)
+				goto fail;
+		}
 		/* WAL: readers (mmhitm analyze, users' sqlite3) never block
 		 * the daemon, and a killed writer loses only its open txn. */
 		r = db_exec(db, "PRAGMA journal_mode = WAL");
 		if (r < 0)
 			goto fail;
 		r = db_exec(db, "PRAGMA synchronous = NORMAL");
+		if (r < 0)
+			goto fail;
+		/* Keep the WAL file small after checkpoints (bytes). */
+		r = db_exec(db, "PRAGMA journal_size_limit = 4194304");
 		if (r < 0)
 			goto fail;
 	}

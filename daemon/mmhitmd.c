@@ -32,7 +32,9 @@
 #include "kallsyms.h"
 #include "learn.h"
 #include "log.h"
+#include "metrics.h"
 #include "recorder.h"
+#include "retention.h"
 #include "stream.h"
 #include "util.h"
 
@@ -319,6 +321,25 @@ static uint64_t mm_object_size(const struct btf_layout *layout)
 	return f ? f->size : 0;
 }
 
+/*
+ * Retention returns space with incremental vacuum, which a database made
+ * without it (by sqlite3, or an old mmhitm) needs one full VACUUM for.
+ */
+static int ensure_incremental_vacuum(sqlite3 *db)
+{
+	int64_t mode = 0;
+	int r;
+
+	r = db_query_int(db, &mode, "PRAGMA auto_vacuum");
+	if (r < 0 || mode == 2)
+		return r;
+	log_notice("Converting the database to incremental vacuum (one VACUUM)");
+	r = db_exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
+	if (r >= 0)
+		r = db_exec(db, "VACUUM");
+	return r;
+}
+
 struct daemon {
 	struct options opts;
 	struct config cfg;
@@ -333,6 +354,8 @@ struct daemon {
 	struct btf_layout btf;
 	int sigfd;
 	uint64_t watchdog_usec;
+	int64_t cpu_warned_ns;		/* last CPU-budget warning */
+	bool budget_warned;
 };
 
 static int setup(struct daemon *d)
@@ -347,6 +370,9 @@ static int setup(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", d->cfg.db_path);
 	r = db_open(d->cfg.db_path, 0, &d->db);
+	if (r < 0)
+		return r;
+	r = ensure_incremental_vacuum(d->db);
 	if (r < 0)
 		return r;
 
@@ -475,6 +501,49 @@ static void teardown(struct daemon *d)
 		close(d->sigfd);
 }
 
+/* Housekeeping after an interval was written: retention, export, budget. */
+static void after_flush(struct daemon *d, int64_t now)
+{
+	struct retention_policy pol = {
+		.detail_ns = d->cfg.retention_detail_ns,
+		.raw_ns = d->cfg.retention_raw_ns,
+		.rollup_ns = d->cfg.retention_rollup_ns,
+		.max_bytes = d->cfg.max_db_size,
+	};
+	struct retention_result res = {};
+	uint64_t size = 0;
+	int r;
+
+	r = retention_enforce(d->db, now, &pol, &res);
+	if (r < 0) {
+		log_warning_errno(r, "Retention failed: %m, retrying next interval");
+	} else {
+		if (res.intervals || res.detail_intervals || res.hours)
+			log_info("Retention: dropped %" PRId64 " intervals, the detail of %" PRId64
+				 ", %" PRId64 " rollup hours (%" PRIu64 " -> %" PRIu64 " bytes)",
+				 res.intervals, res.detail_intervals, res.hours, res.bytes_before,
+				 res.bytes_after);
+		if (res.over_budget && !d->budget_warned)
+			log_warning("Database is %" PRIu64 " bytes with nothing left to drop, over "
+				    "max_db_size=%" PRIu64 "; raise it", res.bytes_after, d->cfg.max_db_size);
+		d->budget_warned = res.over_budget;
+	}
+
+	/* At most one warning an hour: a busy host should not flood logs. */
+	if (d->cfg.cpu_budget_pct && d->rec.last_len_ns >= d->cfg.interval_ns / 2 &&
+	    d->rec.last_cpu_ns * 100 > (int64_t)d->cfg.cpu_budget_pct * d->rec.last_len_ns &&
+	    now - d->cpu_warned_ns > 3600 * NSEC_PER_SEC) {
+		log_warning("mmhitmd used %.2f%% of a CPU over the last interval, above cpu_budget=%" PRIu64 "%%",
+			    100.0 * d->rec.last_cpu_ns / d->rec.last_len_ns, d->cfg.cpu_budget_pct);
+		d->cpu_warned_ns = now;
+	}
+
+	if (d->cfg.metrics_file[0]) {
+		db_size_bytes(d->db, &size);
+		metrics_write_file(d->cfg.metrics_file, &d->boot, &d->rec, size);
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct config c;
@@ -495,6 +564,14 @@ static void reload(struct daemon *d)
 	d->cfg.drain_ns = c.drain_ns;
 	d->cfg.log_level = c.log_level;
 	d->cfg.max_page_pairs = c.max_page_pairs;
+	d->cfg.retention_detail_ns = c.retention_detail_ns;
+	d->cfg.retention_raw_ns = c.retention_raw_ns;
+	d->cfg.retention_rollup_ns = c.retention_rollup_ns;
+	d->cfg.max_db_size = c.max_db_size;
+	d->cfg.cpu_budget_pct = c.cpu_budget_pct;
+	free(d->cfg.metrics_file);
+	d->cfg.metrics_file = c.metrics_file;
+	c.metrics_file = NULL;
 	d->rec.interval_ns = c.interval_ns;
 	log_set_max_level(c.log_level);
 	config_done(&c);
@@ -579,13 +656,16 @@ static int run(struct daemon *d, int ready_fd)
 		}
 		if (wall >= next_flush) {
 			/* A failed write is logged and folded into the next. */
-			recorder_flush(&d->rec, wall, false);
+			if (recorder_flush(&d->rec, wall, false) == 0)
+				after_flush(d, wall);
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
 		}
 	}
 
 	sd_notify(0, "STOPPING=1");
 	r = recorder_flush(&d->rec, now_ns(CLOCK_REALTIME), true);
+	if (r == 0)
+		after_flush(d, now_ns(CLOCK_REALTIME));
 	log_info("Stopped after %" PRIu64 " intervals", d->rec.written);
 	return r;
 }

@@ -42,14 +42,16 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 	size_t n = counters_count(r->counters);
 	int ret;
 
+	r->base = calloc(n + 1, sizeof(*r->base));
 	r->prev = calloc(n + 1, sizeof(*r->prev));
 	r->cur = calloc(n + 1, sizeof(*r->cur));
 	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
-	if (!r->prev || !r->cur || !r->event_ids)
+	if (!r->base || !r->prev || !r->cur || !r->event_ids)
 		return log_oom();
 	ret = counters_read(r->counters, r->prev);
 	if (ret < 0)
 		return ret;
+	memcpy(r->base, r->prev, n * sizeof(*r->base));
 	ret = sys_snapshot_take(&r->snap[0], r->lru_gen);
 	if (ret < 0)
 		return ret;
@@ -61,6 +63,7 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 
 void recorder_done(struct recorder *r)
 {
+	free(r->base);
 	free(r->prev);
 	free(r->cur);
 	free(r->event_ids);
@@ -208,6 +211,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	sqlite3_bind_int64(st, 9, tv_ns(&ru->ru_stime) - tv_ns(&r->ru_prev.ru_stime));
 	if (rss >= 0)
 		sqlite3_bind_int64(st, 10, rss);
+	r->last_rss_kb = rss;
 	sqlite3_bind_int64(st, 11, db_bytes);
 	sqlite3_bind_int64(st, 12, (int64_t)counter_delta(prev->ctxt, cur->ctxt));
 	sqlite3_bind_int64(st, 13, (int64_t)counter_delta(prev->forks, cur->forks));
@@ -286,12 +290,19 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		if (!r->dropped)
 			log_error_errno(ret, "Failed to write the interval, keeping its data for the next one: %m");
 		r->dropped++;
+		r->dropped_total++;
 		return ret;
 	}
 
 	learner_commit(r->learner);
 	if (r->dropped)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts", r->dropped);
+	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -
+			 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
+	r->last_len_ns = now_wall - r->start_ns;
+	r->cpu_ns_total += r->last_cpu_ns;
+	r->lost_total += r->lost;
+	r->learn_records_total += r->learn_records;
 	r->dropped = 0;
 	r->learn_records = 0;
 	r->lost = 0;

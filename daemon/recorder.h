@@ -35,7 +35,7 @@ struct recorder {
 	struct stream *stream;		/* borrowed, may be NULL */
 	struct learner *learner;	/* borrowed */
 
-	uint64_t *prev, *cur;
+	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */
 	struct sys_snapshot snap[2];
 	int snap_prev;
@@ -47,6 +47,14 @@ struct recorder {
 	uint64_t lost;
 	uint64_t dropped;		/* flushes folded into the next row */
 	uint64_t written;		/* intervals written */
+	/* Since start, for the metrics export and the CPU budget. */
+	uint64_t dropped_total;
+	uint64_t lost_total;
+	uint64_t learn_records_total;
+	int64_t cpu_ns_total;
+	int64_t last_cpu_ns;		/* of the last interval written */
+	int64_t last_len_ns;
+	int64_t last_rss_kb;
 };
 
 /* Takes the baselines; the first interval starts now. */

@@ -87,6 +87,12 @@ static void test_set_values(void)
 
 	CHECK_INT(config_set(&c, "db", "relative/x.db", err, sizeof(err)), ==, 0);
 	CHECK_INT(config_set(&c, "db", "", err, sizeof(err)), ==, -EINVAL);
+	CHECK_INT(config_set(&c, "metrics_file", "", err, sizeof(err)), ==, 0);
+	CHECK_INT(config_set(&c, "max_db_size", "64M", err, sizeof(err)), ==, 0);
+	CHECK_INT(c.max_db_size, ==, 64 << 20);
+	CHECK_INT(config_set(&c, "max_db_size", "lots", err, sizeof(err)), ==, -EINVAL);
+	CHECK_INT(config_set(&c, "retention_raw", "0", err, sizeof(err)), ==, 0);
+	CHECK_INT(c.retention_raw_ns, ==, 0);
 
 	CHECK_INT(config_set(&c, "nosuch", "1", err, sizeof(err)), ==, -ENOENT);
 	CHECK(strstr(err, "unknown option") != NULL);

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "db.h"
+#include "log.h"
+#include "retention.h"
+#include "util.h"
+
+/* Intervals handled per step while over the size budget. */
+#define RETENTION_BATCH 8
+#define HOUR_NS (3600 * NSEC_PER_SEC)
+
+int db_size_bytes(sqlite3 *db, uint64_t *ret)
+{
+	int64_t pages, page_size;
+	int r;
+
+	r = db_query_int(db, &pages, "PRAGMA page_count");
+	if (r < 0)
+		return r;
+	r = db_query_int(db, &page_size, "PRAGMA page_size");
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)pages * (uint64_t)page_size;
+	return 0;
+}
+
+static int exec_bind(sqlite3 *db, const char *sql, int64_t a, int64_t *ret_changes)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r = db_prepare(db, &st, sql);
+
+	if (r < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, a);
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	if (ret_changes)
+		*ret_changes = sqlite3_changes(db);
+	return 0;
+}
+
+/*
+ * Fills temp.doomed with the intervals to act on: those ending before
+ * cutoff, or (cutoff 0) the oldest RETENTION_BATCH, never the newest one.
+ */
+static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, int64_t *ret_n)
+{
+	char sql[512];
+	int r;
+
+	r = db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS doomed (interval_id INTEGER PRIMARY KEY);"
+			"DELETE FROM temp.doomed");
+	if (r < 0)
+		return r;
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO temp.doomed SELECT interval_id FROM intervals"
+		 " WHERE %s AND interval_id != (SELECT max(interval_id) FROM intervals)"
+		 " AND (?1 = 0 OR end_ns <= ?1)"
+		 " ORDER BY start_ns LIMIT %d",
+		 want_detail ? "detail_dropped = 0" : "1", cutoff ? -1 : RETENTION_BATCH);
+	return exec_bind(db, sql, cutoff, ret_n);
+}
+
+static int drop_detail(sqlite3 *db)
+{
+	return db_exec(db,
+		"DELETE FROM mem_lines WHERE interval_id IN (SELECT interval_id FROM temp.doomed);"
+		"DELETE FROM line_attribution WHERE interval_id IN (SELECT interval_id FROM temp.doomed);"
+		"DELETE FROM vmstat_deltas WHERE interval_id IN (SELECT interval_id FROM temp.doomed);"
+		"DELETE FROM lru_gen_progress WHERE interval_id IN (SELECT interval_id FROM temp.doomed);"
+		"UPDATE intervals SET detail_dropped = 1 WHERE interval_id IN (SELECT interval_id FROM temp.doomed);");
+}
+
+/* Adds the doomed intervals into the hourly tables, then deletes them. */
+static int rollup_and_delete(sqlite3 *db)
+{
+	int r;
+
+	r = db_exec(db,
+		"INSERT INTO hourly_events(boot_id, hour_ns, event_id, count, seconds)"
+		" SELECT i.boot_id, i.start_ns - i.start_ns % 3600000000000, c.event_id,"
+		"  sum(c.count), sum(i.end_ns - i.start_ns) / 1e9"
+		" FROM temp.doomed d JOIN intervals i USING (interval_id) JOIN event_counts c USING (interval_id)"
+		" WHERE true GROUP BY 1, 2, 3"
+		" ON CONFLICT (boot_id, hour_ns, event_id) DO UPDATE SET"
+		"  count = count + excluded.count, seconds = seconds + excluded.seconds;"
+		"INSERT INTO hourly_paths(boot_id, hour_ns, path, lcl_hitm, rmt_hitm, peer, samples, work)"
+		" SELECT i.boot_id, i.start_ns - i.start_ns % 3600000000000, p.path,"
+		"  sum(p.lcl_hitm), sum(p.rmt_hitm), sum(p.peer), sum(p.samples), sum(p.work)"
+		" FROM temp.doomed d JOIN intervals i USING (interval_id) JOIN path_intervals p USING (interval_id)"
+		" WHERE true GROUP BY 1, 2, 3"
+		" ON CONFLICT (boot_id, hour_ns, path) DO UPDATE SET"
+		"  lcl_hitm = lcl_hitm + excluded.lcl_hitm, rmt_hitm = rmt_hitm + excluded.rmt_hitm,"
+		"  peer = peer + excluded.peer, samples = samples + excluded.samples,"
+		"  work = coalesce(work, 0) + coalesce(excluded.work, 0);"
+		"INSERT INTO hourly_health(boot_id, hour_ns, intervals, seconds, cpu_ns, max_rss_kb,"
+		"  events_lost, dropped_intervals)"
+		" SELECT i.boot_id, i.start_ns - i.start_ns % 3600000000000, count(*),"
+		"  sum(i.end_ns - i.start_ns) / 1e9, sum(coalesce(i.cpu_user_ns, 0) + coalesce(i.cpu_sys_ns, 0)),"
+		"  max(i.rss_kb), sum(i.events_lost), sum(i.dropped_intervals)"
+		" FROM temp.doomed d JOIN intervals i USING (interval_id)"
+		" WHERE true GROUP BY 1, 2"
+		" ON CONFLICT (boot_id, hour_ns) DO UPDATE SET"
+		"  intervals = intervals + excluded.intervals, seconds = seconds + excluded.seconds,"
+		"  cpu_ns = cpu_ns + excluded.cpu_ns, max_rss_kb = max(max_rss_kb, excluded.max_rss_kb),"
+		"  events_lost = events_lost + excluded.events_lost,"
+		"  dropped_intervals = dropped_intervals + excluded.dropped_intervals;"
+		"DELETE FROM intervals WHERE interval_id IN (SELECT interval_id FROM temp.doomed);");
+	if (r < 0)
+		return r;
+	/* Objects that died before the oldest interval kept can't be the
+	 * target of anything we still hold. */
+	return db_exec(db,
+		"DELETE FROM mm_objects WHERE coalesce(free_ns, last_seen_ns) <"
+		" coalesce((SELECT min(start_ns) FROM intervals), 0);"
+		"DELETE FROM lock_objects WHERE last_seen_ns <"
+		" coalesce((SELECT min(start_ns) FROM intervals), 0);");
+}
+
+static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
+{
+	int64_t a = 0, b = 0, c = 0, before;
+	int r;
+
+	/* cutoff 0: the oldest hour, whatever its age. */
+	if (!cutoff) {
+		r = db_query_int(db, &before,
+				 "SELECT min(h) + 1 FROM (SELECT min(hour_ns) AS h FROM hourly_events"
+				 " UNION ALL SELECT min(hour_ns) FROM hourly_paths"
+				 " UNION ALL SELECT min(hour_ns) FROM hourly_health)");
+		if (r < 0 || before == 0) {
+			*ret_n = 0;
+			return r == -ENODATA ? 0 : r;
+		}
+		cutoff = before;
+	}
+	r = exec_bind(db, "DELETE FROM hourly_events WHERE hour_ns < ?1", cutoff, &a);
+	if (r >= 0)
+		r = exec_bind(db, "DELETE FROM hourly_paths WHERE hour_ns < ?1", cutoff, &b);
+	if (r >= 0)
+		r = exec_bind(db, "DELETE FROM hourly_health WHERE hour_ns < ?1", cutoff, &c);
+	*ret_n = c ? c : (a || b ? 1 : 0);
+	return r;
+}
+
+/* One step in its own transaction. */
+static int step(sqlite3 *db, int kind, int64_t cutoff, struct retention_result *res, int64_t *ret_n)
+{
+	int64_t n = 0;
+	int r;
+
+	r = db_begin(db);
+	if (r < 0)
+		return r;
+	switch (kind) {
+	case 0:	/* detail */
+		r = pick(db, true, cutoff, &n);
+		if (r >= 0 && n)
+			r = drop_detail(db);
+		res->detail_intervals += n;
+		break;
+	case 1:	/* intervals */
+		r = pick(db, false, cutoff, &n);
+		if (r >= 0 && n)
+			r = rollup_and_delete(db);
+		res->intervals += n;
+		break;
+	default: /* rollup hours */
+		r = delete_hours(db, cutoff, &n);
+		res->hours += n;
+		break;
+	}
+	if (r >= 0)
+		r = db_commit(db);
+	if (r < 0) {
+		db_rollback(db);
+		return r;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+static int log_run(sqlite3 *db, int64_t now, const char *reason, const struct retention_result *before,
+		   const struct retention_result *res)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (res->intervals == before->intervals && res->detail_intervals == before->detail_intervals &&
+	    res->hours == before->hours)
+		return 0;
+	r = db_prepare(db, &st, "INSERT INTO retention_log(ts_ns, reason, intervals, detail_intervals,"
+				" hours, bytes_before, bytes_after) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, res->intervals - before->intervals);
+	sqlite3_bind_int64(st, 4, res->detail_intervals - before->detail_intervals);
+	sqlite3_bind_int64(st, 5, res->hours - before->hours);
+	sqlite3_bind_int64(st, 6, (int64_t)res->bytes_before);
+	sqlite3_bind_int64(st, 7, (int64_t)res->bytes_after);
+	return db_step_done(db, st);
+}
+
+static int vacuum(sqlite3 *db, uint64_t *ret_size)
+{
+	/* Returns freed pages to the file system (auto_vacuum=INCREMENTAL). */
+	int r = db_exec(db, "PRAGMA incremental_vacuum");
+
+	if (r < 0)
+		return r;
+	return db_size_bytes(db, ret_size);
+}
+
+int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p,
+		      struct retention_result *ret)
+{
+	struct retention_result res = {}, mark;
+	uint64_t size;
+	int64_t n;
+	int r;
+
+	r = db_size_bytes(db, &res.bytes_before);
+	if (r < 0)
+		return r;
+
+	if (p->detail_ns && (r = step(db, 0, now - p->detail_ns, &res, &n)) < 0)
+		return r;
+	if (p->raw_ns && (r = step(db, 1, now - p->raw_ns, &res, &n)) < 0)
+		return r;
+	if (p->rollup_ns && (r = step(db, 2, now - p->rollup_ns, &res, &n)) < 0)
+		return r;
+	r = vacuum(db, &size);
+	if (r < 0)
+		return r;
+	res.bytes_after = size;
+	r = log_run(db, now, "age", &(struct retention_result){}, &res);
+	if (r < 0)
+		return r;
+
+	mark = res;
+	while (p->max_bytes && size > p->max_bytes) {
+		int kind;
+
+		for (kind = 0, n = 0; kind < 3 && n == 0; kind++) {
+			r = step(db, kind, 0, &res, &n);
+			if (r < 0)
+				return r;
+		}
+		if (n == 0) {
+			res.over_budget = 1;
+			break;
+		}
+		r = vacuum(db, &size);
+		if (r < 0)
+			return r;
+	}
+	res.bytes_after = size;
+	r = log_run(db, now, "size", &mark, &res);
+	if (r < 0)
+		return r;
+	if (ret)
+		*ret = res;
+	return 0;
+}

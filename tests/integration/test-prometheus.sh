@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The fleet export end to end: mmhitmd writes its textfile, Debian's
+# prometheus-node-exporter serves it, Debian's prometheus scrapes it on
+# loopback, and a PromQL query answers what the database says.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_tracefs
+command -v prometheus >/dev/null || skip "prometheus is not installed (make deps)"
+command -v prometheus-node-exporter >/dev/null || skip "prometheus-node-exporter is not installed (make deps)"
+
+WORK=$(mktemp -d /tmp/mmhitm-test-prom.XXXXXX)
+DB=$WORK/t.db
+mkdir "$WORK/textfiles" "$WORK/tsdb"
+NE_PORT=$((20000 + $$ % 10000))
+PROM_PORT=$((NE_PORT + 1))
+trap 'kill $NE $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+
+prometheus-node-exporter --web.listen-address=127.0.0.1:$NE_PORT \
+	--collector.disable-defaults --collector.textfile \
+	--collector.textfile.directory="$WORK/textfiles" >"$WORK/ne.log" 2>&1 &
+NE=$!
+cat >"$WORK/prometheus.yml" <<EOC
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['127.0.0.1:$NE_PORT']
+EOC
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address=127.0.0.1:$PROM_PORT >"$WORK/prom.log" 2>&1 &
+PROM=$!
+
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 4s --instance mmhitm-test-prom-$$ \
+	--metrics-file "$WORK/textfiles/mmhitm.prom" 2>"$WORK/daemon.log" || { cat "$WORK/daemon.log"; exit 1; }
+check "textfile written" "$(test -s "$WORK/textfiles/mmhitm.prom" && echo yes)" = yes
+check "no temporary file left" "$(ls "$WORK/textfiles" | wc -l)" -eq 1
+
+want_switch=$(q "SELECT sum(count) FROM event_rates WHERE event = 'sched:sched_switch'")
+want_intervals=$(q 'SELECT count(*) FROM intervals')
+
+promql() {	# prints the first value of an instant query
+	curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'
+}
+# Wait for a scrape after the daemon's last write.
+Q='mmhitm_intervals_written_total'
+wait_until 30 sh -c "[ \"\$(curl -sf 'http://127.0.0.1:$PROM_PORT/api/v1/query' --data-urlencode 'query=$Q' |
+	python3 -c 'import json,sys; r=json.load(sys.stdin)[\"data\"][\"result\"]; print(r[0][\"value\"][1] if r else 0)')\" = '$want_intervals' ]" ||
+	{ tail -5 "$WORK/prom.log" "$WORK/ne.log"; }
+
+check_str "PromQL: intervals written" "$(promql "$Q")" "$want_intervals"
+check_str "PromQL: sched_switch hits = the database's sum" \
+	"$(promql "mmhitm_tracepoint_hits_total{event=\"sched:sched_switch\",kernel=\"$(uname -r)\"}")" "$want_switch"
+check_str "PromQL: kernel and PMU labels" \
+	"$(promql "count(mmhitm_info{kernel=\"$(uname -r)\",pmu=\"$(q 'SELECT pmu_kind FROM boots')\"})")" 1
+finish

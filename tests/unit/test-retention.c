@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Retention over a long synthetic run (30 days of 15-minute intervals),
+ * enforced after every interval as the daemon does: by age, detail goes
+ * first, then intervals (rolled up, so hourly totals stay exact), then old
+ * rollups; by size, the database never ends an enforcement over budget.
+ */
+#include <unistd.h>
+
+#include "db.h"
+#include "log.h"
+#include "retention.h"
+#include "test.h"
+#include "util.h"
+
+#define STEP_NS (900 * NSEC_PER_SEC)
+#define DAY_NS (86400 * NSEC_PER_SEC)
+#define HOUR_NS (3600 * NSEC_PER_SEC)
+#define DAYS 30
+#define T0 ((int64_t)1800000000 * NSEC_PER_SEC)	/* a whole hour */
+
+static char path[64];
+static int64_t inserted_per_hour[DAYS * 24];
+
+static sqlite3 *fresh_db(void)
+{
+	sqlite3 *db = NULL;
+
+	unlink(path);
+	if (db_open(path, 0, &db) < 0)
+		return NULL;
+	db_exec(db, "PRAGMA synchronous = OFF");	/* a test, not a crash-safe recorder */
+	db_exec(db, "INSERT INTO hosts(machine_id, hostname) VALUES ('m', 'h');"
+		    "INSERT INTO boots(boot_id, host_id, boot_uuid, first_seen_ns, last_seen_ns,"
+		    " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
+		    " pmu_kind, lru_gen) VALUES (1, 1, 'b', 0, 0, 'r', 'v', 'x86_64', 2, 64, 4096, 'none', 'absent');"
+		    "INSERT INTO event_names(event_id, name) VALUES (1, 'sched:sched_switch'), (2, 'tlb:tlb_flush');"
+		    "CREATE TEMP TABLE series(value INTEGER PRIMARY KEY);"
+		    "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 40)"
+		    " INSERT INTO temp.series SELECT v FROM s;"
+		    "INSERT INTO vmstat_names(vmstat_id, name) SELECT value, 'v' || value FROM temp.series");
+	return db;
+}
+
+/* One interval: counts, 40 vmstat deltas, 30 sampled lines, a path row. */
+static void add_interval(sqlite3 *db, int64_t i)
+{
+	int64_t start = T0 + i * STEP_NS, end = start + STEP_NS, count = 1000 + i % 7;
+	char sql[2048];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO intervals(interval_id, boot_id, start_ns, end_ns, cpu_user_ns, cpu_sys_ns, rss_kb)"
+		 " VALUES (%" PRId64 ", 1, %" PRId64 ", %" PRId64 ", 1000, 1000, 4000);"
+		 "INSERT INTO event_counts VALUES (%" PRId64 ", 1, %" PRId64 "), (%" PRId64 ", 2, 5);"
+		 "INSERT INTO vmstat_deltas SELECT %" PRId64 ", value, value * 1000 FROM temp.series;"
+		 "INSERT INTO mem_lines(interval_id, line_addr, offset, ip, kernel, lcl_hitm, loads)"
+		 " SELECT %" PRId64 ", -131941395267520 + value * 64, 8, -2130706432 + value, 1, 3, 9"
+		 " FROM temp.series WHERE value <= 30;"
+		 "INSERT INTO path_intervals(interval_id, path, lcl_hitm, rmt_hitm, peer, samples, work)"
+		 " VALUES (%" PRId64 ", 'P4', 2, 1, 0, 9, 100.0);",
+		 i + 1, start, end, i + 1, count, i + 1, i + 1, i + 1, i + 1);
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	inserted_per_hour[(i * STEP_NS) / HOUR_NS] += count;
+}
+
+static int64_t q(sqlite3 *db, const char *sql)
+{
+	int64_t v = -1;
+
+	db_query_int(db, &v, sql);
+	return v;
+}
+
+static void test_age(void)
+{
+	struct retention_policy pol = { 2 * DAY_NS, 7 * DAY_NS, 20 * DAY_NS, 0 };
+	int64_t n = DAYS * DAY_NS / STEP_NS, now = 0, kept = 0;
+	sqlite3 *db = fresh_db();
+	char sql[256];
+
+	memset(inserted_per_hour, 0, sizeof(inserted_per_hour));
+	for (int64_t i = 0; i < n; i++) {
+		add_interval(db, i);
+		now = T0 + (i + 1) * STEP_NS;
+		CHECK_INT(retention_enforce(db, now, &pol, NULL), ==, 0);
+	}
+	/* Whole intervals only for the last 7 days, detail for the last 2. */
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM intervals WHERE end_ns <= %" PRId64,
+		 (int64_t)(now - 7 * DAY_NS));
+	CHECK_INT(q(db, sql), ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals"), ==, 7 * DAY_NS / STEP_NS);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM intervals WHERE detail_dropped = 0 AND end_ns <= %" PRId64,
+		 (int64_t)(now - 2 * DAY_NS));
+	CHECK_INT(q(db, sql), ==, 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM intervals WHERE detail_dropped = 1 AND end_ns > %" PRId64,
+		 (int64_t)(now - 2 * DAY_NS));
+	CHECK_INT(q(db, sql), ==, 0);
+	CHECK_INT(q(db, "SELECT count(DISTINCT interval_id) FROM mem_lines"), ==, 2 * DAY_NS / STEP_NS);
+	CHECK_INT(q(db, "SELECT count(DISTINCT interval_id) FROM vmstat_deltas"), ==, 2 * DAY_NS / STEP_NS);
+	/* Counts were kept, hour by hour, for everything younger than 20 days:
+	 * in rollups for deleted intervals, raw for the rest. */
+	for (int h = 0; h < DAYS * 24; h++) {
+		int64_t hour = T0 + (int64_t)h * HOUR_NS;
+
+		snprintf(sql, sizeof(sql), "SELECT coalesce(sum(count), 0) FROM hourly_event_rates"
+			 " WHERE event = 'sched:sched_switch' AND hour_ns = %" PRId64, hour);
+		if (hour >= now - 20 * DAY_NS) {
+			CHECK_INT(q(db, sql), ==, inserted_per_hour[h]);
+			kept++;
+		} else {
+			CHECK_INT(q(db, sql), ==, 0);
+		}
+	}
+	CHECK_INT(kept, ==, 20 * 24);
+	/* Path HITM and the daemon's health were rolled up too. */
+	CHECK_INT(q(db, "SELECT sum(lcl_hitm) FROM hourly_paths WHERE path = 'P4'"), ==,
+		  2 * (13 * DAY_NS / STEP_NS));
+	CHECK_INT(q(db, "SELECT sum(intervals) FROM hourly_health"), ==, 13 * DAY_NS / STEP_NS);
+	CHECK_INT(q(db, "SELECT count(*) FROM retention_log WHERE reason = 'age'"), >, 0);
+	{
+		sqlite3_stmt *st = NULL;
+
+		sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
+		CHECK_INT(sqlite3_step(st), ==, SQLITE_ROW);
+		CHECK_STR((const char *)sqlite3_column_text(st, 0), "ok");
+		sqlite3_finalize(st);
+	}
+	db_close(db);
+}
+
+static void test_size(void)
+{
+	const uint64_t budget = 320 << 10;	/* the empty schema alone is ~170 KiB */
+	struct retention_policy pol = { 0, 0, 0, budget };
+	int64_t n = 12 * DAY_NS / STEP_NS, total = 0;
+	uint64_t size = 0, before = 0, max_growth = 0, max_before = 0;
+	bool ordered = true;
+	sqlite3 *db = fresh_db();
+
+	memset(inserted_per_hour, 0, sizeof(inserted_per_hour));
+	for (int64_t i = 0; i < n; i++) {
+		struct retention_result res = {};
+
+		db_size_bytes(db, &before);
+		add_interval(db, i);
+		total += 1000 + i % 7;
+		db_size_bytes(db, &size);
+		if (size - before > max_growth)
+			max_growth = size - before;
+		if (size > max_before)
+			max_before = size;
+		CHECK_INT(retention_enforce(db, T0 + (i + 1) * STEP_NS, &pol, &res), ==, 0);
+		CHECK_INT(res.over_budget, ==, 0);
+		CHECK_INT(res.bytes_after, <=, budget);
+		/* Detail goes before whole intervals: whenever one was deleted,
+		 * every interval left has lost its detail but the newest few. */
+		if (res.intervals && q(db, "SELECT count(*) FROM intervals WHERE detail_dropped = 0") >
+				     q(db, "SELECT count(*) FROM intervals") / 2)
+			ordered = false;
+	}
+	CHECK(ordered);
+	/* Never more than one interval over the budget, even before enforcing. */
+	CHECK_INT(max_before, <=, budget + max_growth);
+	CHECK_INT(q(db, "SELECT count(*) FROM retention_log WHERE reason = 'size'"), >, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals"), <, n);
+	/* Rollups were not needed to be cut: every count is still there. */
+	CHECK_INT(q(db, "SELECT sum(count) FROM hourly_event_rates WHERE event = 'sched:sched_switch'"), ==, total);
+	db_close(db);
+}
+
+int main(void)
+{
+	log_set_max_level(LOG_CRIT);
+	snprintf(path, sizeof(path), "/tmp/mmhitm-test-retention-%d.db", getpid());
+	RUN(test_age);
+	RUN(test_size);
+	unlink(path);
+	return test_exit();
+}
