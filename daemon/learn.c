@@ -63,6 +63,7 @@ struct learner {
 
 	struct learn_stats stats;
 	bool oom_logged;
+	bool drop_logged;
 };
 
 static int proc_tgid_of(void *ctx, int32_t tid, int32_t *ret_tgid, bool *ret_kthread)
@@ -536,10 +537,36 @@ void learner_commit(struct learner *l)
 
 void learner_abort(struct learner *l)
 {
+	size_t keep = 0, excess;
+
 	/* Everything stays dirty and is written again next time. */
 	l->n_flushing_pairs = 0;
 	for (size_t i = 0; i < l->n_dirty_locks; i++)
 		l->dirty_locks[i]->flushing = 0;
+
+	/* While the database can't be written (a full disk for days), freed
+	 * objects wait here; past the limit the oldest freed ones are given
+	 * up, so memory stays bounded. The loss is counted. */
+	if (!l->lim.max_unwritten || l->n_dirty <= l->lim.max_unwritten)
+		return;
+	excess = l->n_dirty - l->lim.max_unwritten;
+	for (size_t i = 0; i < l->n_dirty; i++) {
+		struct mm_obj *o = l->dirty[i];
+
+		if (excess && o->free_ns) {
+			free(o->memcg_path);
+			free(o);
+			excess--;
+			l->stats.mm_dropped++;
+			continue;
+		}
+		l->dirty[keep++] = o;
+	}
+	l->n_dirty = keep;
+	if (!l->drop_logged)
+		log_warning("Database unwritable for long: dropping the oldest freed mm_structs "
+			    "not yet written, ignoring");
+	l->drop_logged = true;
 }
 
 void learner_refresh_comms(struct learner *l)

@@ -61,6 +61,7 @@ extern const struct learn_proc learn_proc_default;
 struct learn_limits {
 	uint64_t max_page_pairs;	/* per boot */
 	uint64_t max_locks;		/* live lock addresses tracked */
+	uint64_t max_unwritten;		/* objects waiting for a writable DB */
 };
 
 struct learn_stats {
@@ -69,6 +70,7 @@ struct learn_stats {
 	uint64_t page_pairs;
 	uint64_t locks;
 	uint64_t locks_dropped;		/* over max_locks */
+	uint64_t mm_dropped;		/* freed, never written: DB unwritable too long */
 };
 
 struct learner;

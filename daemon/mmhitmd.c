@@ -439,7 +439,11 @@ static int setup(struct daemon *d)
 		}
 	}
 
-	lim = (struct learn_limits){ .max_page_pairs = d->cfg.max_page_pairs, .max_locks = 65536 };
+	lim = (struct learn_limits){
+		.max_page_pairs = d->cfg.max_page_pairs,
+		.max_locks = 65536,
+		.max_unwritten = 1 << 18,	/* ~40 MiB of objects */
+	};
 	d->learner = learner_new(&lim, &learn_proc_default);
 	if (!d->learner) {
 		r = log_oom();

@@ -15,11 +15,16 @@ CREATE TABLE sampling (
 	samples		INTEGER NOT NULL DEFAULT 0,	-- every sample read
 	samples_kernel	INTEGER NOT NULL DEFAULT 0,
 	samples_user	INTEGER NOT NULL DEFAULT 0,	-- counted, stored per line only if configured
-	lost		INTEGER NOT NULL DEFAULT 0,	-- PERF_RECORD_LOST
-	throttled	INTEGER NOT NULL DEFAULT 0	-- PERF_RECORD_THROTTLE
+	lost		INTEGER NOT NULL DEFAULT 0,	-- samples lost: PERF_RECORD_LOST(_SAMPLES)
+	throttled	INTEGER NOT NULL DEFAULT 0,	-- PERF_RECORD_THROTTLE records
+	dropped		INTEGER NOT NULL DEFAULT 0	-- samples not stored per line: the
+							-- interval's aggregate was full
 );
 
--- Kernel callchains, innermost first, as space-separated hex IPs.
+-- Kernel callchains, innermost first, as space-separated hex IPs
+-- ('0xffffffff8123abcd 0xffffffff81...'): kernel frames only (perf's
+-- context markers dropped), the sample's own IP not repeated, at most
+-- the sampler's configured depth. Interned per boot: mem_lines point here.
 CREATE TABLE callchains (
 	callchain_id	INTEGER PRIMARY KEY,
 	boot_id		INTEGER NOT NULL REFERENCES boots ON DELETE CASCADE,
@@ -34,7 +39,9 @@ CREATE TABLE mem_lines (
 	ip		INTEGER NOT NULL,
 	callchain_id	INTEGER NOT NULL DEFAULT 0,	-- 0: none captured
 	kernel		INTEGER NOT NULL,	-- 1: kernel IP
-	-- perf c2c classes (c2c_decode_stats)
+	-- perf c2c classes, counted as tools/perf/util/mem-events.c:
+	-- c2c_decode_stats() counts them (common/mem-decode.c); a sample can
+	-- count in several (a remote HITM load is loads and rmt_hitm ...)
 	loads		INTEGER NOT NULL DEFAULT 0,
 	stores		INTEGER NOT NULL DEFAULT 0,
 	locks		INTEGER NOT NULL DEFAULT 0,
@@ -49,6 +56,8 @@ CREATE TABLE mem_lines (
 	rmt_hit		INTEGER NOT NULL DEFAULT 0,
 	lcl_dram	INTEGER NOT NULL DEFAULT 0,
 	rmt_dram	INTEGER NOT NULL DEFAULT 0,
+	ld_excl		INTEGER NOT NULL DEFAULT 0,	-- DRAM loads, MESI exclusive
+	ld_shared	INTEGER NOT NULL DEFAULT 0,	-- DRAM loads, MESI shared
 	ld_uncache	INTEGER NOT NULL DEFAULT 0,
 	ld_io		INTEGER NOT NULL DEFAULT 0,
 	ld_miss		INTEGER NOT NULL DEFAULT 0,
@@ -61,7 +70,10 @@ CREATE TABLE mem_lines (
 	blk_data	INTEGER NOT NULL DEFAULT 0,
 	blk_addr	INTEGER NOT NULL DEFAULT 0,
 	noparse		INTEGER NOT NULL DEFAULT 0,
-	weight_sum	INTEGER NOT NULL DEFAULT 0,	-- cycles, over samples with a weight
+	-- load latency (cycles; PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's
+	-- var1_dw) over the loads of events that record one, as perf c2c
+	-- averages them (builtin-c2c.c: compute_stats())
+	weight_sum	INTEGER NOT NULL DEFAULT 0,
 	weight_n	INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (interval_id, line_addr, offset, ip, callchain_id)
 ) WITHOUT ROWID;

@@ -251,6 +251,31 @@ static void test_abort_retry(void)
 	learner_free(l);
 }
 
+/* A database unwritable for long: memory stays bounded, losses counted. */
+static void test_unwritten_cap(void)
+{
+	struct learn_limits small = { .max_page_pairs = 4, .max_locks = 2, .max_unwritten = 100 };
+	struct learner *l = learner_new(&small, &fake);
+	struct learn_stats st;
+
+	reset_db();
+	for (int i = 0; i < 250; i++) {
+		ev(l, LEARN_MM_ALLOC, 100, MM_CHILD + (uint64_t)i * 4096, 0, NULL);
+		ev(l, LEARN_FORK, 100, 0, 1000 + i, "child");
+		if (i < 240)
+			ev(l, LEARN_MM_FREE, 0, MM_CHILD + (uint64_t)i * 4096, 0, NULL);
+	}
+	learner_abort(l);	/* the flush's transaction failed */
+	learner_get_stats(l, &st);
+	CHECK_INT(st.mm_dropped, ==, 150);
+	CHECK_INT(flush(l), ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects"), ==, 100);
+	/* The live ones are never given up, and the newest dead ones stay. */
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE free_ns IS NULL"), ==, 10);
+	CHECK_INT(q("SELECT min(tgid) FROM mm_objects"), ==, 1150);
+	learner_free(l);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
@@ -268,6 +293,7 @@ int main(void)
 	RUN(test_lost_free);
 	RUN(test_pages_and_locks);
 	RUN(test_abort_retry);
+	RUN(test_unwritten_cap);
 	db_close(db);
 	unlink(path);
 	return test_exit();
