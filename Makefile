@@ -217,6 +217,22 @@ DEMO_SECONDS	?= 30
 demo: all
 	$(Q)sh tests/demo.sh $(O) $(DEMO_DB) $(DEMO_SECONDS)
 
+# --- bench -----------------------------------------------------------------
+#
+# make bench: interleaved runs of every reproducer this kernel supports,
+# alone, under mmhitmd, perf stat -a and perf record -a, and the DB
+# writer's ingest rate (bench/run-bench.sh). Results go to bench/results/.
+
+BENCH_ROUNDS	?= 5
+BENCH_SECONDS	?= 5
+BENCH_PROGS	:= $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
+
+bench: all $(BENCH_PROGS)
+	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) sh bench/run-bench.sh
+
+$(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+
 # --- real kernels under QEMU (tests/kernels) -------------------------------
 #
 # Boots Debian's 6.1 and 6.12 cloud kernels (TCG, -smp 2) with a busybox

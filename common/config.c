@@ -102,6 +102,20 @@ static const struct option_def options[] = {
 	  OPT_U64, OFF(cpu_budget_pct), "1", 0, 100 },
 	{ { "metrics_file", "PATH", "OpenMetrics textfile for node_exporter (empty: none)" },
 	  OPT_OPTIONAL_PATH, OFF(metrics_file), "" },
+	{ { "sample_events", "EVENTS", "memory-sampling events in perf syntax (empty: the PMU's, none: off)" },
+	  OPT_STRING, OFF(sample_events), "" },
+	{ { "sample_freq", "HZ", "samples per second per CPU while sampling" },
+	  OPT_U64, OFF(sample_freq), "1000", 1, 100000 },
+	{ { "sample_period", "N", "one sample every N events instead of sample_freq (0: use the frequency)" },
+	  OPT_U64, OFF(sample_period), "0", 0, UINT32_MAX },
+	{ { "sample_window", "DURATION", "sample this long in every sample_every" },
+	  OPT_DURATION, OFF(sample_window_ns), "10s", S / 10, 3600 * S },
+	{ { "sample_every", "DURATION", "the duty cycle's period" },
+	  OPT_DURATION, OFF(sample_every_ns), "60s", S / 10, 3600 * S },
+	{ { "sample_budget_ppm", "PPM", "CPU share the sampling may cost (windows shrink to fit)" },
+	  OPT_U64, OFF(sample_budget_ppm), "5000", 1, 1000000 },
+	{ { "keep_user_lines", "BOOL", "store user-space samples per cache line too" },
+	  OPT_BOOL, OFF(keep_user_lines), "no" },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };
@@ -328,6 +342,9 @@ int config_load(struct config *c, const char *path, bool must_exist)
 
 int config_verify(const struct config *c)
 {
+	if (c->sample_window_ns > c->sample_every_ns)
+		return log_error_errno(EINVAL, "sample_window (%.3gs) must not exceed sample_every (%.3gs)",
+				       c->sample_window_ns / 1e9, c->sample_every_ns / 1e9);
 	if (c->drain_ns > c->interval_ns)
 		return log_error_errno(EINVAL, "drain_interval (%.3gs) must not exceed interval (%.3gs)",
 				       c->drain_ns / 1e9, c->interval_ns / 1e9);

@@ -32,6 +32,13 @@ struct config {
 	uint64_t max_db_size;		/* bytes; 0: no budget */
 	uint64_t cpu_budget_pct;	/* of one CPU; warn above it */
 	char *metrics_file;		/* OpenMetrics textfile; "" for none */
+	char *sample_events;		/* "" the PMU's, "none" no sampling */
+	uint64_t sample_freq;		/* Hz per CPU while sampling */
+	uint64_t sample_period;		/* events per sample; 0: use sample_freq */
+	int64_t sample_window_ns;	/* sample this long ... */
+	int64_t sample_every_ns;	/* ... out of every this long */
+	uint64_t sample_budget_ppm;	/* CPU share the sampling may cost */
+	bool keep_user_lines;		/* store user-space samples per line */
 	int log_level;
 };
 

@@ -105,6 +105,28 @@ void mem_agg_free(struct mem_agg *a)
 	free(a);
 }
 
+int mem_agg_for_each_kernel_ip(const struct mem_agg *a, int (*fn)(uint64_t ip, void *ctx), void *ctx)
+{
+	int r;
+
+	for (size_t i = 0; i < a->n_entries; i++) {
+		if (!a->entries[i].kernel)
+			continue;
+		r = fn(a->entries[i].ip, ctx);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < a->n_chain_ips; i++) {
+		/* PERF_CONTEXT_* markers sit at the top of the address space. */
+		if (a->chain_ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		r = fn(a->chain_ips[i], ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 void mem_agg_reset(struct mem_agg *a)
 {
 	a->n_entries = 0;

@@ -59,6 +59,13 @@ int mem_agg_add(struct mem_agg *a, const struct mem_agg_sample *s);
 size_t mem_agg_entries(const struct mem_agg *a);
 uint64_t mem_agg_stored(const struct mem_agg *a);
 uint64_t mem_agg_dropped(const struct mem_agg *a);
+/*
+ * Calls fn for every kernel IP held (sample IPs and callchain frames, the
+ * context markers skipped), possibly more than once for one IP; stops at
+ * the first negative return and returns it.
+ */
+int mem_agg_for_each_kernel_ip(const struct mem_agg *a, int (*fn)(uint64_t ip, void *ctx), void *ctx);
+
 /* The per-class totals over everything stored. */
 void mem_agg_totals(const struct mem_agg *a, struct mem_stats *ret);
 

@@ -35,12 +35,16 @@
 #include "metrics.h"
 #include "recorder.h"
 #include "retention.h"
+#include "sampler.h"
 #include "stream.h"
 #include "util.h"
 
 #ifndef MMHITM_VERSION
 #define MMHITM_VERSION "0.1"
 #endif
+
+/* How often the sample rings are read while sampling (ns). */
+#define SAMPLER_DRAIN_NS (200 * NSEC_PER_MSEC)
 
 /* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
 #define EXIT_CONFIG 78
@@ -349,6 +353,9 @@ struct daemon {
 	struct counters *counters;
 	struct stream *stream;
 	struct learner *learner;
+	struct sampler *sampler;
+	struct mem_agg *agg;
+	struct kallsyms *ksyms;		/* kept while sampling, for sample IPs */
 	struct recorder rec;
 	struct event_status_list status;
 	struct btf_layout btf;
@@ -357,6 +364,48 @@ struct daemon {
 	int64_t cpu_warned_ns;		/* last CPU-budget warning */
 	bool budget_warned;
 };
+
+/*
+ * HITM sampling, when this host has a memory-sampling PMU or the
+ * configuration names events. Failing to sample is never fatal: the boot
+ * keeps recording tracepoints, and the reason is on its record.
+ */
+static int setup_sampler(struct daemon *d)
+{
+	struct sampler_config sc;
+	struct mem_agg_config ac = {
+		.line_size = (unsigned int)d->boot.cache_line_size,
+		.keep_user = d->cfg.keep_user_lines,
+		.max_stack = 8,
+	};
+	const char *events = d->cfg.sample_events;
+
+	if (strcmp(events, "none") == 0)
+		return 0;
+	if (!*events && (strcmp(d->boot.pmu.kind, "none") == 0 || strcmp(d->boot.pmu.kind, "arm-spe") == 0))
+		return 0;
+
+	sampler_config_defaults(&sc);
+	sc.events = *events ? events : NULL;
+	sc.sample_freq = (uint32_t)d->cfg.sample_freq;
+	sc.sample_period = d->cfg.sample_period;
+	sc.active_ns = d->cfg.sample_window_ns;
+	sc.period_ns = d->cfg.sample_every_ns;
+	sc.budget_ppm = (uint32_t)d->cfg.sample_budget_ppm;
+	sc.max_stack = ac.max_stack;
+	d->sampler = sampler_new(&sc, &d->boot.pmu);
+	if (!d->sampler) {
+		snprintf(d->boot.pmu.detail, sizeof(d->boot.pmu.detail),
+			 "sampling failed to start (%s), see the log", *events ? events : d->boot.pmu.kind);
+		log_warning("HITM sampling unavailable, recording tracepoints only");
+		return 0;
+	}
+	d->agg = mem_agg_new(&ac);
+	if (!d->agg)
+		return log_oom();
+	log_info("Sampling %s", sampler_describe(d->sampler));
+	return 0;
+}
 
 static int setup(struct daemon *d)
 {
@@ -450,6 +499,10 @@ static int setup(struct daemon *d)
 		goto out;
 	}
 
+	r = setup_sampler(d);
+	if (r < 0)
+		goto out;
+
 	/* The boot's identity, what it can record, and its layouts: one txn. */
 	r = db_begin(d->db);
 	if (r < 0)
@@ -484,8 +537,16 @@ static int setup(struct daemon *d)
 		.counters = d->counters,
 		.stream = d->stream,
 		.learner = d->learner,
+		.sampler = d->sampler,
+		.agg = d->agg,
 	};
 	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
+	if (r >= 0 && d->sampler) {
+		/* Sampled kernel IPs get their symbols stored as they come. */
+		d->ksyms = ks;
+		d->rec.ksyms = ks;
+		ks = NULL;
+	}
 out:
 	kallsyms_free(ks);
 	return r;
@@ -494,6 +555,9 @@ out:
 static void teardown(struct daemon *d)
 {
 	recorder_done(&d->rec);
+	sampler_free(d->sampler);
+	mem_agg_free(d->agg);
+	kallsyms_free(d->ksyms);
 	stream_free(d->stream);
 	learner_free(d->learner);
 	counters_free(d->counters);
@@ -585,12 +649,15 @@ static int run(struct daemon *d, int ready_fd)
 {
 	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
 	int64_t next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-	int64_t next_drain = mono + d->cfg.drain_ns;
+	/* Without a learning stream there is nothing to drain. */
+	int64_t next_drain = d->stream ? mono + d->cfg.drain_ns : INT64_MAX;
 	int64_t deadline = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX;
 	int64_t next_ping = INT64_MAX;
 	bool stop = false;
 	int r;
 
+	if (d->sampler)
+		sampler_tick(d->sampler, mono);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
 		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
 
@@ -620,6 +687,12 @@ static int run(struct daemon *d, int ready_fd)
 			wait = deadline - mono;
 		if (next_ping - mono < wait)
 			wait = next_ping - mono;
+		/* A full sample ring loses samples: drain it often while on,
+		 * and wake up for the duty cycle's next turn. */
+		if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
+			wait = SAMPLER_DRAIN_NS;
+		if (d->sampler && sampler_next_change(d->sampler) - mono < wait)
+			wait = sampler_next_change(d->sampler) - mono;
 		if (wait < 0)
 			wait = 0;
 
@@ -652,6 +725,11 @@ static int run(struct daemon *d, int ready_fd)
 		}
 		if (stop)
 			break;
+		if (d->sampler) {
+			sampler_tick(d->sampler, mono);
+			if (sampler_active(d->sampler) && sampler_drain(d->sampler, d->agg) < 0)
+				log_warning("Failed to read memory samples, ignoring");
+		}
 		if (d->stream && mono >= next_drain) {
 			r = stream_drain(d->stream, d->learner, false);
 			if (r < 0)

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "log.h"
 #include "recorder.h"
+#include "u64map.h"
 #include "util.h"
 
 int64_t interval_boundary_after(int64_t t, int64_t len)
@@ -186,6 +187,43 @@ static int write_lru_gen(struct recorder *r, int64_t interval_id, const struct s
 	return 0;
 }
 
+struct sym_ctx {
+	struct recorder *r;
+	struct u64map *done;	/* symbol addresses stored in this flush */
+};
+
+static int store_sym(uint64_t ip, void *ctx)
+{
+	struct sym_ctx *c = ctx;
+	const struct ksym *k = kallsyms_lookup(c->r->ksyms, ip);
+	int ret;
+
+	if (!k || u64map_get(c->done, k->addr + 1))
+		return 0;
+	ret = kallsyms_store(c->r->db, c->r->boot_id, k);
+	if (ret < 0)
+		return ret;
+	return u64map_put(c->done, k->addr + 1, (void *)1);
+}
+
+/* The samples of the interval, and the symbols their IPs need. */
+static int write_samples(struct recorder *r, int64_t interval_id)
+{
+	struct sym_ctx c = { r, NULL };
+	int ret;
+
+	ret = mem_agg_write(r->agg, r->db, r->boot_id, interval_id, sampler_describe(r->sampler),
+			    &r->samp);
+	if (ret < 0 || !r->ksyms)
+		return ret;
+	c.done = u64map_new();
+	if (!c.done)
+		return log_oom();
+	ret = mem_agg_for_each_kernel_ip(r->agg, store_sym, &c);
+	u64map_free(c.done);
+	return ret;
+}
+
 static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 			  const struct sys_snapshot *prev, const struct sys_snapshot *cur,
 			  const struct rusage *ru, int64_t db_bytes)
@@ -234,6 +272,11 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	ret = learner_flush(r->learner, r->db, r->boot_id);
 	if (ret < 0)
 		return ret;
+	if (r->sampler) {
+		ret = write_samples(r, interval_id);
+		if (ret < 0)
+			return ret;
+	}
 
 	ret = db_prepare(r->db, &touch, "UPDATE boots SET last_seen_ns = ?2 WHERE boot_id = ?1");
 	if (ret < 0)
@@ -263,6 +306,21 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		r->lost += lost;
 	}
 	learner_refresh_comms(r->learner);
+	if (r->sampler) {
+		struct sampling_stats st;
+
+		ret = sampler_drain(r->sampler, r->agg);
+		if (ret < 0)
+			return ret;
+		/* Kept across failed writes, like everything else here. */
+		sampler_take_stats(r->sampler, &st);
+		r->samp.active_ns += st.active_ns;
+		r->samp.samples += st.samples;
+		r->samp.samples_kernel += st.samples_kernel;
+		r->samp.samples_user += st.samples_user;
+		r->samp.lost += st.lost;
+		r->samp.throttled += st.throttled;
+	}
 
 	ret = counters_read(r->counters, r->cur);
 	if (ret < 0)
@@ -295,6 +353,10 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	}
 
 	learner_commit(r->learner);
+	if (r->sampler) {
+		mem_agg_reset(r->agg);
+		memset(&r->samp, 0, sizeof(r->samp));
+	}
 	if (r->dropped)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts", r->dropped);
 	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -

@@ -8,7 +8,10 @@
 #include <sys/resource.h>
 
 #include "counters.h"
+#include "kallsyms.h"
 #include "learn.h"
+#include "mem-agg.h"
+#include "sampler.h"
 #include "stream.h"
 #include "sysstat.h"
 
@@ -34,6 +37,10 @@ struct recorder {
 	struct counters *counters;	/* borrowed */
 	struct stream *stream;		/* borrowed, may be NULL */
 	struct learner *learner;	/* borrowed */
+	struct sampler *sampler;	/* borrowed, NULL without sampling */
+	struct mem_agg *agg;		/* borrowed, with sampler */
+	const struct kallsyms *ksyms;	/* borrowed, may be NULL: symbols of sampled IPs */
+	struct sampling_stats samp;	/* since the last written interval */
 
 	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */

@@ -391,6 +391,9 @@ void sampler_tick(struct sampler *s, int64_t now)
 		s->on_since = s->counted_until = now;
 		s->next_off = now + s->cur_active_ns;
 		s->window_samples = 0;
+	} else if (s->on && now >= s->next_off && s->cur_active_ns >= s->cfg.period_ns) {
+		/* A window as long as the period: sampling never pauses. */
+		s->next_off = now + s->cur_active_ns;
 	} else if (s->on && now >= s->next_off) {
 		double secs = (now - s->on_since) / 1e9;
 		int ncpu = perf_cpu_map__nr(s->cpus);
@@ -416,6 +419,13 @@ void sampler_tick(struct sampler *s, int64_t now)
 			}
 		}
 	}
+}
+
+int64_t sampler_next_change(const struct sampler *s)
+{
+	if (!s)
+		return INT64_MAX;
+	return s->on ? s->next_off : s->next_on;
 }
 
 static int handle(struct sampler *s, const union perf_event *event, struct mem_agg *agg)

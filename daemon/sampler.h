@@ -53,6 +53,8 @@ void sampler_free(struct sampler *s);
 
 /* Turns sampling on or off for the duty cycle; reopens on a CPU hotplug. */
 void sampler_tick(struct sampler *s, int64_t now_monotonic_ns);
+/* When sampler_tick() next has something to do (CLOCK_MONOTONIC). */
+int64_t sampler_next_change(const struct sampler *s);
 
 /* Reads every ring buffer into agg; returns the samples read or -errno. */
 int sampler_drain(struct sampler *s, struct mem_agg *agg);

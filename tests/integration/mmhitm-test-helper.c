@@ -12,6 +12,8 @@
  *   pwrite N      pwrite()s 1 KiB at offset 0 of a tmpfs file N times
  *   dontneed N    writes a byte to an anonymous page and MADV_DONTNEEDs it,
  *                 N times, checking it reads back zero
+ *   kfault N      N fresh pages faulted in from kernel mode (read() into
+ *                 them); prints the range
  *   yield N       two threads pinned to one CPU sched_yield() N times each;
  *                 prints their context switches from /proc
  *   waitsig       prints its pid, waits for SIGUSR1, then maps and unmaps
@@ -182,6 +184,27 @@ static int do_dontneed(long n)
 	return 0;
 }
 
+/* N pages faulted in by the kernel (read() from /dev/zero into them), one
+ * fault each: small pages only. */
+static int do_kfault(long n)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, n * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (p == MAP_FAILED || fd < 0)
+		return die("mmap or /dev/zero");
+	madvise(p, n * psz, MADV_NOHUGEPAGE);
+	printf("range %lu %lu\n", (unsigned long)p, (unsigned long)(p + n * psz));
+	for (long i = 0; i < n; i++)
+		if (read(fd, p + i * psz, psz) != psz)
+			return die("read");
+	printf("faults %ld\n", n);
+	close(fd);
+	munmap(p, n * psz);
+	return 0;
+}
+
 static long yield_n;
 static pid_t yield_tids[2];
 
@@ -275,6 +298,8 @@ int main(int argc, char **argv)
 		return do_pwrite(n);
 	if (!strcmp(argv[1], "dontneed"))
 		return do_dontneed(n);
+	if (!strcmp(argv[1], "kfault"))
+		return do_kfault(n);
 	if (!strcmp(argv[1], "yield"))
 		return do_yield(n);
 	if (!strcmp(argv[1], "waitsig")) {

@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/run-bench.sh's summary: Markdown tables on stdout, the same as JSON
+# into the file named by -v json=. POSIX awk (Debian's default is mawk).
+#
+# Inputs (-v): raw (workload mode round value higher_is_better metric unit),
+# dmn (workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s), rec
+# (workload round bytes lost_chunks), ingest (a JSON object file or "").
+#
+# Overhead of a mode in a round = throughput lost against the same round's
+# run alone, in %: (1 - mode/alone) * 100 for rates, (1 - alone/mode) * 100
+# for times (lower is better), so positive is always slower.
+
+function sort_(a, n,    i, j, t) {
+	for (i = 2; i <= n; i++) {
+		t = a[i]
+		for (j = i - 1; j >= 1 && a[j] > t; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = t
+	}
+}
+
+# Quantile q of sorted a[1..n], linear between order statistics.
+function quant(a, n, q,    h, lo) {
+	if (n == 0)
+		return "nan"
+	h = (n - 1) * q + 1
+	lo = int(h)
+	if (lo >= n)
+		return a[n]
+	return a[lo] + (h - lo) * (a[lo + 1] - a[lo])
+}
+
+# Splits the space-separated list s into sorted v[1..n]; returns n.
+function load_sorted(s, v,    n, i, parts) {
+	n = split(s, parts, " ")
+	for (i = 1; i <= n; i++)
+		v[i] = parts[i] + 0
+	sort_(v, n)
+	return n
+}
+
+function jnum(x) {
+	return (x == "nan" || x == "") ? "null" : sprintf("%.9g", x)
+}
+
+function jstr(s) {
+	gsub(/\\/, "\\\\", s)
+	gsub(/"/, "\\\"", s)
+	return "\"" s "\""
+}
+
+# {"median": .., "min": .., "max": .., "q1": .., "q3": .., "n": .., "values": [...]}
+function jstats(s,    v, n, i, out) {
+	n = load_sorted(s, v)
+	out = sprintf("{\"median\": %s, \"min\": %s, \"max\": %s, \"q1\": %s, \"q3\": %s, \"n\": %d, \"values\": [",
+		jnum(quant(v, n, 0.5)), jnum(n ? v[1] : "nan"), jnum(n ? v[n] : "nan"),
+		jnum(quant(v, n, 0.25)), jnum(quant(v, n, 0.75)), n)
+	for (i = 1; i <= n; i++)
+		out = out (i > 1 ? ", " : "") jnum(v[i])
+	return out "]}"
+}
+
+function human(x) {
+	if (x == "nan")
+		return "n/a"
+	if (x >= 1e6)
+		return sprintf("%.2fM", x / 1e6)
+	if (x >= 1e4)
+		return sprintf("%.1fk", x / 1e3)
+	return sprintf("%.3g", x)
+}
+
+function pct(x) {
+	return x == "nan" ? "n/a" : sprintf("%+.1f%%", x)
+}
+
+BEGIN {
+	nw = 0
+	while ((getline line < raw) > 0) {
+		split(line, f, "\t")
+		w = f[1]; m = f[2]; r = f[3]
+		if (!(w in seen)) {
+			seen[w] = 1
+			order[++nw] = w
+		}
+		val[w, m, r] = f[4]
+		hib[w] = f[5]
+		metric[w] = f[6]
+		unit[w] = f[7]
+		vals[w, m] = vals[w, m] " " f[4]
+		have_mode[m] = 1
+	}
+	while ((getline line < dmn) > 0) {
+		split(line, f, "\t")
+		k = f[1] SUBSEP f[2]	# workload, daemon mode
+		if (f[5] > 0)
+			cpm[k] = cpm[k] " " (f[4] / f[5] * 1e6)
+		if (f[6] > 0) {
+			evs[k] = evs[k] " " (f[5] / f[6])
+			cpupct[k] = cpupct[k] " " (f[4] / f[6] * 100)
+		}
+		if (f[7] + 0 > hwm[k] + 0)
+			hwm[k] = f[7]
+		if (f[8] + 0 > dbrss[k] + 0)
+			dbrss[k] = f[8]
+		pcpu[k] = pcpu[k] " " f[9]
+		dcpu[k] = dcpu[k] " " f[4]
+	}
+	while ((getline line < rec) > 0) {
+		split(line, f, "\t")
+		w = f[1]
+		recbytes[w] = recbytes[w] " " f[3]
+		if (f[4] + 0 > reclost[w] + 0)
+			reclost[w] = f[4]
+	}
+	ningest = 0
+	if (ingest != "") {
+		while ((getline line < ingest) > 0)
+			ingest_json = ingest_json line
+	}
+
+	nm = split("mmhitmd mmhitmd-count perf-stat perf-record", modes, " ")
+	nd = split("mmhitmd mmhitmd-count", dmodes, " ")
+	label["mmhitmd"] = "mmhitmd"
+	label["mmhitmd-count"] = "mmhitmd, counting only"
+	label["perf-stat"] = "perf stat -a"
+	label["perf-record"] = "perf record -a"
+
+	# Overheads per (workload, mode), paired by round.
+	for (i = 1; i <= nw; i++) {
+		w = order[i]
+		for (k = 1; k <= nm; k++) {
+			m = modes[k]
+			for (r = 1; r <= rounds; r++) {
+				if (!((w, "alone", r) in val) || !((w, m, r) in val))
+					continue
+				va = val[w, "alone", r]; vm = val[w, m, r]
+				if (va <= 0 || vm <= 0)
+					continue
+				ov = (hib[w] == "true") ? (1 - vm / va) * 100 : (1 - va / vm) * 100
+				ovh[w, m] = ovh[w, m] " " ov
+			}
+		}
+	}
+
+	printf "### mmhitm recording overhead\n\n"
+	printf "Kernel %s, %d CPUs (%s), %d rounds x %d s per run, modes interleaved and\n", kernel, cpus, host, rounds, secs
+	printf "rotated per round; mmhitmd --interval %s. Tracepoints (for all three recorders):\n", interval
+	printf "%s.\n", events
+	printf "Overhead = throughput lost against the same round's run alone (positive = slower):\n"
+	printf "median over rounds, [min .. max], IQR.\n\n"
+	printf "| workload | metric | alone (median) | recorder | overhead median | min .. max | IQR |\n"
+	printf "|---|---|---:|---|---:|---:|---:|\n"
+	for (i = 1; i <= nw; i++) {
+		w = order[i]
+		n = load_sorted(vals[w, "alone"], xa)
+		first = 1
+		for (k = 1; k <= nm; k++) {
+			m = modes[k]
+			if (!(m in have_mode))
+				continue
+			no = load_sorted(ovh[w, m], xo)
+			printf "| %s | %s | %s %s | %s | %s | %s .. %s | %s .. %s |\n",
+				first ? w : "", first ? metric[w] : "",
+				first ? human(quant(xa, n, 0.5)) : "", first ? unit[w] : "", label[m],
+				pct(quant(xo, no, 0.5)), pct(no ? xo[1] : "nan"), pct(no ? xo[no] : "nan"),
+				pct(quant(xo, no, 0.25)), pct(quant(xo, no, 0.75))
+			first = 0
+		}
+	}
+
+	if (("mmhitmd" in have_mode) || ("mmhitmd-count" in have_mode)) {
+		printf "\n### mmhitmd's own cost\n\n"
+		printf "From its database (intervals.cpu_user_ns + cpu_sys_ns over event_rates.count), peak\n"
+		printf "RSS from /proc/PID/status VmHWM; median [min .. max] over rounds. This is the\n"
+		printf "daemon's own CPU time; what counting costs inside the kernel shows as overhead above.\n\n"
+		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | peak RSS |\n"
+		printf "|---|---|---:|---:|---:|---:|\n"
+		for (i = 1; i <= nw; i++) {
+			w = order[i]
+			for (d = 1; d <= nd; d++) {
+				k = w SUBSEP dmodes[d]
+				if (!(dmodes[d] in have_mode))
+					continue
+				ne = load_sorted(evs[k], xe)
+				nc = load_sorted(cpm[k], xc)
+				np = load_sorted(cpupct[k], xp)
+				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f MiB |\n",
+					d == 1 ? w : "", d == 1 ? "default" : "counting only",
+					human(quant(xe, ne, 0.5)), quant(xc, nc, 0.5), nc ? xc[1] : 0,
+					nc ? xc[nc] : 0, quant(xp, np, 0.5), hwm[k] / 1024
+			}
+		}
+	}
+	if ("perf-record" in have_mode) {
+		printf "\nperf record -a wrote, per %d s run (median): ", secs
+		sep = ""
+		for (i = 1; i <= nw; i++) {
+			w = order[i]
+			nb = load_sorted(recbytes[w], xb)
+			printf "%s%s %.0f MB%s", sep, w, quant(xb, nb, 0.5) / 1e6,
+				(reclost[w] > 0 ? sprintf(" (lost up to %d chunks)", reclost[w]) : "")
+			sep = ", "
+		}
+		printf ".\n"
+	}
+	if (ingest_json != "") {
+		s = ingest_json
+		rps = s; sub(/.*"value": */, "", rps); sub(/[,}].*/, "", rps)
+		rows = s; sub(/.*"rows_per_flush": */, "", rows); sub(/[,}].*/, "", rows)
+		med = s; sub(/.*"flush_ms_median": */, "", med); sub(/[,}].*/, "", med)
+		printf "\nIngest (mmhitmd's interval flush, %.0f rows per transaction, bench-ingest): %s rows/s,\n", rows, human(rps + 0)
+		printf "%.1f ms per flush (median).\n", med
+	}
+	printf "\nCommand: `%s` (%d s in all).\n", command, elapsed
+
+	# JSON
+	printf "{\"stamp\": %s, \"host\": %s, \"kernel\": %s, \"cpus\": %d, \"rounds\": %d, ", jstr(stamp), jstr(host), jstr(kernel), cpus, rounds > json
+	printf "\"seconds_per_run\": %d, \"mmhitmd_interval\": %s, \"command\": %s, \"elapsed_s\": %d, ", secs, jstr(interval), jstr(command), elapsed > json
+	ne = split(events, evlist, " ")
+	printf "\"tracepoints\": [" > json
+	for (i = 1; i <= ne; i++)
+		printf "%s%s", (i > 1 ? ", " : ""), jstr(evlist[i]) > json
+	printf "], \"workloads\": [" > json
+	for (i = 1; i <= nw; i++) {
+		w = order[i]
+		printf "%s{\"name\": %s, \"metric\": %s, \"unit\": %s, \"higher_is_better\": %s, ", (i > 1 ? ", " : ""),
+			jstr(w), jstr(metric[w]), jstr(unit[w]), hib[w] == "true" ? "true" : "false" > json
+		printf "\"alone\": %s, \"recorders\": {", jstats(vals[w, "alone"]) > json
+		sep = ""
+		for (k = 1; k <= nm; k++) {
+			m = modes[k]
+			if (!(m in have_mode))
+				continue
+			printf "%s%s: {\"throughput\": %s, \"overhead_pct\": %s}", sep, jstr(m),
+				jstats(vals[w, m]), jstats(ovh[w, m]) > json
+			sep = ", "
+		}
+		printf "}" > json
+		printf ", \"daemon\": {" > json
+		sep = ""
+		for (d = 1; d <= nd; d++) {
+			k = w SUBSEP dmodes[d]
+			if (!(dmodes[d] in have_mode))
+				continue
+			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s}",
+				sep, jstr(dmodes[d]), jstats(cpm[k]), jstats(evs[k]), jstats(cpupct[k]),
+				jstats(dcpu[k]), jstats(pcpu[k]), jnum(hwm[k]), jnum(dbrss[k]) > json
+			sep = ", "
+		}
+		printf "}" > json
+		if ("perf-record" in have_mode)
+			printf ", \"perf_record\": {\"bytes\": %s, \"lost_chunks_max\": %d}", jstats(recbytes[w]), reclost[w] + 0 > json
+		printf "}" > json
+	}
+	printf "], \"ingest\": %s}\n", ingest_json != "" ? ingest_json : "null" > json
+	close(json)
+}
