@@ -254,6 +254,12 @@ demo-rollout: all
 	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROLLOUT_DIR=$(ROLLOUT_DIR) \
 	    sh tests/kernels/test-rollout.sh
 
+# The work files go with clean; the downloaded kernels stay in KERNEL_CACHE.
+.PHONY: clean-kernels
+clean: clean-kernels
+clean-kernels:
+	rm -rf $(O)/kernels $(ROLLOUT_DIR)
+
 # --- install ---------------------------------------------------------------
 
 UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)

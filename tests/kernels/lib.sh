@@ -204,6 +204,7 @@ initramfs_build() {	# out program...
 	(cd "$_root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) > "$_out" ||
 		fail "cannot write $_out"
 	echo "initramfs $(basename "$_out"): $(du -k "$_out" | cut -f1) KiB, modules: $(tr '\n' ' ' < "$_root/lib/modules/load.order")"
+	rm -rf "$_root"
 }
 
 # --- disk ------------------------------------------------------------------
