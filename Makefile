@@ -242,7 +242,7 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
 # and distclean keep them. KERNEL_OLD, KERNEL_NEW (package names),
 # QEMU_ACCEL and BOOT_TIMEOUT given on the command line reach the scripts.
 
-KERNEL_CACHE	?= $(HOME)/.cache/mmhitm/kernels
+KERNEL_CACHE	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mmhitm/kernels
 ROLLOUT_DIR	?= $(O)/demo-rollout
 
 .PHONY: demo-rollout
