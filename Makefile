@@ -41,10 +41,11 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
+# report tests: scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
 # mkfs.ext4/debugfs for the results disk.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy curl man-db \
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db \
 		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
@@ -93,6 +94,8 @@ COMMON_SRCS	:= $(wildcard common/*.c)
 DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c,$(wildcard daemon/*.c))
 ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 		   $(wildcard reports/*.c)
+# reports/ headers, for analyzer/cmd-report.c and the tests.
+BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
 GEN_SRCS	:= $(O)/gen/schema-sql.c
@@ -152,6 +155,9 @@ $(KSRC_TAR):
 $(O)/obj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# Where `mmhitm report` looks for the patch map by default.
+$(O)/obj/analyzer/cmd-report.o $(O)/san/analyzer/cmd-report.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
+
 $(O)/san/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-SAN,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
 
@@ -191,7 +197,12 @@ $(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
-$(O)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS)
+# An archive, like the other libraries, so a fuzzer pulls only what it uses
+# (analyzer/cmd-*.o need analyzer/mmhitm.c, which no fuzzer links).
+$(O)/libmmhitm-fuzz.a: $(FUZZ_LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(O)/fuzz/%: tests/fuzz/%.c $(O)/libmmhitm-fuzz.a
 	$(call quiet,FUZZ,$@)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 $(FUZZ_FLAGS) \
 	    -o $@ $^ $(LIBS)
 
@@ -292,15 +303,21 @@ install: all $(O)/mmhitm.conf
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
+	@# The patch map is configuration: an edited one is kept.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf ] || \
+	    install -m 0644 reports/patches.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf
+	install -m 0644 reports/patches.conf $(DESTDIR)$(DATADIR)/mmhitm/patches.conf.example
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(filter-out $(O)/mmhitmd,$(PROGS))))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	@# The configuration goes only if nobody changed it.
-	if cmp -s $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example; then \
-	    rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf; fi
-	rm -f $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
+	for c in mmhitm.conf patches.conf; do \
+	    if cmp -s $(DESTDIR)$(SYSCONFDIR)/mmhitm/$$c $(DESTDIR)$(DATADIR)/mmhitm/$$c.example; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/$$c; fi; \
+	    rm -f $(DESTDIR)$(DATADIR)/mmhitm/$$c.example; \
+	done
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
 # --- housekeeping ----------------------------------------------------------

@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{ "status", cmd_status, "show what a database holds: hosts, boots, intervals, events",
 	  cmd_status_help },
 	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
+	{ "report", cmd_report, "before/after verdicts per path over host databases: HTML, JSON, text",
+	  cmd_report_help },
 };
 
 const char *default_db_path(void)

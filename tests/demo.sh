@@ -55,4 +55,8 @@ echo
 echo "== vmemmap calibration (view vmemmap_calibration)"
 sqlite3 -header -column "$DB" "SELECT boot_id, vmemmap_base, struct_page_size, pairs FROM vmemmap_calibration"
 echo
+echo "== before/after report"
+"$O/mmhitm" report --db "$DB" --since -1h --before 1h --warmup 0 --no-progress \
+	--html "$(dirname "$DB")/report.html" --json "$(dirname "$DB")/report.json"
+echo
 echo "database: $DB"

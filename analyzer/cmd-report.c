@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmhitm report: before/after verdicts per path across host databases. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "log.h"
+#include "patchmap.h"
+#include "report.h"
+#include "util.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define PATCHES_DEFAULT SYSCONFDIR "/mmhitm/patches.conf"
+
+void cmd_report_help(void)
+{
+	printf("Usage: mmhitm report [OPTIONS] [--db PATH]... [DB...]\n\n"
+	       "Compares each path's normalized HITM rate (HITM per unit of the path's own\n"
+	       "work, the analyzer's path_rates.hitm_per_work) before and after every kernel\n"
+	       "change in the range, per host and across hosts, and says per path: improved,\n"
+	       "regressed, no change or insufficient data, with the reason. One database per\n"
+	       "host (e.g. hosts/*.db); they are read one at a time. Without any, the\n"
+	       "database is $MMHITM_DB or /var/lib/mmhitm/mmhitm.db.\n\n"
+	       "Output: a summary on stdout, and with --html/--json the full report.\n\n"
+	       "  --db PATH             a database (may be repeated; same as DB)\n"
+	       "  --since TIME          start of the range (default: 7 days before --until)\n"
+	       "  --until TIME          end of the range (default: the newest data, at most now)\n"
+	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d\n"
+	       "  --html FILE           write the self-contained HTML report\n"
+	       "  --json FILE           write the numbers as JSON ('-': stdout, no summary)\n"
+	       "  --output-dir DIR      write DIR/report-YYYY-MM-DD.html and .json (the\n"
+	       "                        date of --until) and point DIR/latest.* at them\n"
+	       "  --patches FILE        the patch map (default %s if it\n"
+	       "                        exists, else the built-in rules)\n"
+	       "  --before DURATION     comparison window before a kernel change (default 7d)\n"
+	       "  --after DURATION      comparison window after it (default 7d)\n"
+	       "  --warmup DURATION     left out after every boot (default 30m)\n"
+	       "  --cohort DURATION     changes this close form a cohort for the\n"
+	       "                        difference in differences (default 1d)\n"
+	       "  --margin PERCENT      changes within +-PERCENT are no change (default 5)\n"
+	       "  --level FRACTION      confidence level of the intervals (default 0.95)\n"
+	       "  --bootstrap N         bootstrap resamples (default 2000)\n"
+	       "  --seed N              bootstrap seed (default 1)\n"
+	       "  --min-intervals N     measured intervals needed each side (default 30)\n"
+	       "  --min-hosts N         compared hosts needed for a fleet verdict (default 3)\n"
+	       "  --quiet               no summary on stdout\n"
+	       "  --no-progress         no progress line on a terminal\n", PATCHES_DEFAULT);
+}
+
+enum {
+	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
+	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
+	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR,
+};
+
+/* Writes through a temporary file, so a reader never sees half a report. */
+static int write_output(const char *path, const struct report *rep,
+			int (*writer)(const struct report *, FILE *))
+{
+	_cleanup_free_ char *tmp = NULL;
+	FILE *f;
+	int r;
+
+	if (strcmp(path, "-") == 0) {
+		r = writer(rep, stdout);
+		if (r < 0 || fflush(stdout) != 0)
+			return log_error_errno(r < 0 ? r : -errno, "Failed to write to stdout: %m");
+		return 0;
+	}
+	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return log_oom();
+	f = fopen(tmp, "we");
+	if (!f)
+		return log_error_errno(errno, "Failed to create %s: %m", tmp);
+	r = writer(rep, f);
+	if (fclose(f) != 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return log_error_errno(r, "Failed to write %s: %m", path);
+	}
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return log_error_errno(r, "Failed to rename %s to %s: %m", tmp, path);
+	}
+	return 0;
+}
+
+/* DIR/report-YYYY-MM-DD.{html,json}, for the day the range ends; DIR is made if missing. */
+static int output_dir_paths(const char *dir, int64_t until_ns, char **ret_html, char **ret_json)
+{
+	time_t t = (time_t)((until_ns - 1) / NSEC_PER_SEC);
+	char day[16] = "unknown";
+	struct tm tm;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(errno, "Failed to create %s: %m", dir);
+	if (gmtime_r(&t, &tm))
+		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	if (asprintf(ret_html, "%s/report-%s.html", dir, day) < 0) {
+		*ret_html = NULL;
+		return log_oom();
+	}
+	if (asprintf(ret_json, "%s/report-%s.json", dir, day) < 0) {
+		*ret_json = NULL;
+		return log_oom();
+	}
+	return 0;
+}
+
+/* DIR/name -> the basename of target, replaced atomically. */
+static int point_latest(const char *dir, const char *target, const char *name)
+{
+	_cleanup_free_ char *link = NULL, *tmp = NULL;
+	const char *base = strrchr(target, '/');
+
+	base = base ? base + 1 : target;
+	if (asprintf(&link, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.%d", dir, name, (int)getpid()) < 0)
+		return log_oom();
+	unlink(tmp);
+	if (symlink(base, tmp) < 0)
+		return log_error_errno(errno, "Failed to create %s: %m", tmp);
+	if (rename(tmp, link) < 0) {
+		int r = -errno;
+
+		unlink(tmp);
+		return log_error_errno(r, "Failed to rename %s to %s: %m", tmp, link);
+	}
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned int min, unsigned int *ret)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) < 0 || v < min || v > UINT32_MAX)
+		return -EINVAL;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static int parse_double(const char *s, double min, double max, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min && v <= max))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "since",         required_argument, NULL, OPT_SINCE },
+		{ "until",         required_argument, NULL, OPT_UNTIL },
+		{ "html",          required_argument, NULL, OPT_HTML },
+		{ "json",          required_argument, NULL, OPT_JSON },
+		{ "patches",       required_argument, NULL, OPT_PATCHES },
+		{ "before",        required_argument, NULL, OPT_BEFORE },
+		{ "after",         required_argument, NULL, OPT_AFTER },
+		{ "warmup",        required_argument, NULL, OPT_WARMUP },
+		{ "cohort",        required_argument, NULL, OPT_COHORT },
+		{ "margin",        required_argument, NULL, OPT_MARGIN },
+		{ "level",         required_argument, NULL, OPT_LEVEL },
+		{ "bootstrap",     required_argument, NULL, OPT_BOOTSTRAP },
+		{ "seed",          required_argument, NULL, OPT_SEED },
+		{ "min-intervals", required_argument, NULL, OPT_MIN_INTERVALS },
+		{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
+		{ "quiet",         no_argument,       NULL, OPT_QUIET },
+		{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
+		{ "db",            required_argument, NULL, OPT_DB },
+		{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
+		{ "help",          no_argument,       NULL, 'h' },
+		{}
+	};
+	const char *html = NULL, *json = NULL, *patches = NULL, *since = NULL, *until = NULL;
+	const char *outdir = NULL;
+	_cleanup_free_ const char **dbs = NULL;
+	_cleanup_free_ char *dated_html = NULL, *dated_json = NULL;
+	size_t nr_dbs = 0;
+	struct report_options o;
+	struct patch_map *map = NULL;
+	struct report *rep = NULL;
+	bool quiet = false, progress = isatty(STDERR_FILENO);
+	int64_t now = now_ns(CLOCK_REALTIME);
+	double pct;
+	uint64_t seed;
+	int c, r;
+
+	/* Room for every argument: --db values and positional ones. */
+	dbs = calloc((size_t)argc + 1, sizeof(char *));
+	if (!dbs)
+		return log_oom();
+	report_options_init(&o);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		r = 0;
+		switch (c) {
+		case OPT_SINCE: since = optarg; break;
+		case OPT_UNTIL: until = optarg; break;
+		case OPT_HTML: html = optarg; break;
+		case OPT_JSON: json = optarg; break;
+		case OPT_PATCHES: patches = optarg; break;
+		case OPT_BEFORE: r = parse_duration_ns(optarg, &o.before_ns); break;
+		case OPT_AFTER: r = parse_duration_ns(optarg, &o.after_ns); break;
+		case OPT_WARMUP: r = parse_duration_ns(optarg, &o.warmup_ns); break;
+		case OPT_COHORT: r = parse_duration_ns(optarg, &o.cohort_ns); break;
+		case OPT_MARGIN:
+			r = parse_double(optarg, 0, 1000, &pct);
+			o.margin = pct / 100;
+			break;
+		case OPT_LEVEL: r = parse_double(optarg, 0.5, 0.9999, &o.level); break;
+		case OPT_BOOTSTRAP: r = parse_uint(optarg, 100, &o.replicates); break;
+		case OPT_SEED:
+			r = parse_u64(optarg, &seed);
+			o.seed = seed;
+			break;
+		case OPT_MIN_INTERVALS: r = parse_uint(optarg, 2, &o.min_intervals); break;
+		case OPT_MIN_HOSTS: r = parse_uint(optarg, 1, &o.min_hosts); break;
+		case OPT_QUIET: quiet = true; break;
+		case OPT_NO_PROGRESS: progress = false; break;
+		case OPT_DB: dbs[nr_dbs++] = optarg; break;
+		case OPT_OUTPUT_DIR: outdir = optarg; break;
+		case 'h': cmd_report_help(); return 0;
+		default: return CMD_USAGE;
+		}
+		if (r < 0) {
+			log_error("Invalid value for --%s: '%s'", opts[c - OPT_SINCE].name, optarg);
+			return CMD_USAGE;
+		}
+	}
+	while (optind < argc)
+		dbs[nr_dbs++] = argv[optind++];
+	if (nr_dbs == 0)
+		dbs[nr_dbs++] = default_db_path();
+	if (o.before_ns <= 0 || o.after_ns <= 0 || o.cohort_ns <= 0 || o.warmup_ns < 0) {
+		log_error("--before, --after and --cohort must be positive");
+		return CMD_USAGE;
+	}
+	if (since && report_parse_time(since, now, &o.since_ns) < 0) {
+		log_error("Invalid --since '%s': YYYY-MM-DD[THH:MM[:SS]], @SECONDS, now or -DURATION", since);
+		return CMD_USAGE;
+	}
+	if (until && report_parse_time(until, now, &o.until_ns) < 0) {
+		log_error("Invalid --until '%s': YYYY-MM-DD[THH:MM[:SS]], @SECONDS, now or -DURATION", until);
+		return CMD_USAGE;
+	}
+	if (json && strcmp(json, "-") == 0)
+		quiet = true;
+
+	map = patch_map_new();
+	if (!map)
+		return log_oom();
+	if (patches) {
+		r = patch_map_load(map, patches);
+		o.patches_origin = patches;
+	} else if (access(PATCHES_DEFAULT, F_OK) == 0) {
+		r = patch_map_load(map, PATCHES_DEFAULT);
+		o.patches_origin = PATCHES_DEFAULT;
+	} else {
+		r = patch_map_load_default(map);
+		o.patches_origin = "built-in";
+	}
+	if (r < 0)
+		goto out;
+	o.patches = map;
+	o.progress = progress;
+
+	rep = report_new(&o);
+	if (!rep) {
+		r = log_oom();
+		goto out;
+	}
+	r = report_run(rep, dbs, nr_dbs);
+	if (r < 0)
+		goto out;
+	if (outdir) {
+		r = output_dir_paths(outdir, report_until(rep), &dated_html, &dated_json);
+		if (r < 0)
+			goto out;
+		r = write_output(dated_html, rep, report_write_html);
+		if (r == 0)
+			r = write_output(dated_json, rep, report_write_json);
+		if (r == 0)
+			r = point_latest(outdir, dated_html, "latest.html");
+		if (r == 0)
+			r = point_latest(outdir, dated_json, "latest.json");
+		if (r < 0)
+			goto out;
+	}
+	if (html) {
+		r = write_output(html, rep, report_write_html);
+		if (r < 0)
+			goto out;
+	}
+	if (json) {
+		r = write_output(json, rep, report_write_json);
+		if (r < 0)
+			goto out;
+	}
+	if (!quiet) {
+		r = report_write_text(rep, stdout);
+		if (r < 0)
+			goto out;
+		if (html)
+			printf("HTML report: %s\n", html);
+		if (json)
+			printf("JSON: %s\n", json);
+		if (outdir)
+			printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
+	}
+	r = 0;
+out:
+	report_free(rep);
+	patch_map_free(map);
+	return r;
+}

@@ -1,0 +1,941 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading host databases for the report, one at a time. Pass 1 reads the
+ * boots (cheap: a few rows per host) so rollouts and cohorts are known
+ * before any rate is read; pass 2 reads one host's intervals and rates,
+ * leaves a summary in struct host and frees the rows.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "report-model.h"
+#include "util.h"
+
+static char *column_strdup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	if (!s)
+		return NULL;
+	return strdup((const char *)s);
+}
+
+/* --- pass 1 ------------------------------------------------------------- */
+
+static int boot_markers(sqlite3 *db, const struct patch_map *map, int64_t boot_id,
+			struct kernel_info *k)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!map || patch_map_nr_ksyms(map) == 0)
+		return 0;
+	r = db_prepare(db, &st, "SELECT 1 FROM ksyms WHERE boot_id = ?1 AND name = ?2 LIMIT 1");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < patch_map_nr_ksyms(map); i++) {
+		const char *name = patch_map_ksym(map, i);
+		bool known = false;
+		int rc;
+
+		for (size_t j = 0; j < k->nr_markers; j++)
+			if (strcmp(k->markers[j], name) == 0)
+				known = true;
+		if (known)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, boot_id);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			char **n = realloc(k->markers, (k->nr_markers + 1) * sizeof(char *));
+
+			if (!n)
+				return log_oom();
+			k->markers = n;
+			k->markers[k->nr_markers] = strdup(name);
+			if (!k->markers[k->nr_markers])
+				return log_oom();
+			k->nr_markers++;
+		} else if (rc != SQLITE_DONE) {
+			return log_error_errno(db_errno(rc), "Failed to read ksyms: %s", sqlite3_errmsg(db));
+		}
+	}
+	return 0;
+}
+
+/* The index of the boot's kernel in h->kernels, adding it when new. */
+static int kernel_index(struct host *h, sqlite3_stmt *st, size_t *ret)
+{
+	const char *rel = (const char *)sqlite3_column_text(st, 5);
+	const char *ver = (const char *)sqlite3_column_text(st, 6);
+	const char *bid = (const char *)sqlite3_column_text(st, 7);
+	struct kernel_info *k, *nk;
+
+	for (size_t i = 0; i < h->nr_kernels; i++) {
+		k = &h->kernels[i];
+		if (kernel_same(k->release, k->version, k->build_id, rel, ver, bid)) {
+			*ret = i;
+			return 0;
+		}
+	}
+	nk = realloc(h->kernels, (h->nr_kernels + 1) * sizeof(*nk));
+	if (!nk)
+		return -ENOMEM;
+	h->kernels = nk;
+	k = &h->kernels[h->nr_kernels];
+	memset(k, 0, sizeof(*k));
+	k->release = column_strdup(st, 5);
+	k->version = column_strdup(st, 6);
+	k->build_id = bid && *bid ? strdup(bid) : NULL;
+	if (!k->release || !k->version || (bid && *bid && !k->build_id)) {
+		kernel_info_done(k);
+		return -ENOMEM;
+	}
+	*ret = h->nr_kernels++;
+	return 0;
+}
+
+static int host_boots(struct report *r, struct host *h, sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	size_t alloc = 0;
+	int rc, ret;
+
+	ret = db_prepare(db, &st,
+		"SELECT boot_id, coalesce(boot_time_ns, first_seen_ns), first_seen_ns, last_seen_ns,"
+		" nr_cpus_online, kernel_release, kernel_version, kernel_build_id,"
+		" pmu_kind, pmu_detail, lru_gen"
+		" FROM boots WHERE host_id = ?1"
+		" ORDER BY coalesce(boot_time_ns, first_seen_ns), first_seen_ns");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct boot_info *b;
+
+		if (grow_array((void **)&h->boots, &alloc, sizeof(*b),
+			       h->nr_boots + 1) < 0)
+			return log_oom();
+		b = &h->boots[h->nr_boots];
+		memset(b, 0, sizeof(*b));
+		b->boot_id = sqlite3_column_int64(st, 0);
+		b->start_ns = sqlite3_column_int64(st, 1);
+		b->first_seen_ns = sqlite3_column_int64(st, 2);
+		b->last_seen_ns = sqlite3_column_int64(st, 3);
+		b->nr_cpus = sqlite3_column_int(st, 4);
+		b->pmu_kind = column_strdup(st, 8);
+		b->pmu_detail = column_strdup(st, 9);
+		b->lru_gen = column_strdup(st, 10);
+		h->nr_boots++;
+		if (!b->pmu_kind || !b->lru_gen)
+			return log_oom();
+		if (kernel_index(h, st, &b->kernel) < 0)
+			return log_oom();
+		ret = boot_markers(db, r->o.patches, b->boot_id, &h->kernels[b->kernel]);
+		if (ret < 0)
+			return ret;
+		if (b->last_seen_ns > h->last_ns)
+			h->last_ns = b->last_seen_ns;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static int host_finish_pass1(struct report *r, struct host *h)
+{
+	ssize_t n;
+
+	for (size_t i = 0; i < h->nr_kernels; i++) {
+		struct kernel_info *k = &h->kernels[i];
+		struct kernel_desc d = {
+			.release = k->release,
+			.version = k->version,
+			.build_id = k->build_id,
+			.ksyms = (const char *const *)k->markers,
+			.nr_ksyms = k->nr_markers,
+		};
+
+		if (r->o.patches)
+			patch_map_resolve(r->o.patches, &d, k->patches);
+	}
+	n = rollouts_detect(h->boots, h->nr_boots, h->kernels, &h->rollouts);
+	if (n < 0)
+		return log_oom();
+	h->nr_rollouts = (size_t)n;
+	h->rollout_in_range = calloc(h->nr_rollouts + 1, sizeof(bool));
+	if (!h->rollout_in_range)
+		return log_oom();
+	return 0;
+}
+
+int collect_hosts(struct report *r, const char *path, sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	ret = db_prepare(db, &st, "SELECT host_id, machine_id, hostname FROM hosts ORDER BY host_id");
+	if (ret < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *mid = (const char *)sqlite3_column_text(st, 1);
+		struct host *h;
+		bool dup = false;
+
+		/* The same host twice (a copied database) would count twice. */
+		for (size_t i = 0; i < r->nr_hosts && mid && !dup; i++)
+			if (strcmp(r->hosts[i].machine_id, mid) == 0) {
+				log_warning("%s: host %s was already read from %s, ignoring", path, mid,
+					    r->hosts[i].db);
+				dup = true;
+			}
+		if (dup)
+			continue;
+		if (grow_array((void **)&r->hosts, &r->alloc_hosts, sizeof(*h), r->nr_hosts + 1) < 0)
+			return log_oom();
+		h = &r->hosts[r->nr_hosts++];
+		memset(h, 0, sizeof(*h));
+		for (int p = 0; p < NR_PATHS; p++)
+			h->path[p].chosen = -1;
+		h->db = path;
+		h->db_host_id = sqlite3_column_int64(st, 0);
+		h->machine_id = column_strdup(st, 1);
+		h->hostname = column_strdup(st, 2);
+		if (!h->machine_id || !h->hostname)
+			return log_oom();
+		ret = host_boots(r, h, db);
+		if (ret < 0)
+			return ret;
+		ret = host_finish_pass1(r, h);
+		if (ret < 0)
+			return ret;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read hosts of %s: %s", path,
+				       sqlite3_errmsg(db));
+	return 0;
+}
+
+/* --- pass 2 ------------------------------------------------------------- */
+
+enum rate_status {
+	RATE_NONE = 0,		/* no row: not analyzed */
+	RATE_MEASURED,
+	RATE_NO_PMU,
+	RATE_IDLE,
+	RATE_WARMUP,
+};
+
+struct ivl {
+	int64_t id;
+	int64_t start_ns, end_ns;
+	uint32_t boot;		/* index into h->boots */
+	float duty;		/* NAN: no sampling row */
+	bool warmup;
+};
+
+/* One host's rows, alive during its pass 2 only. */
+struct rows {
+	struct ivl *ivl;
+	size_t n, alloc;
+	size_t *by_id;		/* indices sorted by interval id */
+	uint8_t *status[NR_PATHS];
+	double *rate[NR_PATHS];
+	double *buf, *buf2;	/* scratch, n each */
+};
+
+static void rows_done(struct rows *w)
+{
+	free(w->ivl);
+	free(w->by_id);
+	for (int p = 0; p < NR_PATHS; p++) {
+		free(w->status[p]);
+		free(w->rate[p]);
+	}
+	free(w->buf);
+	free(w->buf2);
+}
+
+static size_t boot_index(const struct host *h, int64_t boot_id, size_t hint)
+{
+	if (hint < h->nr_boots && h->boots[hint].boot_id == boot_id)
+		return hint;
+	for (size_t i = 0; i < h->nr_boots; i++)
+		if (h->boots[i].boot_id == boot_id)
+			return i;
+	return SIZE_MAX;
+}
+
+static const struct rows *sort_rows;
+
+static int cmp_by_id(const void *a, const void *b)
+{
+	int64_t x = sort_rows->ivl[*(const size_t *)a].id, y = sort_rows->ivl[*(const size_t *)b].id;
+
+	return (x > y) - (x < y);
+}
+
+static ssize_t find_interval(const struct rows *w, int64_t id)
+{
+	size_t lo = 0, hi = w->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->ivl[w->by_id[mid]].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->n && w->ivl[w->by_id[lo]].id == id)
+		return (ssize_t)w->by_id[lo];
+	return -1;
+}
+
+/* The first interval starting at or after t. */
+static size_t lower_bound(const struct rows *w, int64_t t)
+{
+	size_t lo = 0, hi = w->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->ivl[mid].start_ns < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct quality *q = &h->q;
+	int64_t *len = NULL;
+	size_t hint = 0;
+	int rc, ret;
+
+	ret = db_prepare(db, &st,
+		"SELECT i.interval_id, i.boot_id, i.start_ns, i.end_ns, i.partial, i.events_lost,"
+		" i.dropped_intervals, s.active_ns, s.lost, s.throttled, s.interval_id IS NOT NULL,"
+		" (a.boot_id IS NULL OR i.interval_id > a.last_interval_id)"
+		"   AND NOT EXISTS (SELECT 1 FROM path_intervals p WHERE p.interval_id = i.interval_id)"
+		" FROM intervals i"
+		" LEFT JOIN sampling s USING (interval_id)"
+		" LEFT JOIN analysis_state a ON a.boot_id = i.boot_id"
+		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
+		" ORDER BY i.start_ns, i.interval_id");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	sqlite3_bind_int64(st, 2, r->data_lo_ns);
+	sqlite3_bind_int64(st, 3, r->o.until_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ivl *v;
+		size_t b = boot_index(h, sqlite3_column_int64(st, 1), hint);
+		int64_t span;
+
+		if (b == SIZE_MAX)
+			continue;	/* foreign keys make this impossible */
+		hint = b;
+		if (grow_array((void **)&w->ivl, &w->alloc, sizeof(*v), w->n + 1) < 0)
+			return log_oom();
+		v = &w->ivl[w->n++];
+		v->id = sqlite3_column_int64(st, 0);
+		v->boot = (uint32_t)b;
+		v->start_ns = sqlite3_column_int64(st, 2);
+		v->end_ns = sqlite3_column_int64(st, 3);
+		span = v->end_ns - v->start_ns;
+		v->duty = sqlite3_column_int(st, 10) && span > 0 ?
+			  (float)((double)sqlite3_column_int64(st, 7) / (double)span) : NAN;
+		v->warmup = v->start_ns < h->boots[b].start_ns + r->o.warmup_ns;
+		q->intervals++;
+		q->partial += sqlite3_column_int(st, 4) != 0;
+		q->events_lost += sqlite3_column_int64(st, 5);
+		q->dropped_intervals += sqlite3_column_int64(st, 6);
+		q->samples_lost += sqlite3_column_int64(st, 8);
+		q->throttled += sqlite3_column_int64(st, 9);
+		q->not_analyzed += sqlite3_column_int(st, 11) != 0;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
+	if (w->n == 0)
+		return 0;
+
+	/* Gaps: a hole of about an interval or more between two intervals of a boot. */
+	len = malloc(w->n * sizeof(*len));
+	if (!len)
+		return log_oom();
+	for (size_t i = 0; i < w->n; i++)
+		len[i] = w->ivl[i].end_ns - w->ivl[i].start_ns;
+	qsort(len, w->n, sizeof(*len), cmp_i64);
+	q->interval_s = (double)len[w->n / 2] / 1e9;
+	for (size_t i = 1; i < w->n; i++) {
+		int64_t hole = w->ivl[i].start_ns - w->ivl[i - 1].end_ns;
+
+		if (w->ivl[i].boot != w->ivl[i - 1].boot)
+			continue;
+		if (hole >= len[w->n / 2] * 9 / 10 && hole > 0) {
+			q->gaps++;
+			q->gap_ns += hole;
+			if (hole > q->max_gap_ns)
+				q->max_gap_ns = hole;
+		}
+	}
+	free(len);
+
+	w->by_id = malloc(w->n * sizeof(size_t));
+	w->buf = malloc(w->n * sizeof(double));
+	w->buf2 = malloc(w->n * sizeof(double));
+	if (!w->by_id || !w->buf || !w->buf2)
+		return log_oom();
+	for (size_t i = 0; i < w->n; i++)
+		w->by_id[i] = i;
+	sort_rows = w;
+	qsort(w->by_id, w->n, sizeof(size_t), cmp_by_id);
+	sort_rows = NULL;
+	for (int p = 0; p < NR_PATHS; p++) {
+		w->status[p] = calloc(w->n, 1);
+		w->rate[p] = malloc(w->n * sizeof(double));
+		if (!w->status[p] || !w->rate[p])
+			return log_oom();
+	}
+	return 0;
+}
+
+static int path_index(const char *s)
+{
+	for (int p = 0; p < NR_PATHS; p++)
+		if (strcmp(s, path_ids[p]) == 0)
+			return p;
+	return -1;
+}
+
+/* A host's HITM totals per path name, handed to the report once. */
+#define HOST_SHARES 16
+
+static int shares_add(struct path_share *s, size_t *n, struct report *r, const char *name,
+		      int64_t hitm, int64_t samples)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(s[i].path, name) == 0) {
+			s[i].hitm += hitm;
+			s[i].samples += samples;
+			return 0;
+		}
+	if (*n == HOST_SHARES)
+		return share_add(r, name, hitm, samples);	/* many object kinds: slower path */
+	s[*n].path = strdup(name);
+	if (!s[*n].path)
+		return log_oom();
+	s[*n].hitm = hitm;
+	s[(*n)++].samples = samples;
+	return 0;
+}
+
+static int shares_flush(const struct path_share *s, size_t n, struct report *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = share_add(r, s[i].path, s[i].hitm, s[i].samples);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	double *work_sum[NR_PATHS] = {}, *secs_sum[NR_PATHS] = {};
+	struct path_share shares[HOST_SHARES];
+	size_t nr_shares = 0;
+	int rc, ret;
+
+	for (int p = 0; p < NR_PATHS; p++) {
+		work_sum[p] = calloc(r->nr_bins, sizeof(double));
+		secs_sum[p] = calloc(r->nr_bins, sizeof(double));
+		if (!work_sum[p] || !secs_sum[p]) {
+			ret = log_oom();
+			goto out;
+		}
+	}
+	/*
+	 * path_rates is the analyzer's contract: hitm_per_work is the rate.
+	 * Rows of other paths ('other:<object>', 'unresolved') only count
+	 * towards the HITM totals per path.
+	 */
+	ret = db_prepare(db, &st,
+		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples"
+		" FROM path_rates"
+		" WHERE boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+		"   AND start_ns >= ?2 AND start_ns < ?3");
+	if (ret < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	sqlite3_bind_int64(st, 2, r->data_lo_ns);
+	sqlite3_bind_int64(st, 3, r->o.until_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		int p = name ? path_index(name) : -1;
+		ssize_t i;
+		int64_t start = sqlite3_column_int64(st, 5), end = sqlite3_column_int64(st, 6);
+		bool has_work = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		double work = sqlite3_column_double(st, 3);
+
+		if (name && start >= r->o.since_ns) {
+			ret = shares_add(shares, &nr_shares, r, name, sqlite3_column_int64(st, 4),
+					 sqlite3_column_int64(st, 7));
+			if (ret < 0)
+				goto out;
+		}
+		if (p < 0)
+			continue;
+		i = find_interval(w, sqlite3_column_int64(st, 0));
+		if (i < 0)
+			continue;
+		if (has_work && end > start && start >= r->bins_lo_ns) {
+			size_t b = report_bin_of(r, start);
+
+			if (b < r->nr_bins) {
+				work_sum[p][b] += work;
+				secs_sum[p][b] += (double)(end - start) / 1e9;
+			}
+		}
+		if (w->ivl[i].warmup)
+			w->status[p][i] = RATE_WARMUP;
+		else if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			w->status[p][i] = RATE_MEASURED;
+		else if (sqlite3_column_type(st, 4) == SQLITE_NULL)
+			w->status[p][i] = RATE_NO_PMU;
+		else
+			w->status[p][i] = RATE_IDLE;
+		w->rate[p][i] = sqlite3_column_double(st, 2);
+		if (start >= r->o.since_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
+			h->path[p].hitm += sqlite3_column_int64(st, 4);
+	}
+	if (rc != SQLITE_DONE) {
+		ret = log_error_errno(db_errno(rc), "Failed to read path_rates: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (int p = 0; p < NR_PATHS; p++)
+		for (size_t b = 0; b < r->nr_bins; b++)
+			h->path[p].bin_work[b] = secs_sum[p][b] > 0 ?
+				(float)(work_sum[p][b] / secs_sum[p][b]) : NAN;
+	ret = shares_flush(shares, nr_shares, r);
+out:
+	for (size_t k = 0; k < nr_shares; k++)
+		free(shares[k].path);
+	for (int p = 0; p < NR_PATHS; p++) {
+		free(work_sum[p]);
+		free(secs_sum[p]);
+	}
+	return ret;
+}
+
+/* Measured rates of [lo, hi) into w->buf, sorted; exclusions counted. */
+static size_t window_rates(const struct rows *w, int p, int64_t lo, int64_t hi,
+			   struct window *win, bool sorted)
+{
+	size_t a = lower_bound(w, lo), b = lower_bound(w, hi), n = 0;
+	double duty = 0;
+	size_t nduty = 0;
+
+	memset(win, 0, sizeof(*win));
+	win->lo_ns = lo;
+	win->hi_ns = hi;
+	for (size_t i = a; i < b; i++) {
+		switch (w->status[p][i]) {
+		case RATE_MEASURED:
+			w->buf[n++] = w->rate[p][i];
+			if (!isnan(w->ivl[i].duty)) {
+				duty += w->ivl[i].duty;
+				nduty++;
+			}
+			break;
+		case RATE_WARMUP: win->ex.warmup++; break;
+		case RATE_NO_PMU: win->ex.no_pmu++; break;
+		case RATE_IDLE: win->ex.idle++; break;
+		default: win->ex.not_analyzed++; break;
+		}
+	}
+	win->n = n;
+	win->duty = nduty ? duty / (double)nduty : NAN;
+	if (sorted) {
+		stats_sort(w->buf, n);
+		win->median = stats_median_sorted(w->buf, n);
+		win->p25 = stats_quantile_sorted(w->buf, n, 0.25);
+		win->p75 = stats_quantile_sorted(w->buf, n, 0.75);
+	} else {
+		win->median = stats_median_select(w->buf, n);
+		win->p25 = win->p75 = NAN;
+	}
+	return n;
+}
+
+static bool host_changes_kernel(const struct host *h, int64_t lo, int64_t hi)
+{
+	for (size_t i = 0; i < h->nr_rollouts; i++)
+		if (h->rollouts[i].t_ns >= lo && h->rollouts[i].t_ns < hi)
+			return true;
+	return false;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#define DAY_NS (86400 * NSEC_PER_SEC)
+
+/*
+ * A window longer than a day is cut to whole days, on the side away from
+ * the change, so a daily load cycle weighs the same in every window.
+ */
+static int64_t whole_days(int64_t len)
+{
+	return len > DAY_NS ? len / DAY_NS * DAY_NS : len;
+}
+
+static int compare_rollout(struct report *r, struct host *h, struct rows *w, int p,
+			   size_t ri, struct comparison *c)
+{
+	const struct rollout *ro = &h->rollouts[ri];
+	int64_t t = ro->t_ns, lo, hi;
+	size_t nb, na;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->rollout = ri;
+	c->change = NAN;
+	lo = max64(t - r->o.before_ns, ro->prev_ns);
+	hi = min64(min64(t + r->o.after_ns, ro->next_ns), r->o.until_ns);
+	nb = window_rates(w, p, t - whole_days(t - lo), t, &c->before, true);
+	/* Keep the sorted before-rates while the after-rates are gathered. */
+	if (nb)
+		memcpy(w->buf2, w->buf, nb * sizeof(double));
+	na = window_rates(w, p, t, t + whole_days(hi - t), &c->after, true);
+	if (nb && na) {
+		if (c->before.median > 0)
+			c->change = c->after.median / c->before.median - 1;
+		else if (c->after.median == 0)
+			c->change = 0;
+		ret = stats_mann_whitney_sorted(w->buf2, nb, w->buf, na, &c->mwu);
+		c->has_mwu = ret == 0;
+		if (nb >= r->o.min_intervals && na >= r->o.min_intervals) {
+			ret = stats_bootstrap_median_change(w->buf2, nb, w->buf, na, r->o.replicates,
+							    r->o.level, report_seed(r, h, p, t), &c->ci);
+			if (ret < 0)
+				return log_oom();
+			c->has_ci = true;
+		}
+	}
+	comparison_decide(r, c);
+	return 0;
+}
+
+/* Picks the comparison the fleet verdict uses, or says why there is none. */
+static void choose(struct report *r, struct host *h, int p)
+{
+	struct host_path *hp = &h->path[p];
+	struct fleet_path *f = &r->fleet[p];
+	bool gained = false, unknown = false, any = false, no_pmu = true, zero = false;
+	size_t best_n = 0;
+
+	hp->chosen = -1;
+	hp->excluded_why = NULL;
+	for (size_t i = 0; i < hp->nr_cmp; i++) {
+		const struct comparison *c = &hp->cmp[i];
+		const struct rollout *ro = &h->rollouts[c->rollout];
+		size_t n = c->before.n < c->after.n ? c->before.n : c->after.n;
+
+		any = true;
+		if (ro->change[p] == CHANGE_UNKNOWN)
+			unknown = true;
+		if (ro->change[p] != CHANGE_GAINED)
+			continue;
+		gained = true;
+		if (c->before.n || c->after.n || (!c->before.ex.no_pmu && !c->after.ex.no_pmu))
+			no_pmu = false;
+		if (n < r->o.min_intervals)
+			continue;
+		if (!(c->before.median > 0 && c->after.median > 0)) {
+			zero = true;
+			continue;
+		}
+		if (n > best_n) {
+			best_n = n;
+			hp->chosen = (ssize_t)i;
+		}
+	}
+	if (!any)
+		return;
+	if (gained)
+		f->candidates++;
+	if (hp->chosen >= 0)
+		return;
+	if (!gained && unknown) {
+		hp->excluded_why = "the patch map does not say whether the kernels carry the patch";
+		f->ex_unknown_patch++;
+	} else if (!gained) {
+		hp->excluded_why = "no kernel change in range added the patch";
+		f->ex_not_gained++;
+	} else if (no_pmu) {
+		hp->excluded_why = "HITM not measured (no PMU)";
+		f->ex_no_pmu++;
+	} else if (zero) {
+		hp->excluded_why = "median rate 0 on one side";
+		f->ex_zero++;
+	} else {
+		hp->excluded_why = "too few measured intervals";
+		f->ex_few++;
+	}
+}
+
+static int host_comparisons(struct report *r, struct host *h, struct rows *w)
+{
+	size_t in_range = 0;
+	int ret;
+
+	for (size_t i = 0; i < h->nr_rollouts; i++) {
+		h->rollout_in_range[i] = h->rollouts[i].t_ns >= r->o.since_ns &&
+					 h->rollouts[i].t_ns < r->o.until_ns;
+		in_range += h->rollout_in_range[i];
+	}
+	for (int p = 0; p < NR_PATHS; p++) {
+		struct host_path *hp = &h->path[p];
+
+		if (in_range) {
+			hp->cmp = calloc(in_range, sizeof(*hp->cmp));
+			if (!hp->cmp)
+				return log_oom();
+		}
+		for (size_t i = 0; i < h->nr_rollouts; i++) {
+			if (!h->rollout_in_range[i])
+				continue;
+			ret = compare_rollout(r, h, w, p, i, &hp->cmp[hp->nr_cmp++]);
+			if (ret < 0)
+				return ret;
+		}
+		choose(r, h, p);
+		if (hp->chosen >= 0) {
+			const struct comparison *c = &hp->cmp[hp->chosen];
+			struct window tmp;
+			size_t n;
+
+			/* The pooled distributions show the comparisons the verdict uses. */
+			n = window_rates(w, p, c->before.lo_ns, c->before.hi_ns, &tmp, false);
+			for (size_t k = 0; k < n; k++)
+				hist_add(r->fleet[p].hist_before, w->buf[k]);
+			n = window_rates(w, p, c->after.lo_ns, c->after.hi_ns, &tmp, false);
+			for (size_t k = 0; k < n; k++)
+				hist_add(r->fleet[p].hist_after, w->buf[k]);
+
+			ret = fleet_add_treated(&r->fleet[p], log(c->after.median / c->before.median),
+						report_cohort_of(r, h->rollouts[c->rollout].t_ns));
+			if (ret < 0)
+				return log_oom();
+		}
+	}
+	return 0;
+}
+
+/* A host that kept its kernel around a cohort's time is that cohort's control. */
+static int host_controls(struct report *r, struct host *h, struct rows *w)
+{
+	bool added[NR_PATHS] = {};
+
+	for (size_t c = 0; c < r->nr_cohorts; c++) {
+		int64_t ref = r->cohorts[c].ref_ns;
+		int64_t lo = ref - whole_days(r->o.before_ns);
+		int64_t hi = ref + whole_days(min64(ref + r->o.after_ns, r->o.until_ns) - ref);
+
+		if (host_changes_kernel(h, lo, hi))
+			continue;
+		for (int p = 0; p < NR_PATHS; p++) {
+			struct window before, after;
+			size_t nb = window_rates(w, p, lo, ref, &before, false);
+			size_t na = window_rates(w, p, ref, hi, &after, false);
+
+			if (nb < r->o.min_intervals || na < r->o.min_intervals)
+				continue;
+			if (!(before.median > 0 && after.median > 0))
+				continue;
+			if (fleet_add_control(&r->fleet[p], log(after.median / before.median),
+					      (unsigned int)c) < 0)
+				return log_oom();
+			added[p] = true;
+		}
+	}
+	for (int p = 0; p < NR_PATHS; p++)
+		r->fleet[p].controls_hosts += added[p];
+	return 0;
+}
+
+static void host_bins(struct report *r, struct host *h, struct rows *w)
+{
+	for (int p = 0; p < NR_PATHS; p++) {
+		struct host_path *hp = &h->path[p];
+		size_t i = lower_bound(w, r->bins_lo_ns), n_range = 0;
+
+		for (size_t b = 0; b < r->nr_bins; b++) {
+			int64_t hi = r->bins_lo_ns + (int64_t)(b + 1) * r->bin_ns;
+			size_t n = 0;
+			int state = 0;
+
+			for (; i < w->n && w->ivl[i].start_ns < hi; i++) {
+				state = h->kernels[h->boots[w->ivl[i].boot].kernel].patches[p].state + 1;
+				if (w->status[p][i] == RATE_MEASURED)
+					w->buf[n++] = w->rate[p][i];
+			}
+			hp->bin_rate[b] = n ? (float)stats_median_select(w->buf, n) : NAN;
+			hp->bin_state[b] = (uint8_t)state;
+		}
+		/* The median over the report range, for the host table. */
+		for (size_t k = lower_bound(w, r->o.since_ns); k < w->n; k++)
+			if (w->status[p][k] == RATE_MEASURED)
+				w->buf[n_range++] = w->rate[p][k];
+		hp->measured = n_range;
+		hp->median = stats_median_select(w->buf, n_range);
+	}
+}
+
+static void host_quality(struct report *r, struct host *h)
+{
+	bool pmu = false, lru = false;
+
+	for (size_t i = 0; i < h->nr_boots; i++) {
+		const struct boot_info *b = &h->boots[i];
+
+		if (b->last_seen_ns < r->data_lo_ns || b->start_ns >= r->o.until_ns)
+			continue;
+		h->q.boots++;
+		if (strcmp(b->pmu_kind, "none") != 0) {
+			h->q.pmu_boots++;
+			pmu = true;
+		}
+		if (strcmp(b->lru_gen, "on") == 0)
+			lru = true;
+	}
+	h->no_pmu = h->q.boots && !pmu;
+	h->lru_gen_off = h->q.boots && !lru;
+}
+
+static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct host *h = &r->hosts[host_index];
+	struct top_line *top = p >= 0 ? r->fleet[p].top : r->other_top;
+	size_t *nr = p >= 0 ? &r->fleet[p].nr_top : &r->nr_other_top;
+	int rc, ret;
+
+	ret = db_prepare(db, &st,
+		"SELECT a.line_addr, a.object_type, a.field, m.comm, m.tgid,"
+		" sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
+		" sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS hitm,"
+		" sum(l.loads), sum(l.stores), group_concat(DISTINCT a.symbol), a.path"
+		" FROM line_attribution a"
+		" JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+		" JOIN intervals i USING (interval_id)"
+		" LEFT JOIN mm_objects m ON a.object_type = 'mm_struct' AND m.mm_object_id = a.object_ref"
+		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
+		"   AND (CASE WHEN ?4 IS NULL THEN a.path NOT IN ('P1', 'P2', 'P3', 'P4')"
+		"        ELSE a.path = ?4 END)"
+		" GROUP BY i.boot_id, a.path, a.line_addr, a.object_type, a.field"
+		" HAVING hitm > 0 ORDER BY hitm DESC LIMIT ?5");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	sqlite3_bind_int64(st, 2, r->o.since_ns);
+	sqlite3_bind_int64(st, 3, r->o.until_ns);
+	if (p >= 0)
+		sqlite3_bind_text(st, 4, path_ids[p], -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 5, TOP_LINES);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct top_line l = {
+			.host = host_index,
+			.line_addr = sqlite3_column_int64(st, 0),
+			.tgid = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
+			.lcl_hitm = sqlite3_column_int64(st, 5),
+			.rmt_hitm = sqlite3_column_int64(st, 6),
+			.peer = sqlite3_column_int64(st, 7),
+			.hitm = sqlite3_column_int64(st, 8),
+			.loads = sqlite3_column_int64(st, 9),
+			.stores = sqlite3_column_int64(st, 10),
+		};
+
+		/* Only what would enter the top list is copied. */
+		if (*nr == TOP_LINES && top[TOP_LINES - 1].hitm >= l.hitm)
+			break;
+		l.object_type = column_strdup(st, 1);
+		l.field = column_strdup(st, 2);
+		l.comm = column_strdup(st, 3);
+		l.symbols = column_strdup(st, 11);
+		l.path = column_strdup(st, 12);
+		top_line_add(top, nr, &l);
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return log_error_errno(db_errno(rc), "Failed to read top lines: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db)
+{
+	struct rows w = {};
+	int ret;
+
+	for (int p = 0; p < NR_PATHS; p++) {
+		struct host_path *hp = &h->path[p];
+
+		hp->bin_rate = malloc((r->nr_bins + 1) * sizeof(float));
+		hp->bin_work = malloc((r->nr_bins + 1) * sizeof(float));
+		hp->bin_state = calloc(r->nr_bins + 1, 1);
+		if (!hp->bin_rate || !hp->bin_work || !hp->bin_state)
+			return log_oom();
+		for (size_t b = 0; b < r->nr_bins; b++)
+			hp->bin_rate[b] = hp->bin_work[b] = NAN;
+		hp->median = NAN;
+	}
+	host_quality(r, h);
+
+	ret = read_intervals(r, h, db, &w);
+	if (ret < 0)
+		goto out;
+	if (w.n) {
+		ret = read_rates(r, h, db, &w);
+		if (ret < 0)
+			goto out;
+		ret = host_comparisons(r, h, &w);
+		if (ret < 0)
+			goto out;
+		ret = host_controls(r, h, &w);
+		if (ret < 0)
+			goto out;
+		host_bins(r, h, &w);
+	} else {
+		ret = host_comparisons(r, h, &w);
+		if (ret < 0)
+			goto out;
+	}
+	for (int p = -1; p < NR_PATHS; p++) {
+		ret = collect_lines(r, host_index, db, p);
+		if (ret < 0)
+			goto out;
+	}
+out:
+	rows_done(&w);
+	return ret;
+}

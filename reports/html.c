@@ -1,0 +1,1246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The HTML report: one self-contained file. No script, no external asset,
+ * and a Content-Security-Policy that forbids both, so a string a host sent
+ * that escaped escaping still could not run or fetch anything.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "report-model.h"
+#include "svg.h"
+#include "util.h"
+
+#define MAX_ROWS 200		/* per detail table; the JSON has all */
+#define MAX_FOREST 40		/* hosts drawn one by one; more: a histogram */
+#define MAX_KERNELS 7		/* named in the progress chart; the rest is "other" */
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 40px;color:#1f2328}"
+	"h1{font-size:22px;margin:18px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}"
+	"h3{font-size:15px;margin:16px 0 6px}nav a{margin-right:12px}"
+	"table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}#summary table{width:100%}"
+	"th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;vertical-align:top}"
+	"th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	".v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;white-space:nowrap}"
+	".v-improved{background:#dafbe1;color:#116329}.v-regressed{background:#ffebe9;color:#a40e26}"
+	".v-no-change{background:#ddf4ff;color:#0a3069}.v-insufficient-data{background:#fff8c5;color:#7d4e00}"
+	".muted{color:#656d76}.mono{font-family:ui-monospace,monospace;font-size:12px}"
+	".charts{display:flex;flex-wrap:wrap;gap:8px}"
+	"svg.chart{background:#fff;border:1px solid #eaeef2}"
+	"svg .frame{fill:none;stroke:#8c959f}svg .grid{stroke:#eaeef2}"
+	"svg .tick,svg .legend{font-size:11px;fill:#57606a}svg .axis{font-size:11px;fill:#24292f}"
+	"svg polyline{fill:none;stroke-width:1.6}svg polygon{stroke:none;opacity:.18}"
+	"svg .s-carries{stroke:#1a7f37}svg .s-lacks{stroke:#bc4c00}svg .s-unknown{stroke:#6e7781}"
+	"svg .s-work{stroke:#0969da}svg .s-before{stroke:#6e7781}svg .s-after{stroke:#0969da}"
+	"svg rect.s-carries,svg polygon.s-carries{fill:#1a7f37}svg rect.s-lacks,svg polygon.s-lacks{fill:#bc4c00}"
+	"svg rect.s-unknown,svg polygon.s-unknown{fill:#6e7781}svg rect.s-work{fill:#0969da}"
+	"svg rect.s-before{fill:#6e7781}svg rect.s-after{fill:#0969da}"
+	"svg rect.p0{fill:#0969da}svg rect.p1{fill:#1a7f37}svg rect.p2{fill:#bc4c00}svg rect.p3{fill:#8250df}"
+	"svg polyline.s-before,svg polyline.s-after{stroke-width:2}"
+	"svg .v-range{stroke:#24292f;stroke-dasharray:4 3}"
+	"svg .v-cohort{stroke:#8250df;stroke-width:1.5;stroke-dasharray:2 2}"
+	"svg .v-zero{stroke:#24292f}svg .margin{fill:#ddf4ff;opacity:.6;stroke:none}"
+	"svg .tickmark{fill:#8250df;opacity:.6}svg .ci{stroke:#0969da;stroke-width:1.5}"
+	"svg .dot-improved{fill:#1a7f37}svg .dot-regressed{fill:#cf222e}svg .dot-other{fill:#6e7781}"
+	"svg .bar{fill:#0969da;opacity:.7}svg .label{font-size:11px;fill:#24292f}"
+	"svg .k0{fill:#0969da}svg .k1{fill:#1a7f37}svg .k2{fill:#bc4c00}svg .k3{fill:#8250df}"
+	"svg .k4{fill:#bf3989}svg .k5{fill:#1b7c83}svg .k6{fill:#953800}svg .k7{fill:#8c959f}"
+	"svg .area{opacity:.85;stroke:none}"
+	"svg .p0{stroke:#0969da}svg .p1{stroke:#1a7f37}svg .p2{stroke:#bc4c00}svg .p3{stroke:#8250df}"
+	"details{margin:6px 0}summary{cursor:pointer;color:#0969da}"
+	".methods p,.methods li{max-width:900px}";
+
+static const char *verdict_class(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_IMPROVED: return "v-improved";
+	case VERDICT_REGRESSED: return "v-regressed";
+	case VERDICT_NO_CHANGE: return "v-no-change";
+	default: return "v-insufficient-data";
+	}
+}
+
+static void badge(FILE *f, enum verdict v)
+{
+	fprintf(f, "<span class=\"v %s\">%s</span>", verdict_class(v), verdict_to_string(v));
+}
+
+static void td_pct(FILE *f, double v)
+{
+	char b[32];
+
+	fmt_pct(b, sizeof(b), v);
+	fprintf(f, "<td class=\"n\">%s</td>", b);
+}
+
+static void td_rate(FILE *f, double v)
+{
+	char b[32];
+
+	fmt_rate(b, sizeof(b), v);
+	fprintf(f, "<td class=\"n\">%s</td>", b);
+}
+
+static void td_time(FILE *f, int64_t ns)
+{
+	char b[40];
+
+	fmt_time(b, sizeof(b), ns);
+	fprintf(f, "<td>%s</td>", b);
+}
+
+static void td_text(FILE *f, const char *s)
+{
+	fputs("<td>", f);
+	html_puts(f, s);
+	fputs("</td>", f);
+}
+
+static void ci_text(char *buf, size_t size, double lo, double hi)
+{
+	char a[32], b[32];
+
+	if (isnan(lo) || isnan(hi)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	fmt_pct(a, sizeof(a), lo);
+	fmt_pct(b, sizeof(b), hi);
+	snprintf(buf, size, "%s .. %s", a, b);
+}
+
+static const struct fleet_change *fleet_basis(const struct fleet_path *fp)
+{
+	return fp->basis && strstr(fp->basis, "difference") ? &fp->did : &fp->paired;
+}
+
+/* --- header and summary ------------------------------------------------------ */
+
+static void write_head(const struct report *r, FILE *f)
+{
+	char a[40], b[40];
+
+	fmt_date(a, sizeof(a), r->o.since_ns);
+	fmt_date(b, sizeof(b), r->o.until_ns);
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'unsafe-inline'; img-src data:\">"
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+		"<title>mmhitm report %s .. %s</title><style>%s</style></head><body>\n", a, b, css);
+}
+
+static void write_header(const struct report *r, FILE *f)
+{
+	char a[40], b[40], g[40];
+
+	fmt_time(a, sizeof(a), r->o.since_ns);
+	fmt_time(b, sizeof(b), r->o.until_ns);
+	fmt_time(g, sizeof(g), r->generated_ns);
+	fprintf(f, "<header><h1>mmhitm: did the patched kernels stop the mm cache-line bouncing?</h1>"
+		"<p class=\"muted\">Range %s .. %s (UTC) &middot; %zu host%s from %zu database%s",
+		a, b, r->nr_hosts, r->nr_hosts == 1 ? "" : "s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+	if (r->nr_errors)
+		fprintf(f, " (%zu unreadable)", r->nr_errors);
+	fprintf(f, " &middot; %zu kernel change%s on %zu host%s &middot; generated %s in %.1f s</p></header>\n",
+		r->rollouts_in_range, r->rollouts_in_range == 1 ? "" : "s", r->hosts_rolled,
+		r->hosts_rolled == 1 ? "" : "s", g, r->seconds);
+	fputs("<nav><a href=\"#summary\">Verdicts</a><a href=\"#rollouts\">Rollouts</a>", f);
+	for (int p = 0; p < NR_PATHS; p++)
+		fprintf(f, "<a href=\"#path-%s\">%s</a>", path_ids[p], path_ids[p]);
+	fputs("<a href=\"#hitm-share\">All HITM</a><a href=\"#hosts\">Hosts</a>"
+	      "<a href=\"#quality\">Data quality</a><a href=\"#methods\">Methods</a></nav>\n", f);
+}
+
+static void write_summary(const struct report *r, FILE *f)
+{
+	fputs("<section id=\"summary\"><h2>Verdicts</h2><table><tr><th>Path</th><th>Change</th>"
+	      "<th>Verdict</th><th>Fleet change</th><th>95 % CI</th><th>Basis</th>"
+	      "<th>Hosts compared</th><th>Why</th></tr>\n", f);
+	for (int p = 0; p < NR_PATHS; p++) {
+		const struct fleet_path *fp = &r->fleet[p];
+		const struct fleet_change *c = fleet_basis(fp);
+		char ci[80];
+
+		fprintf(f, "<tr><td><a href=\"#path-%s\">%s</a></td>", path_ids[p], path_ids[p]);
+		td_text(f, path_titles[p]);
+		fputs("<td>", f);
+		badge(f, fp->verdict);
+		fputs("</td>", f);
+		if (c->valid) {
+			td_pct(f, c->estimate);
+			ci_text(ci, sizeof(ci), c->ci.lo, c->ci.hi);
+			fprintf(f, "<td class=\"n\">%s</td>", ci);
+		} else {
+			fputs("<td class=\"n\">-</td><td class=\"n\">-</td>", f);
+		}
+		td_text(f, fp->basis ? fp->basis : "-");
+		fprintf(f, "<td class=\"n\">%zu</td>", fp->nr_treated);
+		td_text(f, fp->reason);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+}
+
+/* --- rollouts ------------------------------------------------------------------ */
+
+/* The fleet's distinct kernels, for the progress chart and the kernel table. */
+struct fleet_kernel {
+	const struct kernel_info *k;	/* the first host's copy */
+	size_t hosts;
+};
+
+static ssize_t fleet_kernel_find(struct fleet_kernel *fk, size_t n, const struct kernel_info *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kernel_same(fk[i].k->release, fk[i].k->version, fk[i].k->build_id,
+				k->release, k->version, k->build_id))
+			return (ssize_t)i;
+	return -1;
+}
+
+static int cmp_kernel_hosts(const void *a, const void *b)
+{
+	const struct fleet_kernel *x = a, *y = b;
+
+	return (x->hosts < y->hosts) - (x->hosts > y->hosts);
+}
+
+static struct fleet_kernel *fleet_kernels(const struct report *r, size_t *ret_n)
+{
+	struct fleet_kernel *fk = NULL;
+	size_t n = 0, alloc = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		for (size_t k = 0; k < h->nr_kernels; k++) {
+			ssize_t j = fleet_kernel_find(fk, n, &h->kernels[k]);
+
+			if (j < 0) {
+				if (grow_array((void **)&fk, &alloc, sizeof(*fk), n + 1) < 0) {
+					free(fk);
+					return NULL;
+				}
+				fk[n] = (struct fleet_kernel){ &h->kernels[k], 0 };
+				j = (ssize_t)n++;
+			}
+			fk[j].hosts++;
+		}
+	}
+	if (n)
+		qsort(fk, n, sizeof(*fk), cmp_kernel_hosts);
+	*ret_n = n;
+	return fk ? fk : calloc(1, sizeof(*fk));
+}
+
+/* The kernel a host ran at t, or -1 when it was down or not recording. */
+static ssize_t host_kernel_at(const struct report *r, const struct host *h, int64_t t)
+{
+	for (size_t i = h->nr_boots; i > 0; i--) {
+		const struct boot_info *b = &h->boots[i - 1];
+
+		if (b->start_ns <= t)
+			return b->last_seen_ns + r->bin_ns >= t ? (ssize_t)b->kernel : -1;
+	}
+	return -1;
+}
+
+static int progress_chart(const struct report *r, FILE *f, struct fleet_kernel *fk, size_t nk)
+{
+	size_t groups = nk > MAX_KERNELS + 1 ? MAX_KERNELS + 1 : nk, nb = r->nr_bins;
+	double *cum = calloc((groups + 1) * (nb + 1), sizeof(double)), *x = malloc((nb + 1) * sizeof(double));
+	const char *labels[MAX_KERNELS + 2], *classes[MAX_KERNELS + 2];
+	char names[MAX_KERNELS + 2][96];
+	struct chart c = {};
+	double ymax = 1;
+
+	if (!cum || !x) {
+		free(cum);
+		free(x);
+		return -ENOMEM;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		int64_t t = r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2;
+
+		x[b] = (double)t;
+		for (size_t i = 0; i < r->nr_hosts; i++) {
+			const struct host *h = &r->hosts[i];
+			ssize_t k = host_kernel_at(r, h, t), g;
+
+			if (k < 0)
+				continue;
+			g = fleet_kernel_find(fk, nk, &h->kernels[k]);
+			if (g < 0)
+				continue;
+			if ((size_t)g >= groups - 1 && nk > groups)
+				g = (ssize_t)groups - 1;
+			cum[(size_t)g * nb + b] += 1;
+		}
+	}
+	/* Stack: group g's band is from the sum of groups < g. */
+	for (size_t b = 0; b < nb; b++) {
+		double s = 0;
+
+		for (size_t g = 0; g < groups; g++) {
+			s += cum[g * nb + b];
+			cum[g * nb + b] = s;
+		}
+		if (s > ymax)
+			ymax = s;
+	}
+	c.xtime = true;
+	c.x0 = (double)r->bins_lo_ns;
+	c.x1 = (double)r->o.until_ns;
+	c.y0 = 0;
+	c.y1 = ymax * 1.08;
+	c.mt = 34;
+	chart_begin(&c, f, 1140, 240, "hosts per kernel over time");
+	chart_axes(&c, NULL, "hosts running each kernel");
+	for (size_t g = groups; g > 0; g--) {
+		double *zero = calloc(nb + 1, sizeof(double));
+		char cls[32];
+
+		if (!zero)
+			break;
+		snprintf(cls, sizeof(cls), "area k%zu", g - 1);
+		/* The band of group g-1 is [cum[g-2], cum[g-1]]. */
+		chart_band(&c, x, g >= 2 ? &cum[(g - 2) * nb] : zero, &cum[(g - 1) * nb], nb, cls);
+		free(zero);
+	}
+	for (size_t g = 0; g < groups; g++) {
+		if (g == groups - 1 && nk > groups)
+			snprintf(names[g], sizeof(names[g]), "%zu other kernels", nk - groups + 1);
+		else
+			text_safe(names[g], 48, fk[g].k->release);
+		labels[g] = names[g];
+		classes[g] = (const char *[]){ "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7" }[g];
+	}
+	chart_legend(&c, labels, classes, groups);
+	chart_vline(&c, (double)r->o.since_ns, "v-range", "start of the report range");
+	chart_end(&c);
+	free(cum);
+	free(x);
+	return 0;
+}
+
+static int coverage_chart(const struct report *r, FILE *f)
+{
+	size_t nb = r->nr_bins;
+	double *x = malloc((nb + 1) * sizeof(double)), *y = malloc((nb + 1) * sizeof(double));
+	static const char *const labels[] = { "P1", "P2", "P3", "P4" };
+	static const char *const classes[] = { "p0", "p1", "p2", "p3" };
+	static const char *const lines[] = { "p0", "p1", "p2", "p3" };
+	struct chart c = {};
+
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return -ENOMEM;
+	}
+	c.xtime = true;
+	c.x0 = (double)r->bins_lo_ns;
+	c.x1 = (double)r->o.until_ns;
+	c.y0 = 0;
+	c.y1 = 105;
+	c.mt = 34;
+	chart_begin(&c, f, 1140, 200, "share of hosts on a kernel carrying each patch");
+	chart_axes(&c, NULL, "% of recording hosts on a kernel carrying the patch");
+	for (int p = 0; p < NR_PATHS; p++) {
+		for (size_t b = 0; b < nb; b++) {
+			size_t on = 0, all = 0;
+
+			x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
+			for (size_t i = 0; i < r->nr_hosts; i++) {
+				const struct host_path *hp = &r->hosts[i].path[p];
+
+				if (!hp->bin_state || !hp->bin_state[b])
+					continue;
+				all++;
+				on += hp->bin_state[b] == PATCH_CARRIES + 1;
+			}
+			y[b] = all ? 100.0 * (double)on / (double)all : NAN;
+		}
+		chart_line(&c, x, y, nb, lines[p], path_ids[p]);
+	}
+	chart_legend(&c, labels, classes, 4);
+	chart_end(&c);
+	free(x);
+	free(y);
+	return 0;
+}
+
+static void patch_cell(FILE *f, const struct patch_verdict *v)
+{
+	fputs("<td title=\"", f);
+	html_puts(f, v->why ? v->why : "no rule in the patch map matches");
+	fprintf(f, "\">%s</td>", patch_state_to_string(v->state));
+}
+
+static int write_rollouts(const struct report *r, FILE *f)
+{
+	size_t nk = 0, rows = 0;
+	struct fleet_kernel *fk = fleet_kernels(r, &nk);
+	int ret;
+
+	if (!fk)
+		return -ENOMEM;
+	fprintf(f, "<section id=\"rollouts\"><h2>Rollouts</h2><p>%zu kernel change%s on %zu host%s in the range, "
+		"%zu of them rollback%s (back to a kernel the host ran before); %zu cohort%s "
+		"(changes on the same day) for the difference in differences.</p>\n",
+		r->rollouts_in_range, r->rollouts_in_range == 1 ? "" : "s", r->hosts_rolled,
+		r->hosts_rolled == 1 ? "" : "s", r->rollbacks_in_range, r->rollbacks_in_range == 1 ? "" : "s",
+		r->nr_cohorts, r->nr_cohorts == 1 ? "" : "s");
+	fputs("<div class=\"charts\">", f);
+	if (r->nr_hosts) {
+		ret = progress_chart(r, f, fk, nk);
+		if (ret == 0)
+			ret = coverage_chart(r, f);
+		if (ret < 0) {
+			free(fk);
+			return ret;
+		}
+	}
+	fputs("</div>\n", f);
+	{
+		struct kernel_pair *kp = NULL;
+		size_t n = 0;
+
+		if (report_kernel_pairs(r, &kp, &n) < 0) {
+			free(fk);
+			return -ENOMEM;
+		}
+		fputs("<h3>What the kernel changes changed</h3><table><tr><th>From</th><th>Carries</th>"
+		      "<th>To</th><th>Carries</th><th>Hosts</th><th>Changes</th><th>Rollbacks</th></tr>\n", f);
+		for (size_t i = 0; i < n; i++) {
+			char a[128], b[32];
+
+			fputs("<tr>", f);
+			kernel_label(a, sizeof(a), kp[i].from);
+			td_text(f, a);
+			patch_list(b, sizeof(b), kp[i].from, PATCH_CARRIES);
+			td_text(f, b);
+			kernel_label(a, sizeof(a), kp[i].to);
+			td_text(f, a);
+			patch_list(b, sizeof(b), kp[i].to, PATCH_CARRIES);
+			td_text(f, b);
+			fprintf(f, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n",
+				kp[i].hosts, kp[i].changes, kp[i].rollbacks);
+		}
+		if (!n)
+			fputs("<tr><td colspan=\"7\" class=\"muted\">none</td></tr>", f);
+		fputs("</table>\n", f);
+		free(kp);
+	}
+	fputs("<h3>Kernels and the patches they carry</h3><table><tr><th>Release</th>"
+	      "<th>Version</th><th>Build-id</th><th>Hosts</th><th>Markers</th>"
+	      "<th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
+	for (size_t i = 0; i < nk; i++) {
+		const struct kernel_info *k = fk[i].k;
+
+		fputs("<tr>", f);
+		td_text(f, k->release);
+		td_text(f, k->version);
+		fputs("<td class=\"mono\">", f);
+		html_puts(f, k->build_id ? k->build_id : "-");
+		fprintf(f, "</td><td class=\"n\">%zu</td><td class=\"mono\">", fk[i].hosts);
+		for (size_t m = 0; m < k->nr_markers; m++) {
+			if (m)
+				fputs(", ", f);
+			html_puts(f, k->markers[m]);
+		}
+		fputs("</td>", f);
+		for (int p = 0; p < NR_PATHS; p++)
+			patch_cell(f, &k->patches[p]);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table><p class=\"muted\">Hover a state for the patch-map rule that decided it.</p>\n", f);
+	free(fk);
+
+	fprintf(f, "<details%s><summary>Every kernel change in the range (%zu)</summary>",
+		r->rollouts_in_range <= 20 ? " open" : "", r->rollouts_in_range);
+	fputs("<table><tr><th>Host</th><th>Time</th><th>From</th>"
+	      "<th>To</th><th>Kind</th><th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		for (size_t k = 0; k < h->nr_rollouts; k++) {
+			const struct rollout *ro = &h->rollouts[k];
+			char a[128], b[128];
+
+			if (!h->rollout_in_range[k])
+				continue;
+			if (++rows > MAX_ROWS)
+				continue;
+			fputs("<tr>", f);
+			td_text(f, h->hostname);
+			td_time(f, ro->t_ns);
+			kernel_label(a, sizeof(a), &h->kernels[ro->from]);
+			kernel_label(b, sizeof(b), &h->kernels[ro->to]);
+			td_text(f, a);
+			td_text(f, b);
+			td_text(f, ro->rollback ? "rollback" : "rollout");
+			for (int p = 0; p < NR_PATHS; p++)
+				td_text(f, patch_change_to_string(ro->change[p]));
+			fputs("</tr>\n", f);
+		}
+	}
+	if (!rows)
+		fputs("<tr><td colspan=\"9\" class=\"muted\">none</td></tr>", f);
+	fputs("</table>", f);
+	if (rows > MAX_ROWS)
+		fprintf(f, "<p class=\"muted\">%zu more in the JSON.</p>", rows - MAX_ROWS);
+	fputs("</details></section>\n", f);
+	return 0;
+}
+
+/* --- per path ---------------------------------------------------------------- */
+
+static int series_chart(const struct report *r, FILE *f, int p)
+{
+	static const char *const gname[] = { NULL, "unknown", "lacks", "carries" };
+	size_t nb = r->nr_bins;
+	double *x = malloc(nb * sizeof(double) + 1), *q[4][3] = {};
+	const char *labels[3], *classes[3];
+	char lab[3][64], ylab[128], t[160];
+	size_t nl = 0;
+	double ymax = 0;
+	struct chart c = {};
+	int ret = -ENOMEM;
+
+	if (!x)
+		return -ENOMEM;
+	for (int g = 1; g <= 3; g++)
+		for (int k = 0; k < 3; k++) {
+			q[g][k] = malloc((nb + 1) * sizeof(double));
+			if (!q[g][k] || report_series(r, p, g, false, 0.25 * (k + 1), q[g][k]) < 0)
+				goto out;
+			for (size_t b = 0; b < nb; b++)
+				if (k == 2 && isfinite(q[g][k][b]) && q[g][k][b] > ymax)
+					ymax = q[g][k][b];
+		}
+	for (size_t b = 0; b < nb; b++)
+		x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
+	snprintf(ylab, sizeof(ylab), "HITM per %g %s (median over hosts, band: quartiles)", path_per[p],
+		 path_units[p]);
+	if (!(ymax > 0)) {
+		fprintf(f, "<p class=\"muted\">No measured %s rate in the range (no PMU, or not analyzed).</p>",
+			path_ids[p]);
+		ret = 0;
+		goto out;
+	}
+	c.xtime = true;
+	c.x0 = (double)r->bins_lo_ns;
+	c.x1 = (double)r->o.until_ns;
+	c.y0 = 0;
+	c.y1 = ymax * 1.1;
+	c.mt = 34;
+	snprintf(t, sizeof(t), "%s rate over time", path_ids[p]);
+	chart_begin(&c, f, 1140, 260, t);
+	chart_axes(&c, NULL, ylab);
+	for (int g = 3; g >= 1; g--) {
+		bool any = false;
+
+		for (size_t b = 0; b < nb; b++)
+			any |= !isnan(q[g][1][b]);
+		if (!any)
+			continue;
+		snprintf(lab[nl], sizeof(lab[nl]), "kernels that %s %s", gname[g], path_ids[p]);
+		if (g == 1)
+			snprintf(lab[nl], sizeof(lab[nl]), "kernels unknown to the patch map");
+		labels[nl] = lab[nl];
+		classes[nl] = g == 3 ? "s-carries" : g == 2 ? "s-lacks" : "s-unknown";
+		chart_band(&c, x, q[g][0], q[g][2], nb, classes[nl]);
+		chart_line(&c, x, q[g][1], nb, classes[nl], lab[nl]);
+		nl++;
+	}
+	chart_vline(&c, (double)r->o.since_ns, "v-range", "start of the report range");
+	for (size_t i = 0; i < r->nr_cohorts; i++) {
+		char tt[160], tm[40];
+
+		fmt_time(tm, sizeof(tm), r->cohorts[i].ref_ns);
+		snprintf(tt, sizeof(tt), "cohort %zu: %zu kernel change%s, reference %s", i + 1,
+			 r->cohorts[i].rollouts, r->cohorts[i].rollouts == 1 ? "" : "s", tm);
+		chart_vline(&c, (double)r->cohorts[i].ref_ns, "v-cohort", tt);
+	}
+	/* Every host's kernel change, as a tick on the time axis. */
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		for (size_t k = 0; k < h->nr_rollouts; k++) {
+			double tx;
+
+			if (!h->rollout_in_range[k])
+				continue;
+			tx = (double)h->rollouts[k].t_ns;
+			chart_rect(&c, tx - (double)r->bin_ns / 4, 0, tx + (double)r->bin_ns / 4, c.y1 * 0.04,
+				   "tickmark", h->rollouts[k].rollback ? "rollback" : "kernel change");
+		}
+	}
+	chart_legend(&c, labels, classes, nl);
+	chart_end(&c);
+	ret = 0;
+out:
+	for (int g = 1; g <= 3; g++)
+		for (int k = 0; k < 3; k++)
+			free(q[g][k]);
+	free(x);
+	return ret;
+}
+
+static int work_chart(const struct report *r, FILE *f, int p)
+{
+	size_t nb = r->nr_bins;
+	double *x = malloc((nb + 1) * sizeof(double)), *y = malloc((nb + 1) * sizeof(double)), ymax = 0;
+	char ylab[128], t[64];
+	struct chart c = {};
+
+	if (!x || !y || report_series(r, p, 0, true, 0.5, y) < 0) {
+		free(x);
+		free(y);
+		return -ENOMEM;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
+		if (isfinite(y[b]) && y[b] > ymax)
+			ymax = y[b];
+	}
+	if (ymax > 0) {
+		c.xtime = true;
+		c.x0 = (double)r->bins_lo_ns;
+		c.x1 = (double)r->o.until_ns;
+		c.y0 = 0;
+		c.y1 = ymax * 1.1;
+		snprintf(ylab, sizeof(ylab), "%s per second (median over hosts): the path's own work",
+			 path_units[p]);
+		snprintf(t, sizeof(t), "%s work over time", path_ids[p]);
+		chart_begin(&c, f, 1140, 170, t);
+		chart_axes(&c, NULL, ylab);
+		chart_line(&c, x, y, nb, "s-work", "median work per second");
+		chart_vline(&c, (double)r->o.since_ns, "v-range", "start of the report range");
+		chart_end(&c);
+	}
+	free(x);
+	free(y);
+	return 0;
+}
+
+static void distribution_chart(const struct report *r, FILE *f, int p)
+{
+	const struct fleet_path *fp = &r->fleet[p];
+	size_t lo = HIST_BINS, hi = 0;
+	uint64_t nb = 0, na = 0;
+	double edge[HIST_BINS + 1], vb[HIST_BINS], va[HIST_BINS], ymax = 0;
+	static const char *const labels[] = { "before", "after" };
+	static const char *const classes[] = { "s-before", "s-after" };
+	char t[64], xl[128];
+	struct chart c = {};
+
+	for (size_t i = 0; i < HIST_BINS; i++) {
+		nb += fp->hist_before[i];
+		na += fp->hist_after[i];
+		if (fp->hist_before[i] || fp->hist_after[i]) {
+			if (i < lo)
+				lo = i;
+			hi = i + 1;
+		}
+	}
+	if (!nb || !na)
+		return;
+	for (size_t i = lo; i <= hi; i++)
+		edge[i - lo] = hist_edge(i);
+	for (size_t i = lo; i < hi; i++) {
+		vb[i - lo] = (double)fp->hist_before[i] / (double)nb;
+		va[i - lo] = (double)fp->hist_after[i] / (double)na;
+		if (vb[i - lo] > ymax)
+			ymax = vb[i - lo];
+		if (va[i - lo] > ymax)
+			ymax = va[i - lo];
+	}
+	c.xlog = true;
+	c.x0 = edge[0];
+	c.x1 = edge[hi - lo];
+	c.y0 = 0;
+	c.y1 = ymax * 1.1;
+	c.mt = 34;
+	snprintf(t, sizeof(t), "%s rates before and after", path_ids[p]);
+	snprintf(xl, sizeof(xl), "HITM per %g %s, per interval (log scale)", path_per[p], path_units[p]);
+	chart_begin(&c, f, 560, 240, t);
+	chart_axes(&c, xl, "fraction of intervals");
+	chart_steps(&c, edge, vb, hi - lo, "s-before", "before the change (pooled over compared hosts)");
+	chart_steps(&c, edge, va, hi - lo, "s-after", "after the change (pooled over compared hosts)");
+	chart_legend(&c, labels, classes, 2);
+	chart_end(&c);
+}
+
+struct host_change {
+	size_t host;
+	const struct comparison *c;
+};
+
+static int cmp_host_change(const void *a, const void *b)
+{
+	double x = ((const struct host_change *)a)->c->change, y = ((const struct host_change *)b)->c->change;
+
+	return (x > y) - (x < y);
+}
+
+static int host_change_chart(const struct report *r, FILE *f, int p)
+{
+	struct host_change *hc = malloc((r->nr_hosts + 1) * sizeof(*hc));
+	size_t n = 0;
+	double lo = -r->o.margin, hi = r->o.margin;
+	struct chart c = {};
+	char t[64];
+
+	if (!hc)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host_path *hp = &r->hosts[i].path[p];
+
+		if (hp->chosen < 0)
+			continue;
+		hc[n++] = (struct host_change){ i, &hp->cmp[hp->chosen] };
+	}
+	if (!n) {
+		free(hc);
+		return 0;
+	}
+	qsort(hc, n, sizeof(*hc), cmp_host_change);
+	for (size_t i = 0; i < n; i++) {
+		const struct comparison *cm = hc[i].c;
+		double a = cm->has_ci && isfinite(cm->ci.lo) ? cm->ci.lo : cm->change;
+		double b = cm->has_ci && isfinite(cm->ci.hi) ? cm->ci.hi : cm->change;
+
+		if (a < lo)
+			lo = a;
+		if (b > hi)
+			hi = b;
+	}
+	lo = 100 * lo - 5;
+	hi = 100 * hi + 5;
+	snprintf(t, sizeof(t), "%s change per host", path_ids[p]);
+	if (n <= MAX_FOREST) {
+		double rowh = 16;
+
+		c.ml = 170;
+		c.no_yticks = true;
+		c.x0 = lo;
+		c.x1 = hi;
+		c.y0 = 0;
+		c.y1 = (double)n;
+		chart_begin(&c, f, 560, 64 + rowh * (double)n, t);
+		chart_rect(&c, -100 * r->o.margin, 0, 100 * r->o.margin, (double)n, "margin",
+			   "within the no-change margin");
+		chart_axes(&c, "relative change of the median rate, % (whiskers: 95 % CI)", NULL);
+		chart_vline(&c, 0, "v-zero", NULL);
+		for (size_t i = 0; i < n; i++) {
+			const struct comparison *cm = hc[i].c;
+			double y = (double)n - (double)i - 0.5;
+			char tip[320], name[64], pc[32], ci[80];
+			const char *dot = cm->verdict == VERDICT_IMPROVED ? "dot-improved" :
+					  cm->verdict == VERDICT_REGRESSED ? "dot-regressed" : "dot-other";
+
+			text_safe(name, 40, host_name(r, hc[i].host));
+			fmt_pct(pc, sizeof(pc), cm->change);
+			ci_text(ci, sizeof(ci), cm->has_ci ? cm->ci.lo : NAN, cm->has_ci ? cm->ci.hi : NAN);
+			snprintf(tip, sizeof(tip), "%s: %s (CI %s), %s", name, pc, ci, verdict_to_string(cm->verdict));
+			if (cm->has_ci)
+				fprintf(f, "<line class=\"ci\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+					chart_px(&c, 100 * (isfinite(cm->ci.lo) ? cm->ci.lo : cm->change)),
+					chart_px(&c, 100 * (isfinite(cm->ci.hi) ? cm->ci.hi : hi / 100)),
+					chart_py(&c, y), chart_py(&c, y));
+			chart_dot(&c, 100 * cm->change, y, dot, tip);
+			chart_text(&c, lo, y - 0.3, "end", "label", host_name(r, hc[i].host));
+		}
+		chart_end(&c);
+	} else {
+		/* Many hosts: how their changes are distributed. */
+		enum { NB = 40 };
+		double edge[NB + 1], v[NB] = { 0 }, ymax = 0;
+
+		for (size_t k = 0; k <= NB; k++)
+			edge[k] = lo + (hi - lo) * (double)k / NB;
+		for (size_t i = 0; i < n; i++) {
+			double x = 100 * hc[i].c->change;
+			size_t k = x <= lo ? 0 : x >= hi ? NB - 1 : (size_t)((x - lo) / (hi - lo) * NB);
+
+			v[k < NB ? k : NB - 1]++;
+		}
+		for (size_t k = 0; k < NB; k++)
+			if (v[k] > ymax)
+				ymax = v[k];
+		c.x0 = lo;
+		c.x1 = hi;
+		c.y0 = 0;
+		c.y1 = ymax * 1.1;
+		chart_begin(&c, f, 560, 240, t);
+		chart_rect(&c, -100 * r->o.margin, 0, 100 * r->o.margin, c.y1, "margin",
+			   "within the no-change margin");
+		chart_axes(&c, "relative change of the median rate per host, %", "hosts");
+		for (size_t k = 0; k < NB; k++)
+			if (v[k] > 0)
+				chart_rect(&c, edge[k], 0, edge[k + 1], v[k], "bar", NULL);
+		chart_vline(&c, 0, "v-zero", NULL);
+		chart_end(&c);
+	}
+	free(hc);
+	return 0;
+}
+
+static void stats_table(const struct report *r, FILE *f, int p)
+{
+	const struct fleet_path *fp = &r->fleet[p];
+	char ci[80], a[32];
+
+	fputs("<table><tr><th>Estimate</th><th>Change</th><th>95 % CI</th><th>n</th><th>Notes</th></tr>", f);
+	fputs("<tr><td>Paired: geometric mean of per-host ratios</td>", f);
+	if (fp->paired.valid) {
+		td_pct(f, fp->paired.estimate);
+		ci_text(ci, sizeof(ci), fp->paired.ci.lo, fp->paired.ci.hi);
+		fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%zu hosts</td>", ci, fp->paired.n);
+		if (fp->has_wilcoxon)
+			fprintf(f, "<td>Wilcoxon signed-rank T = %.1f, p = %.3g</td>", fp->wilcoxon.t, fp->wilcoxon.p);
+		else
+			fputs("<td>-</td>", f);
+	} else {
+		fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">0</td><td>no compared host</td>", f);
+	}
+	fputs("</tr><tr><td>Difference in differences</td>", f);
+	if (fp->did.valid) {
+		td_pct(f, fp->did.estimate);
+		ci_text(ci, sizeof(ci), fp->did.ci.lo, fp->did.ci.hi);
+		fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%zu + %zu</td>"
+			"<td>%zu rolled hosts against %zu measurements on %zu hosts that kept their kernel, "
+			"%u cohort%s</td>", ci, fp->did.n, fp->did.n_controls, fp->did.n, fp->did.n_controls,
+			fp->controls_hosts, fp->did.strata, fp->did.strata == 1 ? "" : "s");
+	} else {
+		fputs("<td class=\"n\">-</td><td class=\"n\">-</td><td class=\"n\">-</td>"
+		      "<td>no host kept its kernel around the changes</td>", f);
+	}
+	fmt_pct(a, sizeof(a), fp->median_host_change);
+	fprintf(f, "</tr><tr><td>Median per-host change</td><td class=\"n\">%s</td><td class=\"n\">-</td>"
+		"<td class=\"n\">%zu</td><td>%zu improved, %zu regressed, %zu unchanged, %zu inconclusive</td></tr>"
+		"</table>\n", a, fp->nr_treated, fp->improved, fp->regressed, fp->unchanged, fp->undecided);
+	fprintf(f, "<p class=\"muted\">Hosts: %zu with measured %s rates; %zu changed to a kernel carrying %s; "
+		"%zu compared. Hosts with kernel changes left out: %zu without PMU, %zu with too few "
+		"measured intervals, %zu with a median of 0, %zu whose kernels the patch map does not know, "
+		"%zu whose kernel changes did not add %s.</p>\n",
+		fp->hosts_measured, path_ids[p], fp->candidates, path_ids[p], fp->nr_treated, fp->ex_no_pmu,
+		fp->ex_few, fp->ex_zero, fp->ex_unknown_patch, fp->ex_not_gained, path_ids[p]);
+}
+
+static void comparisons_table(const struct report *r, FILE *f, int p)
+{
+	size_t rows = 0;
+
+	fputs("<details><summary>Per-host comparisons</summary><table><tr><th>Host</th><th>Change at</th>"
+	      "<th>Patch</th><th>n before</th><th>n after</th><th>Median before</th><th>Median after</th>"
+	      "<th>Change</th><th>95 % CI</th><th>Mann-Whitney p</th><th>Verdict</th><th>Why</th></tr>\n", f);
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+		const struct host_path *hp = &h->path[p];
+
+		for (size_t k = 0; k < hp->nr_cmp; k++) {
+			const struct comparison *c = &hp->cmp[k];
+			const struct rollout *ro = &h->rollouts[c->rollout];
+			char ci[80];
+
+			if (++rows > MAX_ROWS)
+				continue;
+			fprintf(f, "<tr%s>", (ssize_t)k == hp->chosen ? " class=\"chosen\"" : "");
+			td_text(f, h->hostname);
+			td_time(f, ro->t_ns);
+			td_text(f, patch_change_to_string(ro->change[p]));
+			fprintf(f, "<td class=\"n\">%zu</td><td class=\"n\">%zu</td>", c->before.n, c->after.n);
+			td_rate(f, c->before.median);
+			td_rate(f, c->after.median);
+			td_pct(f, c->change);
+			ci_text(ci, sizeof(ci), c->has_ci ? c->ci.lo : NAN, c->has_ci ? c->ci.hi : NAN);
+			fprintf(f, "<td class=\"n\">%s</td>", ci);
+			if (c->has_mwu)
+				fprintf(f, "<td class=\"n\">%.3g</td>", c->mwu.p);
+			else
+				fputs("<td class=\"n\">-</td>", f);
+			fputs("<td>", f);
+			badge(f, c->verdict);
+			fputs("</td>", f);
+			td_text(f, (ssize_t)k == hp->chosen ? c->reason :
+				hp->excluded_why && ro->change[p] == CHANGE_GAINED ? hp->excluded_why : c->reason);
+			fputs("</tr>\n", f);
+		}
+	}
+	fputs("</table>", f);
+	if (rows > MAX_ROWS)
+		fprintf(f, "<p class=\"muted\">%zu more in the JSON.</p>", rows - MAX_ROWS);
+	fputs("</details>\n", f);
+}
+
+static void lines_table(const struct report *r, FILE *f, const struct top_line *top, size_t n)
+{
+	if (!n) {
+		fputs("<p class=\"muted\">No typed HITM lines in the range.</p>", f);
+		return;
+	}
+	fputs("<table><tr><th>Host</th><th>Path</th><th>Cache line</th><th>Object</th><th>Field</th>"
+	      "<th>Process (tgid)</th><th>HITM</th><th>local</th><th>remote</th><th>peer</th>"
+	      "<th>loads</th><th>stores</th><th>Symbols</th></tr>\n", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct top_line *l = &top[i];
+
+		fputs("<tr>", f);
+		td_text(f, host_name(r, l->host));
+		td_text(f, l->path);
+		fprintf(f, "<td class=\"mono\">0x%016" PRIx64 "</td>", (uint64_t)l->line_addr);
+		td_text(f, l->object_type ? l->object_type : "unknown");
+		td_text(f, l->field ? l->field : "-");
+		fputs("<td>", f);
+		if (l->comm)
+			html_puts(f, l->comm);
+		else
+			fputs("-", f);
+		if (l->tgid >= 0)
+			fprintf(f, " (%" PRId64 ")", l->tgid);
+		fprintf(f, "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64 "</td>"
+			"<td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
+			"</td><td class=\"n\">%" PRId64 "</td>", l->hitm, l->lcl_hitm, l->rmt_hitm, l->peer,
+			l->loads, l->stores);
+		fputs("<td class=\"mono\">", f);
+		html_puts(f, l->symbols ? l->symbols : "-");
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static int write_path(const struct report *r, FILE *f, int p)
+{
+	const struct fleet_path *fp = &r->fleet[p];
+	int ret;
+
+	fprintf(f, "<section id=\"path-%s\" class=\"path\"><h2>%s: ", path_ids[p], path_ids[p]);
+	html_puts(f, path_titles[p]);
+	fputs("</h2><p>", f);
+	badge(f, fp->verdict);
+	fputs(" ", f);
+	html_puts(f, fp->reason);
+	fprintf(f, "</p><p class=\"muted\">Rate: HITM (local + remote + peer) per %g %s, per interval.</p>\n",
+		path_per[p], path_units[p]);
+	stats_table(r, f, p);
+	fputs("<div class=\"charts\">", f);
+	ret = series_chart(r, f, p);
+	if (ret == 0)
+		ret = work_chart(r, f, p);
+	if (ret < 0)
+		return ret;
+	distribution_chart(r, f, p);
+	ret = host_change_chart(r, f, p);
+	if (ret < 0)
+		return ret;
+	fputs("</div>\n", f);
+	comparisons_table(r, f, p);
+	fprintf(f, "<h3>Top %s cache lines</h3>", path_ids[p]);
+	lines_table(r, f, fp->top, fp->nr_top);
+	fputs("</section>\n", f);
+	return 0;
+}
+
+/* --- everything else --------------------------------------------------------------- */
+
+static void write_shares(const struct report *r, FILE *f)
+{
+	int64_t total = 0;
+
+	for (size_t i = 0; i < r->nr_shares; i++)
+		total += r->shares[i].hitm;
+	fputs("<section id=\"hitm-share\"><h2>All HITM, including what is not P1..P4</h2>"
+	      "<table><tr><th>Attributed to</th><th>HITM</th><th>Share</th><th>Samples</th></tr>\n", f);
+	for (size_t i = 0; i < r->nr_shares; i++) {
+		fputs("<tr>", f);
+		td_text(f, r->shares[i].path);
+		fprintf(f, "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%.1f %%</td><td class=\"n\">%" PRId64
+			"</td></tr>\n", r->shares[i].hitm,
+			total ? 100.0 * (double)r->shares[i].hitm / (double)total : 0.0, r->shares[i].samples);
+	}
+	fputs("</table><h3>Top cache lines outside P1..P4</h3>", f);
+	lines_table(r, f, r->other_top, r->nr_other_top);
+	fputs("</section>\n", f);
+}
+
+static void write_hosts(const struct report *r, FILE *f)
+{
+	fputs("<section id=\"hosts\"><h2>Hosts</h2><details><summary>Every host</summary><table><tr><th>Host</th>"
+	      "<th>Database</th><th>Kernel now</th><th>PMU</th><th>LRU_GEN</th><th>Intervals</th>", f);
+	for (int p = 0; p < NR_PATHS; p++)
+		fprintf(f, "<th>%s median</th><th>%s change</th>", path_ids[p], path_ids[p]);
+	fputs("</tr>\n", f);
+	for (size_t i = 0; i < r->nr_hosts && i < 10 * MAX_ROWS; i++) {
+		const struct host *h = &r->hosts[i];
+		const struct boot_info *last = h->nr_boots ? &h->boots[h->nr_boots - 1] : NULL;
+		char k[128];
+
+		fputs("<tr>", f);
+		td_text(f, h->hostname);
+		td_text(f, h->db);
+		if (last) {
+			kernel_label(k, sizeof(k), &h->kernels[last->kernel]);
+			td_text(f, k);
+			fputs("<td title=\"", f);
+			html_puts(f, last->pmu_detail ? last->pmu_detail : "");
+			fputs("\">", f);
+			html_puts(f, last->pmu_kind);
+			fputs("</td>", f);
+			td_text(f, last->lru_gen);
+		} else {
+			fputs("<td>-</td><td>-</td><td>-</td>", f);
+		}
+		fprintf(f, "<td class=\"n\">%zu</td>", h->q.intervals);
+		for (int p = 0; p < NR_PATHS; p++) {
+			const struct host_path *hp = &h->path[p];
+
+			td_rate(f, hp->median);
+			if (hp->chosen >= 0) {
+				fputs("<td>", f);
+				{
+					char pc[32];
+
+					fmt_pct(pc, sizeof(pc), hp->cmp[hp->chosen].change);
+					fprintf(f, "%s ", pc);
+				}
+				badge(f, hp->cmp[hp->chosen].verdict);
+				fputs("</td>", f);
+			} else {
+				td_text(f, hp->excluded_why ? hp->excluded_why : "-");
+			}
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table></details></section>\n", f);
+}
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+	int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+
+	return (x < y) - (x > y);
+}
+
+/* The hosts with the most of something, as "name (value)" pairs. */
+static void worst_hosts(const struct report *r, FILE *f, int64_t (*get)(const struct host *), bool seconds)
+{
+	int64_t (*v)[2] = malloc((r->nr_hosts + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		int64_t x = get(&r->hosts[i]);
+
+		if (x > 0) {
+			v[n][0] = x;
+			v[n++][1] = (int64_t)i;
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_size_desc);
+	for (size_t i = 0; i < n && i < 10; i++) {
+		char d[32];
+
+		if (i)
+			fputs(", ", f);
+		html_puts(f, r->hosts[v[i][1]].hostname);
+		if (seconds)
+			fmt_duration(d, sizeof(d), v[i][0]);
+		else
+			snprintf(d, sizeof(d), "%" PRId64, v[i][0]);
+		fprintf(f, " (%s)", d);
+	}
+	if (n > 10)
+		fprintf(f, " and %zu more", n - 10);
+	if (!n)
+		fputs("none", f);
+	free(v);
+}
+
+static int64_t get_lost(const struct host *h) { return h->q.events_lost + h->q.samples_lost; }
+static int64_t get_gap(const struct host *h) { return h->q.gap_ns; }
+static int64_t get_dropped(const struct host *h) { return h->q.dropped_intervals; }
+static int64_t get_not_analyzed(const struct host *h) { return (int64_t)h->q.not_analyzed; }
+static int64_t get_throttled(const struct host *h) { return h->q.throttled; }
+
+static void write_quality(const struct report *r, FILE *f)
+{
+	size_t hosts = 0, no_pmu = 0, lru_off = 0, duty = 0, shown = 0;
+	int64_t lost = 0, samples_lost = 0, gap = 0, dropped = 0, partial = 0, na = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		if (!h->q.boots)
+			continue;
+		hosts++;
+		no_pmu += h->no_pmu;
+		lru_off += h->lru_gen_off;
+		lost += h->q.events_lost;
+		samples_lost += h->q.samples_lost;
+		gap += h->q.gap_ns;
+		dropped += h->q.dropped_intervals;
+		partial += (int64_t)h->q.partial;
+		na += (int64_t)h->q.not_analyzed;
+	}
+	fprintf(f, "<section id=\"quality\"><h2>Data quality</h2><table>"
+		"<tr><th>Hosts with data in the range</th><td class=\"n\">%zu</td><td></td></tr>", hosts);
+	fprintf(f, "<tr><th>Hosts without PMU (HITM not measured)</th><td class=\"n\">%zu</td><td>", no_pmu);
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+		const struct boot_info *b = h->nr_boots ? &h->boots[h->nr_boots - 1] : NULL;
+
+		if (!h->no_pmu || !b)
+			continue;
+		if (shown++ == 20) {
+			fprintf(f, " and %zu more", no_pmu - 20);
+			break;
+		}
+		if (shown > 1)
+			fputs("; ", f);
+		html_puts(f, h->hostname);
+		fputs(": ", f);
+		html_puts(f, b->pmu_detail ? b->pmu_detail : "no detail");
+	}
+	fprintf(f, "</td></tr><tr><th>Hosts without LRU_GEN on (P1 and P2 cannot occur)</th>"
+		"<td class=\"n\">%zu</td><td></td></tr>", lru_off);
+	fprintf(f, "<tr><th>Ring-buffer events lost</th><td class=\"n\">%" PRId64 "</td><td rowspan=\"2\">", lost);
+	worst_hosts(r, f, get_lost, false);
+	fprintf(f, "</td></tr><tr><th>Memory samples lost</th><td class=\"n\">%" PRId64 "</td></tr>", samples_lost);
+	fputs("<tr><th>Sampling throttled</th><td class=\"n\"></td><td>", f);
+	worst_hosts(r, f, get_throttled, false);
+	{
+		char d[32];
+
+		fmt_duration(d, sizeof(d), gap);
+		fprintf(f, "</td></tr><tr><th>Gaps in recording (inside a boot)</th><td class=\"n\">%s</td><td>", d);
+	}
+	worst_hosts(r, f, get_gap, true);
+	fprintf(f, "</td></tr><tr><th>Intervals the daemon could not store</th><td class=\"n\">%" PRId64
+		"</td><td>", dropped);
+	worst_hosts(r, f, get_dropped, false);
+	fprintf(f, "</td></tr><tr><th>Partial intervals</th><td class=\"n\">%" PRId64
+		"</td><td></td></tr>", partial);
+	fprintf(f, "<tr><th>Intervals not analyzed (run mmhitm analyze)</th><td class=\"n\">%" PRId64
+		"</td><td>", na);
+	worst_hosts(r, f, get_not_analyzed, false);
+	fputs("</td></tr>", f);
+	/* A sampler that ran longer after the change sees more HITM per unit of work. */
+	for (size_t i = 0; i < r->nr_hosts; i++)
+		for (int p = 0; p < NR_PATHS; p++) {
+			const struct host_path *hp = &r->hosts[i].path[p];
+			const struct comparison *c;
+
+			if (hp->chosen < 0)
+				continue;
+			c = &hp->cmp[hp->chosen];
+			if (c->before.duty > 0 && c->after.duty > 0 &&
+			    fabs(c->after.duty / c->before.duty - 1) > 0.2)
+				duty++;
+		}
+	fprintf(f, "<tr><th>Comparisons whose sampling duty cycle changed by more than 20 %%</th>"
+		"<td class=\"n\">%zu</td><td>HITM counts scale with the time sampling was on</td></tr>", duty);
+	fprintf(f, "<tr><th>Unreadable databases</th><td class=\"n\">%zu</td><td>", r->nr_errors);
+	for (size_t i = 0; i < r->nr_errors; i++) {
+		if (i)
+			fputs("; ", f);
+		html_puts(f, r->errors[i].db);
+		fputs(": ", f);
+		html_puts(f, r->errors[i].error);
+	}
+	fputs("</td></tr></table></section>\n", f);
+}
+
+static void write_methods(const struct report *r, FILE *f)
+{
+	char b[32], a[32], w[32], co[32];
+
+	fmt_duration(b, sizeof(b), r->o.before_ns);
+	fmt_duration(a, sizeof(a), r->o.after_ns);
+	fmt_duration(w, sizeof(w), r->o.warmup_ns);
+	fmt_duration(co, sizeof(co), r->o.cohort_ns);
+	fputs("<section id=\"methods\" class=\"methods\"><h2>How each number was computed</h2><ul>", f);
+	fputs("<li><b>Rate.</b> Per recording interval and path, the analyzer's "
+	      "<code>path_rates.hitm_per_work</code>: "
+	      "HITM samples (local + remote + peer) attributed to the path, per unit of the path's own work "
+	      "(per 1000 same-mm context switches, per aging pass, per 1000 folio activations, per 1000 TLB "
+	      "flushes and zaps). Intervals with HITM not measured (no PMU) or without work are not rates, and "
+	      "are counted, not used.</li>", f);
+	fputs("<li><b>Rollouts.</b> Consecutive boots of a host on different kernels (different build-ids, or "
+	      "release and version when a build-id is missing); the change happens when the later boot begins. "
+	      "A change back to a kernel the host ran before the one it leaves is a rollback. The patch map (", f);
+	html_puts(f, r->o.patches_origin ? r->o.patches_origin : "none");
+	fputs(") says per kernel which of P1..P4 it carries; a host enters a path's verdict with a change "
+	      "to a kernel carrying the patch from one that does not or may not.</li>", f);
+	fprintf(f, "<li><b>Windows.</b> Before: up to %s before the change; after: up to %s after it, both cut at "
+		"the host's previous and next kernel change and the end of the range, and cut to whole days "
+		"when longer than a day so a daily load cycle weighs the same on both sides. Intervals starting "
+		"within %s of a boot are left out (warm-up). A side needs %u measured intervals.</li>",
+		b, a, w, r->o.min_intervals);
+	fprintf(f, "<li><b>Per host.</b> Medians of the rates on each side (numpy's definition), the relative "
+		"change median(after) / median(before) &minus; 1, a %.0f %% percentile bootstrap interval of "
+		"that change with %u resamples (both sides resampled independently; the resampled medians are "
+		"drawn exactly from their binomial order-statistic distribution, which is the same distribution "
+		"plain resampling gives; xoshiro256** seeded with splitmix64 of --seed %" PRIu64 ", the host's "
+		"machine-id, the path and the change time, so each number is reproducible and independent of the "
+		"other databases), and the two-sided Mann&ndash;Whitney U test (normal approximation with tie and "
+		"continuity corrections, as scipy's method=\"asymptotic\").</li>",
+		100 * r->o.level, r->o.replicates, r->o.seed);
+	fprintf(f, "<li><b>Fleet, paired.</b> Per compared host the log ratio of its medians; their mean gives the "
+		"geometric-mean change, with a percentile bootstrap interval over hosts, and the Wilcoxon "
+		"signed-rank test (zeros dropped, tie-corrected, normal approximation). When a host has several "
+		"qualifying changes, the one with the most measured intervals on its thinner side is used.</li>");
+	fprintf(f, "<li><b>Fleet, difference in differences.</b> Changes within %s of each other form a cohort; "
+		"every host that did not change kernel within the windows around a cohort's median change time "
+		"is a control for it, its log ratio measured over the same windows. The estimate is the mean over "
+		"rolled hosts of (their log ratio &minus; the mean log ratio of their cohort's controls); the "
+		"interval resamples rolled hosts and, within each cohort, controls. This removes fleet-wide load "
+		"changes that a before/after comparison alone would credit to the kernel.</li>", co);
+	fprintf(f, "<li><b>Verdicts.</b> Difference in differences when at least %u rolled hosts and "
+		"%u control hosts that kept their kernel exist, else the paired estimate; fewer than %u "
+		"compared hosts is insufficient data. Improved (regressed): the %.0f %% interval "
+		"excludes 0 and the change is at least %.0f %% "
+		"down (up). No change: the whole interval lies within &plusmn;%.0f %%. Anything else is "
+		"insufficient data: the interval is too wide to tell. Per-host verdicts use the same rule on "
+		"their own interval. With few hosts, percentile intervals run somewhat narrow; the margin is "
+		"there to keep such noise from becoming a verdict.</li>",
+		r->o.min_hosts, r->o.min_hosts, r->o.min_hosts, 100 * r->o.level, 100 * r->o.margin,
+		100 * r->o.margin);
+	fputs("<li><b>Charts.</b> Time series: per time bin, each host's median rate, then the median and "
+	      "quartiles over hosts, split by whether the kernel a host ran then carries the patch; ticks mark "
+	      "each host's kernel change, dashed purple lines the cohorts. Distributions: per-interval rates of "
+	      "the compared windows, pooled over hosts, on log-spaced bins. Data quality: gaps are holes of an "
+	      "interval or more between consecutive intervals of one boot.</li>", f);
+	fputs("</ul></section>\n", f);
+}
+
+int report_write_html(const struct report *r, FILE *f)
+{
+	int ret;
+
+	write_head(r, f);
+	write_header(r, f);
+	write_summary(r, f);
+	ret = write_rollouts(r, f);
+	if (ret < 0)
+		return ret;
+	for (int p = 0; p < NR_PATHS; p++) {
+		ret = write_path(r, f, p);
+		if (ret < 0)
+			return ret;
+	}
+	write_shares(r, f);
+	write_hosts(r, f);
+	write_quality(r, f);
+	write_methods(r, f);
+	fputs("<footer class=\"muted\"><p>mmhitm report, JSON layout version 1. The same numbers are in the "
+	      "JSON output (--json).</p></footer></body></html>\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_REPORT_MODEL_H
+#define MMHITM_REPORT_MODEL_H
+
+/*
+ * What a report holds once computed: the bodies behind report.h, shared by
+ * the passes (collect.c), the fleet statistics (report.c) and the writers
+ * (html.c, json.c, text.c). Everything here is a per-host or per-fleet
+ * summary; raw per-interval rows live only while their host is read.
+ */
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "rollout.h"
+#include "stats.h"
+
+#define REPORT_VERSION 1	/* of the JSON layout */
+#define TOP_LINES 12		/* cache lines kept per path */
+#define HIST_BINS 120		/* log-spaced rate histogram */
+#define HIST_LO (-6.0)		/* log10 of the lowest rate binned */
+#define HIST_DECADES 15.0	/* decades covered */
+
+extern const char *const path_ids[NR_PATHS];
+extern const char *const path_titles[NR_PATHS];
+extern const char *const path_units[NR_PATHS];
+extern const double path_per[NR_PATHS];
+
+enum verdict {
+	VERDICT_INSUFFICIENT,
+	VERDICT_NO_CHANGE,
+	VERDICT_IMPROVED,
+	VERDICT_REGRESSED,
+};
+
+const char *verdict_to_string(enum verdict v);
+
+/* Why intervals of a window were left out. */
+struct excluded {
+	size_t warmup;		/* within the warm-up after a boot */
+	size_t no_pmu;		/* HITM not measured (NULL) */
+	size_t idle;		/* no work for the path: no rate */
+	size_t not_analyzed;	/* no path_intervals row */
+};
+
+struct window {
+	int64_t lo_ns, hi_ns;
+	size_t n;		/* measured rates */
+	double median, p25, p75;
+	double duty;		/* mean sampling duty cycle; NAN when unknown */
+	struct excluded ex;
+};
+
+/* One host, one rollout, one path. */
+struct comparison {
+	size_t rollout;			/* index into host->rollouts */
+	struct window before, after;
+	double change;			/* median after / before - 1; NAN when undefined */
+	bool has_ci;
+	struct boot_ci ci;
+	bool has_mwu;
+	struct mwu_result mwu;
+	enum verdict verdict;
+	char *reason;
+};
+
+struct host_path {
+	struct comparison *cmp;		/* one per rollout in the report range */
+	size_t nr_cmp;
+	ssize_t chosen;			/* the comparison the fleet uses, or -1 */
+	const char *excluded_why;	/* chosen < 0: why (static string), or NULL */
+	size_t measured;		/* measured rates in the report range */
+	double median;			/* of those */
+	int64_t hitm;			/* HITM attributed in the range */
+	float *bin_rate;		/* per time bin: median rate; NAN: none */
+	float *bin_work;		/* per time bin: work units per second; NAN: none */
+	uint8_t *bin_state;		/* per time bin: patch_state + 1 of the kernel; 0: down */
+};
+
+struct quality {
+	size_t intervals;		/* in the data range */
+	size_t partial;
+	size_t not_analyzed;
+	size_t gaps;			/* holes of an interval or more inside a boot */
+	int64_t gap_ns, max_gap_ns;
+	int64_t events_lost;		/* ring buffer */
+	int64_t samples_lost;		/* PERF_RECORD_LOST */
+	int64_t throttled;
+	int64_t dropped_intervals;
+	double interval_s;		/* median interval length */
+	size_t pmu_boots, boots;	/* boots in range, and those with a PMU */
+};
+
+struct host {
+	char *hostname;
+	char *machine_id;
+	const char *db;			/* argv string */
+	struct kernel_info *kernels;
+	size_t nr_kernels;
+	struct boot_info *boots;
+	size_t nr_boots;
+	struct rollout *rollouts;
+	size_t nr_rollouts;
+	bool *rollout_in_range;
+	struct host_path path[NR_PATHS];
+	struct quality q;
+	bool no_pmu;			/* no boot in range had a PMU */
+	bool lru_gen_off;		/* no boot in range had LRU_GEN on */
+	int64_t last_ns;		/* newest data */
+	int64_t db_host_id;
+};
+
+/* Rollouts on the same day (cohort_ns) form a cohort; controls are measured at its reference time. */
+struct cohort {
+	int64_t bucket;			/* t_ns / cohort_ns */
+	int64_t ref_ns;			/* median rollout time */
+	size_t rollouts;
+};
+
+struct fleet_change {
+	bool valid;
+	double estimate;		/* relative change, e.g. -0.2 */
+	struct boot_ci ci;		/* relative */
+	size_t n, n_controls;
+	unsigned int strata;
+};
+
+struct top_line {
+	size_t host;
+	int64_t line_addr;
+	char *path, *object_type, *field, *comm, *symbols;
+	int64_t tgid;			/* -1: unknown */
+	int64_t lcl_hitm, rmt_hitm, peer, hitm, loads, stores;
+};
+
+struct db_error {
+	const char *db;
+	char *error;
+};
+
+struct path_share {
+	char *path;			/* 'P1'..'P4', 'other:<object>', 'unresolved' */
+	int64_t hitm, samples;
+};
+
+struct fleet_path {
+	/* Per-host log changes of the chosen comparisons. */
+	double *treated;
+	unsigned int *treated_cohort;
+	size_t nr_treated, alloc_treated;
+	double *control;
+	unsigned int *control_cohort;
+	size_t nr_controls, alloc_controls;
+	size_t controls_hosts;		/* distinct hosts among controls */
+
+	struct fleet_change paired;	/* geometric mean of per-host ratios */
+	struct fleet_change did;	/* difference in differences */
+	bool has_wilcoxon;
+	struct wilcoxon_result wilcoxon;
+	double median_host_change;
+	size_t improved, regressed, unchanged, undecided;
+	/* Why hosts are not in the comparison. */
+	size_t candidates;		/* hosts with a kernel change gaining the patch */
+	size_t ex_no_pmu, ex_few, ex_zero, ex_unknown_patch, ex_not_gained, ex_not_analyzed;
+	size_t hosts_measured;		/* hosts with any measured rate in range */
+	enum verdict verdict;
+	char *reason;
+	const char *basis;		/* "difference in differences" or "paired" */
+	/* Pooled per-interval rates of the chosen comparisons. */
+	uint64_t hist_before[HIST_BINS], hist_after[HIST_BINS];
+	struct top_line top[TOP_LINES];
+	size_t nr_top;
+};
+
+struct report {
+	struct report_options o;
+	int64_t generated_ns;
+	int64_t data_lo_ns;		/* since - before window: what is read */
+	bool since_given, until_given;
+	int64_t bin_ns;			/* time series bin width */
+	size_t nr_bins;
+	int64_t bins_lo_ns;
+	struct host *hosts;
+	size_t nr_hosts, alloc_hosts;
+	size_t nr_dbs;
+	struct cohort *cohorts;
+	size_t nr_cohorts;
+	struct fleet_path fleet[NR_PATHS];
+	struct top_line other_top[TOP_LINES];	/* lines outside P1..P4 */
+	size_t nr_other_top;
+	struct db_error *errors;	/* databases that could not be read */
+	size_t nr_errors;
+	struct path_share *shares;
+	size_t nr_shares, alloc_shares;
+	size_t rollouts_in_range, rollbacks_in_range, hosts_rolled;
+	double seconds;			/* time taken */
+};
+
+/* collect.c: pass 1 (hosts, boots, kernels, rollouts) and pass 2 (rates). */
+int collect_hosts(struct report *r, const char *path, sqlite3 *db);
+int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db);
+
+/* report.c: helpers the passes share. */
+size_t report_bin_of(const struct report *r, int64_t t_ns);
+unsigned int report_cohort_of(const struct report *r, int64_t t_ns);
+uint64_t report_seed(const struct report *r, const struct host *h, int path, int64_t t_ns);
+int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort);
+int fleet_add_control(struct fleet_path *f, double v, unsigned int cohort);
+void hist_add(uint64_t *hist, double rate);
+void top_line_add(struct top_line *top, size_t *nr, const struct top_line *l);
+void top_line_done(struct top_line *l);
+int share_add(struct report *r, const char *path, int64_t hitm, int64_t samples);
+double hist_edge(size_t i);	/* lower edge of bin i */
+void comparison_decide(const struct report *r, struct comparison *c);
+const char *host_name(const struct report *r, size_t i);
+
+/*
+ * Per time bin, the q-quantile over hosts of their bin's median rate, among
+ * hosts whose kernel then was in patch state group - 1 (group 0: any host),
+ * or of their work per second (work = true). NAN where no host had data.
+ * out holds r->nr_bins values.
+ */
+int report_series(const struct report *r, int p, int group, bool work, double q, double *out);
+
+/* Kernel changes in the range grouped by (from, to) kernel. */
+struct kernel_pair {
+	const struct kernel_info *from, *to;	/* the first host's copies */
+	size_t changes, hosts, rollbacks;
+};
+
+/* Caller frees *ret. Sorted by changes, most first. -ENOMEM. */
+int report_kernel_pairs(const struct report *r, struct kernel_pair **ret, size_t *ret_n);
+/* "P1 P2" for the paths in state s, or "none". */
+void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_state s);
+
+/* Formatting shared by the writers (report.c). */
+void fmt_time(char *buf, size_t size, int64_t ns);	/* 2025-01-31T12:00Z */
+void fmt_date(char *buf, size_t size, int64_t ns);	/* 2025-01-31 */
+void fmt_duration(char *buf, size_t size, int64_t ns);	/* 7d, 30m, 1h30m */
+void fmt_pct(char *buf, size_t size, double rel);	/* -12.3 % / +inf % / n/a */
+void fmt_rate(char *buf, size_t size, double v);	/* 3 significant digits */
+void kernel_label(char *buf, size_t size, const struct kernel_info *k);
+
+#endif

@@ -1,0 +1,923 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The report: its two passes over the databases and the fleet statistics. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "escape.h"
+#include "log.h"
+#include "report-model.h"
+#include "util.h"
+
+#define DAY_NS (24 * 3600 * NSEC_PER_SEC)
+
+const char *const path_ids[NR_PATHS] = { "P1", "P2", "P3", "P4" };
+/* Kept in step with the paths table of schema/003-analysis.sql. */
+const char *const path_titles[NR_PATHS] = {
+	"mglru: redundant mm->lru_gen.bitmap store in lru_gen_use_mm()",
+	"mglru: folio->flags cmpxchg when nothing changes (aging walk)",
+	"swap: active flag set when staged in the activate batch",
+	"maybe_lru_add_drain(): drain only when enough folios are pending",
+};
+const char *const path_units[NR_PATHS] = {
+	"same-mm context switches", "aging passes", "folio activations", "TLB flushes and zaps",
+};
+const double path_per[NR_PATHS] = { 1000, 1, 1000, 1000 };
+
+const char *verdict_to_string(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_IMPROVED: return "improved";
+	case VERDICT_REGRESSED: return "regressed";
+	case VERDICT_NO_CHANGE: return "no change";
+	default: return "insufficient data";
+	}
+}
+
+void report_options_init(struct report_options *o)
+{
+	*o = (struct report_options){
+		.before_ns = 7 * DAY_NS,
+		.after_ns = 7 * DAY_NS,
+		.warmup_ns = 30 * 60 * NSEC_PER_SEC,
+		.cohort_ns = DAY_NS,
+		.replicates = 2000,
+		.seed = 1,
+		.level = 0.95,
+		.margin = 0.05,
+		.min_intervals = 30,
+		.min_hosts = 3,
+		.max_bins = 240,
+	};
+}
+
+struct report *report_new(const struct report_options *o)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->o = *o;
+	return r;
+}
+
+static void host_done(struct host *h)
+{
+	free(h->hostname);
+	free(h->machine_id);
+	for (size_t i = 0; i < h->nr_kernels; i++)
+		kernel_info_done(&h->kernels[i]);
+	free(h->kernels);
+	for (size_t i = 0; i < h->nr_boots; i++)
+		boot_info_done(&h->boots[i]);
+	free(h->boots);
+	free(h->rollouts);
+	free(h->rollout_in_range);
+	for (int p = 0; p < NR_PATHS; p++) {
+		struct host_path *hp = &h->path[p];
+
+		for (size_t i = 0; i < hp->nr_cmp; i++)
+			free(hp->cmp[i].reason);
+		free(hp->cmp);
+		free(hp->bin_rate);
+		free(hp->bin_work);
+		free(hp->bin_state);
+	}
+}
+
+void top_line_done(struct top_line *l)
+{
+	free(l->path);
+	free(l->object_type);
+	free(l->field);
+	free(l->comm);
+	free(l->symbols);
+	memset(l, 0, sizeof(*l));
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr_hosts; i++)
+		host_done(&r->hosts[i]);
+	free(r->hosts);
+	free(r->cohorts);
+	for (int p = 0; p < NR_PATHS; p++) {
+		struct fleet_path *f = &r->fleet[p];
+
+		free(f->treated);
+		free(f->treated_cohort);
+		free(f->control);
+		free(f->control_cohort);
+		free(f->reason);
+		for (size_t i = 0; i < f->nr_top; i++)
+			top_line_done(&f->top[i]);
+	}
+	for (size_t i = 0; i < r->nr_other_top; i++)
+		top_line_done(&r->other_top[i]);
+	for (size_t i = 0; i < r->nr_errors; i++)
+		free(r->errors[i].error);
+	free(r->errors);
+	for (size_t i = 0; i < r->nr_shares; i++)
+		free(r->shares[i].path);
+	free(r->shares);
+	free(r);
+}
+
+int64_t report_until(const struct report *r)
+{
+	return r->o.until_ns;
+}
+
+/* --- helpers the passes share --------------------------------------------- */
+
+size_t report_bin_of(const struct report *r, int64_t t_ns)
+{
+	if (t_ns < r->bins_lo_ns || r->bin_ns <= 0)
+		return SIZE_MAX;
+	return (size_t)((t_ns - r->bins_lo_ns) / r->bin_ns);
+}
+
+unsigned int report_cohort_of(const struct report *r, int64_t t_ns)
+{
+	int64_t bucket = t_ns / r->o.cohort_ns;
+
+	for (size_t i = 0; i < r->nr_cohorts; i++)
+		if (r->cohorts[i].bucket == bucket)
+			return (unsigned int)i;
+	return UINT32_MAX;
+}
+
+/* Independent of the order the databases come in: a host's numbers never change with its neighbours. */
+uint64_t report_seed(const struct report *r, const struct host *h, int path, int64_t t_ns)
+{
+	uint64_t x = stats_hash_str(STATS_HASH_INIT, h->machine_id);
+
+	x = stats_hash(x, &path, sizeof(path));
+	x = stats_hash(x, &t_ns, sizeof(t_ns));
+	return stats_mix(x ^ r->o.seed);
+}
+
+int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort)
+{
+	size_t alloc = f->alloc_treated;
+
+	if (grow_array((void **)&f->treated, &alloc, sizeof(double), f->nr_treated + 1) < 0)
+		return -ENOMEM;
+	alloc = f->alloc_treated;
+	if (grow_array((void **)&f->treated_cohort, &alloc, sizeof(unsigned int), f->nr_treated + 1) < 0)
+		return -ENOMEM;
+	f->alloc_treated = alloc;
+	f->treated[f->nr_treated] = v;
+	f->treated_cohort[f->nr_treated++] = cohort;
+	return 0;
+}
+
+int fleet_add_control(struct fleet_path *f, double v, unsigned int cohort)
+{
+	size_t alloc = f->alloc_controls;
+
+	if (grow_array((void **)&f->control, &alloc, sizeof(double), f->nr_controls + 1) < 0)
+		return -ENOMEM;
+	alloc = f->alloc_controls;
+	if (grow_array((void **)&f->control_cohort, &alloc, sizeof(unsigned int), f->nr_controls + 1) < 0)
+		return -ENOMEM;
+	f->alloc_controls = alloc;
+	f->control[f->nr_controls] = v;
+	f->control_cohort[f->nr_controls++] = cohort;
+	return 0;
+}
+
+double hist_edge(size_t i)
+{
+	return pow(10, HIST_LO + HIST_DECADES * (double)i / HIST_BINS);
+}
+
+void hist_add(uint64_t *hist, double rate)
+{
+	double pos;
+
+	/* Zero and tiny rates land in the first bin, huge ones in the last. */
+	if (!(rate > 0)) {
+		hist[0]++;
+		return;
+	}
+	pos = (log10(rate) - HIST_LO) / HIST_DECADES * HIST_BINS;
+	if (pos < 0)
+		pos = 0;
+	if (pos > HIST_BINS - 1)
+		pos = HIST_BINS - 1;
+	hist[(size_t)pos]++;
+}
+
+void top_line_add(struct top_line *top, size_t *nr, const struct top_line *l)
+{
+	size_t i;
+	struct top_line copy = *l;
+
+	if (*nr == TOP_LINES) {
+		if (top[TOP_LINES - 1].hitm >= l->hitm) {
+			top_line_done(&copy);
+			return;
+		}
+		top_line_done(&top[TOP_LINES - 1]);
+		(*nr)--;
+	}
+	for (i = *nr; i > 0 && top[i - 1].hitm < l->hitm; i--)
+		top[i] = top[i - 1];
+	top[i] = copy;
+	(*nr)++;
+}
+
+int share_add(struct report *r, const char *path, int64_t hitm, int64_t samples)
+{
+	struct path_share *s;
+
+	if (!path)
+		return 0;
+	for (size_t i = 0; i < r->nr_shares; i++)
+		if (strcmp(r->shares[i].path, path) == 0) {
+			r->shares[i].hitm += hitm;
+			r->shares[i].samples += samples;
+			return 0;
+		}
+	if (grow_array((void **)&r->shares, &r->alloc_shares, sizeof(*s), r->nr_shares + 1) < 0)
+		return log_oom();
+	s = &r->shares[r->nr_shares];
+	s->path = strdup(path);
+	if (!s->path)
+		return log_oom();
+	s->hitm = hitm;
+	s->samples = samples;
+	r->nr_shares++;
+	return 0;
+}
+
+const char *host_name(const struct report *r, size_t i)
+{
+	return i < r->nr_hosts ? r->hosts[i].hostname : "?";
+}
+
+int report_series(const struct report *r, int p, int group, bool work, double q, double *out)
+{
+	double *v = malloc((r->nr_hosts + 1) * sizeof(double));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t b = 0; b < r->nr_bins; b++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < r->nr_hosts; i++) {
+			const struct host_path *hp = &r->hosts[i].path[p];
+			float x;
+
+			if (!hp->bin_rate)
+				continue;
+			x = work ? hp->bin_work[b] : hp->bin_rate[b];
+			if (isnan(x) || (group && hp->bin_state[b] != group))
+				continue;
+			v[n++] = x;
+		}
+		stats_sort(v, n);
+		out[b] = n ? stats_quantile_sorted(v, n, q) : NAN;
+	}
+	free(v);
+	return 0;
+}
+
+static bool kernel_eq(const struct kernel_info *a, const struct kernel_info *b)
+{
+	return kernel_same(a->release, a->version, a->build_id, b->release, b->version, b->build_id);
+}
+
+static int cmp_pairs(const void *a, const void *b)
+{
+	const struct kernel_pair *x = a, *y = b;
+
+	return (x->changes < y->changes) - (x->changes > y->changes);
+}
+
+int report_kernel_pairs(const struct report *r, struct kernel_pair **ret, size_t *ret_n)
+{
+	struct kernel_pair *kp = NULL;
+	size_t n = 0, alloc = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+
+		for (size_t k = 0; k < h->nr_rollouts; k++) {
+			const struct rollout *ro = &h->rollouts[k];
+			const struct kernel_info *from = &h->kernels[ro->from], *to = &h->kernels[ro->to];
+			bool seen = false;
+			size_t j;
+
+			if (!h->rollout_in_range[k])
+				continue;
+			for (j = 0; j < n; j++)
+				if (kernel_eq(kp[j].from, from) && kernel_eq(kp[j].to, to))
+					break;
+			if (j == n) {
+				if (grow_array((void **)&kp, &alloc, sizeof(*kp), n + 1) < 0) {
+					free(kp);
+					return -ENOMEM;
+				}
+				kp[n++] = (struct kernel_pair){ .from = from, .to = to };
+			}
+			/* A host counts once per pair, however often it went back and forth. */
+			for (size_t q = 0; q < k; q++)
+				if (h->rollout_in_range[q] && kernel_eq(&h->kernels[h->rollouts[q].from], from) &&
+				    kernel_eq(&h->kernels[h->rollouts[q].to], to))
+					seen = true;
+			kp[j].changes++;
+			kp[j].hosts += !seen;
+			kp[j].rollbacks += ro->rollback;
+		}
+	}
+	if (n)
+		qsort(kp, n, sizeof(*kp), cmp_pairs);
+	*ret = kp;
+	*ret_n = n;
+	return 0;
+}
+
+void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_state st)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int p = 0; p < NR_PATHS && used + 4 < size; p++)
+		if (k->patches[p].state == st)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", path_ids[p]);
+	if (!used)
+		snprintf(buf, size, "none");
+}
+
+/* --- formatting ------------------------------------------------------------- */
+
+void fmt_time(char *buf, size_t size, int64_t ns)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%MZ", &tm))
+		snprintf(buf, size, "@%lld", (long long)(ns / NSEC_PER_SEC));
+}
+
+void fmt_date(char *buf, size_t size, int64_t ns)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d", &tm))
+		snprintf(buf, size, "@%lld", (long long)(ns / NSEC_PER_SEC));
+}
+
+void fmt_duration(char *buf, size_t size, int64_t ns)
+{
+	static const struct { int64_t ns; const char *unit; } units[] = {
+		{ 24 * 3600 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" },
+		{ 60 * NSEC_PER_SEC, "m" }, { NSEC_PER_SEC, "s" },
+	};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(units) && used + 1 < size; i++) {
+		int64_t n = ns / units[i].ns;
+
+		if (n <= 0)
+			continue;
+		used += (size_t)snprintf(buf + used, size - used, "%lld%s", (long long)n, units[i].unit);
+		ns -= n * units[i].ns;
+	}
+	if (!buf[0])
+		snprintf(buf, size, "0s");
+}
+
+void fmt_pct(char *buf, size_t size, double rel)
+{
+	if (isnan(rel))
+		snprintf(buf, size, "n/a");
+	else if (isinf(rel))
+		snprintf(buf, size, "%sinf %%", rel > 0 ? "+" : "-");
+	else
+		snprintf(buf, size, "%+.1f %%", 100 * rel);
+}
+
+void fmt_rate(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
+		snprintf(buf, size, "%.3g", v);
+	else if (fabs(v) >= 100)
+		snprintf(buf, size, "%.0f", v);
+	else
+		snprintf(buf, size, "%.3g", v);
+}
+
+void kernel_label(char *buf, size_t size, const struct kernel_info *k)
+{
+	if (k->build_id)
+		snprintf(buf, size, "%s (%.12s)", k->release, k->build_id);
+	else
+		snprintf(buf, size, "%s", k->release);
+}
+
+int report_parse_time(const char *s, int64_t now, int64_t *ret)
+{
+	struct tm tm = {};
+	const char *end;
+	int64_t v;
+
+	if (strcmp(s, "now") == 0) {
+		*ret = now;
+		return 0;
+	}
+	if (s[0] == '@') {
+		if (parse_i64(s + 1, &v) < 0 || v < 0 || v > INT64_MAX / NSEC_PER_SEC)
+			return -EINVAL;
+		*ret = v * NSEC_PER_SEC;
+		return 0;
+	}
+	if (s[0] == '-') {
+		if (parse_duration_ns(s + 1, &v) < 0 || v < 0)
+			return -EINVAL;
+		*ret = now - v;
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end)
+		return -EINVAL;
+	if (*end == 'T' || *end == ' ') {
+		const char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
+
+		if (!e2)
+			e2 = strptime(end + 1, "%H:%M", &tm);
+		if (!e2)
+			return -EINVAL;
+		end = e2;
+	}
+	if (*end == 'Z')
+		end++;
+	if (*end)
+		return -EINVAL;
+	v = (int64_t)timegm(&tm);
+	if (v < 0)
+		return -EINVAL;
+	*ret = v * NSEC_PER_SEC;
+	return 0;
+}
+
+/* --- verdicts --------------------------------------------------------------- */
+
+/*
+ * The decision rule, for a host and for the fleet alike: a change is
+ * improved/regressed when its interval excludes 0 and the estimate is at
+ * least the margin; no change when the whole interval is within the
+ * margin; otherwise the data cannot tell.
+ */
+static enum verdict decide(double est, double lo, double hi, double margin)
+{
+	if (isnan(est) || isnan(lo) || isnan(hi))
+		return VERDICT_INSUFFICIENT;
+	if (hi < 0 && est <= -margin)
+		return VERDICT_IMPROVED;
+	if (lo > 0 && est >= margin)
+		return VERDICT_REGRESSED;
+	if (lo >= -margin && hi <= margin)
+		return VERDICT_NO_CHANGE;
+	return VERDICT_INSUFFICIENT;
+}
+
+static char *ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v)
+{
+	char e[32], a[32], b[32], m[32], *s = NULL;
+
+	fmt_pct(e, sizeof(e), est);
+	fmt_pct(a, sizeof(a), lo);
+	fmt_pct(b, sizeof(b), hi);
+	snprintf(m, sizeof(m), "%.0f %%", 100 * r->o.margin);
+	switch (v) {
+	case VERDICT_IMPROVED:
+	case VERDICT_REGRESSED:
+		if (asprintf(&s, "%s (%.0f %% CI %s to %s)", e, 100 * r->o.level, a, b) < 0)
+			s = NULL;
+		break;
+	case VERDICT_NO_CHANGE:
+		if (asprintf(&s, "%s (%.0f %% CI %s to %s, within +-%s)", e, 100 * r->o.level, a, b, m) < 0)
+			s = NULL;
+		break;
+	default:
+		if (asprintf(&s, "inconclusive: %s (%.0f %% CI %s to %s) %s", e, 100 * r->o.level, a, b,
+			     lo <= 0 && hi >= 0 ? "includes 0 and reaches beyond +-" :
+			     "excludes 0 but its size is uncertain against +-") < 0)
+			s = NULL;
+		if (s) {
+			char *t = NULL;
+
+			if (asprintf(&t, "%s%s", s, m) < 0)
+				t = NULL;
+			free(s);
+			s = t;
+		}
+		break;
+	}
+	return s;
+}
+
+void comparison_decide(const struct report *r, struct comparison *c)
+{
+	free(c->reason);
+	c->reason = NULL;
+	if (c->before.n < r->o.min_intervals || c->after.n < r->o.min_intervals) {
+		const char *what = !c->before.n && !c->after.n &&
+				   (c->before.ex.no_pmu || c->after.ex.no_pmu) ?
+				   "HITM not measured (no PMU)" : "too few measured intervals";
+
+		c->verdict = VERDICT_INSUFFICIENT;
+		if (asprintf(&c->reason, "%s: %zu before, %zu after, %u needed on each side",
+			     what, c->before.n, c->after.n, r->o.min_intervals) < 0)
+			c->reason = NULL;
+		return;
+	}
+	if (!(c->before.median > 0)) {
+		c->verdict = VERDICT_INSUFFICIENT;
+		c->reason = strdup("median rate 0 before the change: no relative change");
+		return;
+	}
+	c->verdict = c->has_ci ? decide(c->change, c->ci.lo, c->ci.hi, r->o.margin) :
+				 VERDICT_INSUFFICIENT;
+	c->reason = ci_phrase(r, c->change, c->has_ci ? c->ci.lo : NAN,
+			      c->has_ci ? c->ci.hi : NAN, c->verdict);
+}
+
+/* --- the fleet ------------------------------------------------------------------ */
+
+static int appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int appendf(char **s, const char *fmt, ...)
+{
+	char *add = NULL, *n = NULL;
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vasprintf(&add, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return -ENOMEM;
+	if (asprintf(&n, "%s%s%s", *s ? *s : "", *s && **s ? "; " : "", add) < 0) {
+		free(add);
+		return -ENOMEM;
+	}
+	free(add);
+	free(*s);
+	*s = n;
+	return 0;
+}
+
+static int fleet_path_finish(struct report *r, int p)
+{
+	struct fleet_path *f = &r->fleet[p];
+	size_t hosts = 0, no_pmu = 0;
+	double *rel = NULL;
+	int ret;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+		const struct host_path *hp = &h->path[p];
+
+		if (!h->q.boots)
+			continue;
+		hosts++;
+		no_pmu += h->no_pmu;
+		f->hosts_measured += hp->measured > 0;
+		if (hp->chosen >= 0) {
+			switch (hp->cmp[hp->chosen].verdict) {
+			case VERDICT_IMPROVED: f->improved++; break;
+			case VERDICT_REGRESSED: f->regressed++; break;
+			case VERDICT_NO_CHANGE: f->unchanged++; break;
+			default: f->undecided++; break;
+			}
+		}
+	}
+	if (f->nr_treated) {
+		double sum = 0;
+
+		rel = malloc(f->nr_treated * sizeof(double));
+		if (!rel)
+			return log_oom();
+		for (size_t i = 0; i < f->nr_treated; i++) {
+			rel[i] = exp(f->treated[i]) - 1;
+			sum += f->treated[i];
+		}
+		stats_sort(rel, f->nr_treated);
+		f->median_host_change = stats_median_sorted(rel, f->nr_treated);
+		free(rel);
+
+		f->paired.valid = true;
+		f->paired.n = f->nr_treated;
+		f->paired.estimate = exp(sum / (double)f->nr_treated) - 1;
+		ret = stats_bootstrap_mean(f->treated, f->nr_treated, r->o.replicates, r->o.level,
+					   stats_mix(r->o.seed ^ (uint64_t)(p + 1)), &f->paired.ci);
+		if (ret < 0)
+			return log_oom();
+		f->paired.ci.lo = exp(f->paired.ci.lo) - 1;
+		f->paired.ci.hi = exp(f->paired.ci.hi) - 1;
+		f->has_wilcoxon = stats_wilcoxon(f->treated, f->nr_treated, &f->wilcoxon) == 0;
+	} else {
+		f->median_host_change = NAN;
+	}
+
+	if (f->nr_treated && f->nr_controls) {
+		struct did_result d;
+
+		ret = stats_did(f->treated, f->treated_cohort, f->nr_treated,
+				f->control, f->control_cohort, f->nr_controls, r->o.replicates,
+				r->o.level, stats_mix(r->o.seed ^ (uint64_t)(p + 101)), &d);
+		if (ret == -ENOMEM)
+			return log_oom();
+		if (ret == 0) {
+			f->did.valid = true;
+			f->did.estimate = exp(d.estimate) - 1;
+			f->did.ci.lo = exp(d.ci.lo) - 1;
+			f->did.ci.hi = exp(d.ci.hi) - 1;
+			f->did.ci.replicates = d.ci.replicates;
+			f->did.n = d.na;
+			f->did.n_controls = d.nb;
+			f->did.strata = d.strata;
+		}
+	}
+
+	/* The verdict, and its reason. */
+	free(f->reason);
+	f->reason = NULL;
+	if (f->nr_treated < r->o.min_hosts) {
+		f->verdict = VERDICT_INSUFFICIENT;
+		if (f->candidates == 0 && !f->ex_unknown_patch)
+			ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
+				      path_ids[p]);
+		else
+			ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
+				      f->nr_treated, f->nr_treated == 1 ? "" : "s", r->o.min_hosts);
+		if (!ret && f->ex_unknown_patch)
+			ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
+				      "whether the kernels carry %s", f->ex_unknown_patch,
+				      f->ex_unknown_patch == 1 ? "" : "s", path_ids[p]);
+	} else {
+		const struct fleet_change *c;
+		char *phrase;
+
+		if (f->did.valid && f->did.n >= r->o.min_hosts && f->controls_hosts >= r->o.min_hosts) {
+			c = &f->did;
+			f->basis = "difference in differences";
+		} else {
+			c = &f->paired;
+			f->basis = "paired per-host changes";
+		}
+		f->verdict = decide(c->estimate, c->ci.lo, c->ci.hi, r->o.margin);
+		phrase = ci_phrase(r, c->estimate, c->ci.lo, c->ci.hi, f->verdict);
+		if (!phrase)
+			return log_oom();
+		if (c == &f->did)
+			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s against %zu host%s that "
+				      "kept their kernel)", phrase, f->basis, f->nr_treated,
+				      f->nr_treated == 1 ? "" : "s", f->controls_hosts,
+				      f->controls_hosts == 1 ? "" : "s");
+		else
+			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s, no hosts that kept their "
+				      "kernel to compare against)", phrase, f->basis, f->nr_treated,
+				      f->nr_treated == 1 ? "" : "s");
+		free(phrase);
+		if (!ret)
+			ret = appendf(&f->reason, "%zu improved, %zu regressed, %zu unchanged, %zu inconclusive",
+				      f->improved, f->regressed, f->unchanged, f->undecided);
+	}
+	if (!ret && no_pmu)
+		ret = appendf(&f->reason, "no PMU on %zu of %zu hosts", no_pmu, hosts);
+	if (!ret && f->ex_few)
+		ret = appendf(&f->reason, "%zu host%s with fewer than %u measured intervals on a side",
+			      f->ex_few, f->ex_few == 1 ? "" : "s", r->o.min_intervals);
+	if (!ret && f->ex_zero)
+		ret = appendf(&f->reason, "%zu host%s with a median rate of 0 on a side",
+			      f->ex_zero, f->ex_zero == 1 ? "" : "s");
+	if (ret < 0)
+		return log_oom();
+	return 0;
+}
+
+/* --- the passes ------------------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int make_cohorts(struct report *r)
+{
+	int64_t *t = NULL;
+	size_t n = 0, alloc = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+		bool rolled = false;
+
+		for (size_t k = 0; k < h->nr_rollouts; k++) {
+			const struct rollout *ro = &h->rollouts[k];
+
+			if (ro->t_ns < r->o.since_ns || ro->t_ns >= r->o.until_ns)
+				continue;
+			if (grow_array((void **)&t, &alloc, sizeof(*t), n + 1) < 0) {
+				free(t);
+				return log_oom();
+			}
+			t[n++] = ro->t_ns;
+			rolled = true;
+			r->rollouts_in_range++;
+			r->rollbacks_in_range += ro->rollback;
+		}
+		r->hosts_rolled += rolled;
+	}
+	qsort(t, n, sizeof(*t), cmp_i64);
+	r->cohorts = calloc(n + 1, sizeof(*r->cohorts));
+	if (!r->cohorts) {
+		free(t);
+		return log_oom();
+	}
+	for (size_t i = 0; i < n;) {
+		int64_t bucket = t[i] / r->o.cohort_ns;
+		size_t k = i;
+
+		while (k < n && t[k] / r->o.cohort_ns == bucket)
+			k++;
+		r->cohorts[r->nr_cohorts++] = (struct cohort){
+			.bucket = bucket,
+			.ref_ns = t[i + (k - i) / 2],
+			.rollouts = k - i,
+		};
+		i = k;
+	}
+	free(t);
+	return 0;
+}
+
+static void make_bins(struct report *r)
+{
+	static const int64_t nice_s[] = {
+		60, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400,
+		2 * 86400, 7 * 86400, 30 * 86400,
+	};
+	int64_t span = r->o.until_ns - r->data_lo_ns;
+	unsigned int max = r->o.max_bins ? r->o.max_bins : 240;
+
+	r->bin_ns = nice_s[ARRAY_SIZE(nice_s) - 1] * NSEC_PER_SEC;
+	for (size_t i = 0; i < ARRAY_SIZE(nice_s); i++)
+		if (span / (nice_s[i] * NSEC_PER_SEC) < (int64_t)max) {
+			r->bin_ns = nice_s[i] * NSEC_PER_SEC;
+			break;
+		}
+	r->bins_lo_ns = r->data_lo_ns / r->bin_ns * r->bin_ns;
+	r->nr_bins = (size_t)((r->o.until_ns - r->bins_lo_ns + r->bin_ns - 1) / r->bin_ns);
+	if (r->nr_bins == 0)
+		r->nr_bins = 1;
+}
+
+static int add_error(struct report *r, const char *db, int err)
+{
+	struct db_error *e = realloc(r->errors, (r->nr_errors + 1) * sizeof(*e));
+	const char *why;
+
+	if (!e)
+		return log_oom();
+	r->errors = e;
+	switch (-err) {
+	case EROFS: why = "older schema: open it read-write once (mmhitm analyze) to migrate it"; break;
+	case EPROTONOSUPPORT: why = "newer schema than this mmhitm reads"; break;
+	default: why = strerror(-err); break;
+	}
+	e[r->nr_errors].db = db;
+	e[r->nr_errors].error = strdup(why);
+	if (!e[r->nr_errors].error)
+		return log_oom();
+	r->nr_errors++;
+	return 0;
+}
+
+static void progress(const struct report *r, const char *what, size_t i, size_t n, const char *name)
+{
+	char safe[48];
+
+	if (!r->o.progress)
+		return;
+	if (i >= n) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	text_safe(safe, sizeof(safe), name);
+	fprintf(stderr, "\r\033[K%s %zu/%zu %s", what, i + 1, n, safe);
+	fflush(stderr);
+}
+
+int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
+{
+	struct timespec t0, t1;
+	size_t host = 0;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r->generated_ns = now_ns(CLOCK_REALTIME);
+	r->nr_dbs = nr_dbs;
+	r->since_given = r->o.since_ns != 0;
+	r->until_given = r->o.until_ns != 0;
+
+	/* Pass 1: hosts, boots, kernels, rollouts. */
+	for (size_t i = 0; i < nr_dbs; i++) {
+		sqlite3 *db = NULL;
+
+		progress(r, "reading boots", i, nr_dbs, dbs[i]);
+		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
+		if (ret < 0) {
+			log_warning("Skipping %s", dbs[i]);
+			ret = add_error(r, dbs[i], ret);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		ret = collect_hosts(r, dbs[i], db);
+		db_close(db);
+		if (ret < 0)
+			return ret;
+	}
+	progress(r, "", nr_dbs, nr_dbs, NULL);
+	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
+		if (nr_dbs == 1)
+			return log_error_errno(ENODATA, "The database could not be read");
+		return log_error_errno(ENODATA, "None of the %zu databases could be read", nr_dbs);
+	}
+
+	if (!r->until_given) {
+		int64_t newest = 0, now = r->generated_ns;
+
+		for (size_t i = 0; i < r->nr_hosts; i++)
+			if (r->hosts[i].last_ns > newest)
+				newest = r->hosts[i].last_ns;
+		/* The newest data, so an archived database still gets its last week. */
+		r->o.until_ns = newest && newest < now ? newest + 1 : now;
+	}
+	if (!r->since_given)
+		r->o.since_ns = r->o.until_ns - 7 * DAY_NS;
+	if (r->o.since_ns >= r->o.until_ns)
+		return log_error_errno(EINVAL, "The report range is empty: --since is not before --until");
+	r->data_lo_ns = r->o.since_ns - r->o.before_ns;
+	make_bins(r);
+	ret = make_cohorts(r);
+	if (ret < 0)
+		return ret;
+
+	/* Pass 2: one database at a time; hosts are in database order. */
+	for (size_t i = 0; i < nr_dbs; i++) {
+		sqlite3 *db = NULL;
+
+		if (host >= r->nr_hosts || r->hosts[host].db != dbs[i])
+			continue;	/* unreadable, or no hosts in it */
+		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
+		if (ret < 0) {
+			/* It went away since pass 1. */
+			while (host < r->nr_hosts && r->hosts[host].db == dbs[i])
+				host++;
+			ret = add_error(r, dbs[i], ret);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		/* One snapshot, though mmhitmd may be adding intervals meanwhile. */
+		ret = db_exec(db, "BEGIN");
+		for (; ret == 0 && host < r->nr_hosts && r->hosts[host].db == dbs[i]; host++) {
+			progress(r, "reading rates", host, r->nr_hosts, r->hosts[host].hostname);
+			ret = collect_rates(r, &r->hosts[host], host, db);
+		}
+		if (ret < 0) {
+			db_close(db);
+			return ret;
+		}
+		db_rollback(db);	/* nothing was written */
+		db_close(db);
+	}
+	progress(r, "", r->nr_hosts, r->nr_hosts, NULL);
+
+	for (int p = 0; p < NR_PATHS; p++) {
+		ret = fleet_path_finish(r, p);
+		if (ret < 0)
+			return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return 0;
+}

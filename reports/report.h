@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_REPORT_H
+#define MMHITM_REPORT_H
+
+/*
+ * The before/after report: reads host databases one at a time (keeping a
+ * summary per host, never a host's raw rows past its turn), compares each
+ * path's normalized HITM rate before and after every kernel change, pools
+ * the hosts into a fleet verdict per path, and writes HTML, JSON and text.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "patchmap.h"
+
+struct report_options {
+	int64_t since_ns, until_ns;	/* 0: until the newest data, since 7 days before */
+	int64_t before_ns, after_ns;	/* comparison windows either side of a rollout */
+	int64_t warmup_ns;		/* excluded after each boot */
+	int64_t cohort_ns;		/* rollouts this close together form one cohort */
+	unsigned int replicates;	/* bootstrap resamples */
+	uint64_t seed;
+	double level;			/* of the intervals, e.g. 0.95 */
+	double margin;			/* changes within +-margin are "no change" */
+	unsigned int min_intervals;	/* measured intervals needed on each side */
+	unsigned int min_hosts;		/* hosts needed for a fleet verdict */
+	unsigned int max_bins;		/* points per time series */
+	bool progress;			/* a progress line on stderr */
+	const struct patch_map *patches;
+	const char *patches_origin;	/* for the methods section */
+};
+
+/* The defaults every field above starts from. */
+void report_options_init(struct report_options *o);
+
+struct report;
+
+/* Caller frees with report_free(); the patch map must outlive the report. */
+struct report *report_new(const struct report_options *o);
+void report_free(struct report *r);
+
+/*
+ * Reads the databases (two passes: boots and rollouts first, then each
+ * host's rates), then computes the fleet statistics. A database that
+ * cannot be read is reported in the data-quality section, not fatal;
+ * -ENODATA when none could be read.
+ */
+int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
+
+/*
+ * A time for --since/--until, UTC: "now", "@SECONDS", "-DURATION" (before
+ * now, e.g. -7d), "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS][Z]" (or a space for
+ * the T). -EINVAL otherwise.
+ */
+int report_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns);
+
+/* The range's end, after report_run() chose the default. */
+int64_t report_until(const struct report *r);
+
+int report_write_html(const struct report *r, FILE *f);
+int report_write_json(const struct report *r, FILE *f);
+int report_write_text(const struct report *r, FILE *f);
+
+#endif

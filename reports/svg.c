@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Inline SVG charts; see svg.h. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "escape.h"
+#include "svg.h"
+#include "util.h"
+
+void chart_begin(struct chart *c, FILE *f, double w, double h, const char *label)
+{
+	c->f = f;
+	c->w = w;
+	c->h = h;
+	if (!c->ml)
+		c->ml = 64;
+	if (!c->mr)
+		c->mr = 16;
+	if (!c->mt)
+		c->mt = 24;
+	if (!c->mb)
+		c->mb = 40;
+	fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+		"role=\"img\" aria-label=\"", w, h, w, h);
+	html_puts(f, label);
+	fputs("\">", f);
+}
+
+void chart_end(struct chart *c)
+{
+	fputs("</svg>\n", c->f);
+}
+
+static double tr(double v, bool lg)
+{
+	return lg ? log10(v > 0 ? v : 1e-300) : v;
+}
+
+double chart_px(const struct chart *c, double x)
+{
+	double a = tr(c->x0, c->xlog), b = tr(c->x1, c->xlog);
+
+	if (b == a)
+		b = a + 1;
+	return c->ml + (tr(x, c->xlog) - a) / (b - a) * (c->w - c->ml - c->mr);
+}
+
+double chart_py(const struct chart *c, double y)
+{
+	double a = tr(c->y0, c->ylog), b = tr(c->y1, c->ylog), p;
+
+	if (b == a)
+		b = a + 1;
+	p = c->h - c->mb - (tr(y, c->ylog) - a) / (b - a) * (c->h - c->mt - c->mb);
+	/* Keep wild values near the frame instead of miles off the canvas. */
+	if (p < c->mt - 4)
+		p = c->mt - 4;
+	if (p > c->h - c->mb + 4)
+		p = c->h - c->mb + 4;
+	return p;
+}
+
+static void title(FILE *f, const char *t)
+{
+	if (!t)
+		return;
+	fputs("<title>", f);
+	html_puts(f, t);
+	fputs("</title>", f);
+}
+
+size_t nice_ticks(double lo, double hi, size_t want, double *out, size_t max)
+{
+	double span = hi - lo, step, mag, first;
+	size_t n = 0;
+
+	if (!(span > 0) || !isfinite(span) || want == 0)
+		return 0;
+	step = span / (double)want;
+	mag = pow(10, floor(log10(step)));
+	if (step / mag >= 5)
+		step = 5 * mag;
+	else if (step / mag >= 2)
+		step = 2 * mag;
+	else
+		step = mag;
+	first = ceil(lo / step) * step;
+	for (double v = first; v <= hi + step * 1e-9 && n < max; v += step)
+		out[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+	return n;
+}
+
+static void fmt_tick(char *buf, size_t size, double v)
+{
+	double a = fabs(v);
+
+	if (a >= 1e6 || (a > 0 && a < 1e-3))
+		snprintf(buf, size, "%.0e", v);
+	else if (a >= 100 || v == floor(v))
+		snprintf(buf, size, "%.0f", v);
+	else if (a >= 1)
+		snprintf(buf, size, "%.1f", v);
+	else
+		snprintf(buf, size, "%.3g", v);
+}
+
+static void time_ticks(struct chart *c)
+{
+	static const int64_t steps_s[] = {
+		3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
+	};
+	int64_t span = (int64_t)(c->x1 - c->x0), step = steps_s[ARRAY_SIZE(steps_s) - 1] * NSEC_PER_SEC;
+	double bottom = c->h - c->mb;
+
+	for (size_t i = 0; i < ARRAY_SIZE(steps_s); i++)
+		if (span / (steps_s[i] * NSEC_PER_SEC) <= 8) {
+			step = steps_s[i] * NSEC_PER_SEC;
+			break;
+		}
+	for (int64_t t = ((int64_t)c->x0 + step - 1) / step * step; t <= (int64_t)c->x1; t += step) {
+		time_t s = (time_t)(t / NSEC_PER_SEC);
+		struct tm tm;
+		char buf[32];
+		double x = chart_px(c, (double)t);
+
+		if (!gmtime_r(&s, &tm))
+			continue;
+		strftime(buf, sizeof(buf), step >= 86400 * NSEC_PER_SEC ? "%m-%d" : "%m-%d %H:%M", &tm);
+		fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+			x, x, c->mt, bottom, x, bottom + 14, buf);
+	}
+}
+
+void chart_axes(struct chart *c, const char *xlabel, const char *ylabel)
+{
+	double ticks[32], left = c->ml, right = c->w - c->mr, top = c->mt, bottom = c->h - c->mb;
+	size_t n;
+	char buf[32];
+
+	fprintf(c->f, "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+		left, top, right - left, bottom - top);
+	/* y */
+	if (c->no_yticks) {
+		/* the caller labels the rows */
+	} else if (c->ylog) {
+		for (double e = floor(log10(c->y0)); e <= ceil(log10(c->y1)); e++) {
+			double v = pow(10, e), y;
+
+			if (v < c->y0 || v > c->y1)
+				continue;
+			y = chart_py(c, v);
+			fmt_tick(buf, sizeof(buf), v);
+			fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+				"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+				left, right, y, y, left - 4, y + 4, buf);
+		}
+	} else {
+		n = nice_ticks(c->y0, c->y1, 5, ticks, ARRAY_SIZE(ticks));
+		for (size_t i = 0; i < n; i++) {
+			double y = chart_py(c, ticks[i]);
+
+			fmt_tick(buf, sizeof(buf), ticks[i]);
+			fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+				"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+				left, right, y, y, left - 4, y + 4, buf);
+		}
+	}
+	/* x */
+	if (c->xtime) {
+		time_ticks(c);
+	} else if (c->xlog) {
+		for (double e = ceil(log10(c->x0)); e <= floor(log10(c->x1)); e++) {
+			double x = chart_px(c, pow(10, e));
+
+			fmt_tick(buf, sizeof(buf), pow(10, e));
+			fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+				"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+				x, x, top, bottom, x, bottom + 14, buf);
+		}
+	} else {
+		n = nice_ticks(c->x0, c->x1, 6, ticks, ARRAY_SIZE(ticks));
+		for (size_t i = 0; i < n; i++) {
+			double x = chart_px(c, ticks[i]);
+
+			fmt_tick(buf, sizeof(buf), ticks[i]);
+			fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+				"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+				x, x, top, bottom, x, bottom + 14, buf);
+		}
+	}
+	if (xlabel) {
+		fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+			(left + right) / 2, c->h - 6);
+		html_puts(c->f, xlabel);
+		fputs("</text>", c->f);
+	}
+	if (ylabel) {
+		fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", 4.0, 12.0);
+		html_puts(c->f, ylabel);
+		fputs("</text>", c->f);
+	}
+}
+
+void chart_line(struct chart *c, const double *x, const double *y, size_t n, const char *cls,
+		const char *t)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k;
+
+		while (i < n && (isnan(y[i]) || isnan(x[i])))
+			i++;
+		if (i >= n)
+			break;
+		fprintf(c->f, "<polyline class=\"%s\" points=\"", cls);
+		for (k = i; k < n && !isnan(y[k]) && !isnan(x[k]); k++)
+			fprintf(c->f, "%s%.1f,%.1f", k > i ? " " : "", chart_px(c, x[k]), chart_py(c, y[k]));
+		/* A lone point still shows. */
+		if (k == i + 1)
+			fprintf(c->f, " %.1f,%.1f", chart_px(c, x[i]) + 1.5, chart_py(c, y[i]));
+		fputs("\">", c->f);
+		title(c->f, t);
+		fputs("</polyline>", c->f);
+		i = k;
+	}
+}
+
+void chart_band(struct chart *c, const double *x, const double *lo, const double *hi, size_t n,
+		const char *cls)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k;
+
+		while (i < n && (isnan(lo[i]) || isnan(hi[i])))
+			i++;
+		if (i >= n)
+			break;
+		for (k = i; k < n && !isnan(lo[k]) && !isnan(hi[k]); k++)
+			;
+		fprintf(c->f, "<polygon class=\"%s\" points=\"", cls);
+		for (size_t j = i; j < k; j++)
+			fprintf(c->f, "%.1f,%.1f ", chart_px(c, x[j]), chart_py(c, hi[j]));
+		for (size_t j = k; j > i; j--)
+			fprintf(c->f, "%.1f,%.1f ", chart_px(c, x[j - 1]), chart_py(c, lo[j - 1]));
+		fputs("\"/>", c->f);
+		i = k;
+	}
+}
+
+void chart_steps(struct chart *c, const double *edge, const double *v, size_t n, const char *cls,
+		 const char *t)
+{
+	if (n == 0)
+		return;
+	fprintf(c->f, "<polyline class=\"%s\" points=\"%.1f,%.1f", cls, chart_px(c, edge[0]),
+		chart_py(c, 0));
+	for (size_t i = 0; i < n; i++)
+		fprintf(c->f, " %.1f,%.1f %.1f,%.1f", chart_px(c, edge[i]), chart_py(c, v[i]),
+			chart_px(c, edge[i + 1]), chart_py(c, v[i]));
+	fprintf(c->f, " %.1f,%.1f\">", chart_px(c, edge[n]), chart_py(c, 0));
+	title(c->f, t);
+	fputs("</polyline>", c->f);
+}
+
+void chart_vline(struct chart *c, double x, const char *cls, const char *t)
+{
+	double px = chart_px(c, x);
+
+	fprintf(c->f, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\">", cls,
+		px, px, c->mt, c->h - c->mb);
+	title(c->f, t);
+	fputs("</line>", c->f);
+}
+
+void chart_hline(struct chart *c, double y, const char *cls)
+{
+	double py = chart_py(c, y);
+
+	fprintf(c->f, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", cls,
+		c->ml, c->w - c->mr, py, py);
+}
+
+void chart_rect(struct chart *c, double x0, double y0, double x1, double y1, const char *cls,
+		const char *t)
+{
+	double a = chart_px(c, x0), b = chart_px(c, x1), p = chart_py(c, y0), q = chart_py(c, y1);
+
+	fprintf(c->f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", cls,
+		a < b ? a : b, p < q ? p : q, fabs(b - a), fabs(q - p));
+	title(c->f, t);
+	fputs("</rect>", c->f);
+}
+
+void chart_dot(struct chart *c, double x, double y, const char *cls, const char *t)
+{
+	fprintf(c->f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">", cls, chart_px(c, x),
+		chart_py(c, y));
+	title(c->f, t);
+	fputs("</circle>", c->f);
+}
+
+void chart_text(struct chart *c, double x, double y, const char *anchor, const char *cls,
+		const char *s)
+{
+	fprintf(c->f, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", cls,
+		chart_px(c, x), chart_py(c, y), anchor);
+	html_puts(c->f, s);
+	fputs("</text>", c->f);
+}
+
+void chart_legend(struct chart *c, const char *const *labels, const char *const *classes, size_t n)
+{
+	double x = c->ml + 4;
+
+	for (size_t i = 0; i < n; i++) {
+		fprintf(c->f, "<rect class=\"%s swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\"/>"
+			"<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", classes[i], x, c->mt - 12, x + 16,
+			c->mt - 8);
+		html_puts(c->f, labels[i]);
+		fputs("</text>", c->f);
+		x += 24 + 6.5 * (double)strlen(labels[i]);
+	}
+}

@@ -1,0 +1,337 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""
+Synthetic fleets for `mmhitm report`: one SQLite database per host, made
+with the real schema (schema/*.sql applied in order, user_version set as
+mmhitmd would), holding what the daemon and the analyzer would leave there:
+hosts, boots (kernel changes are the rollouts), ksyms markers, intervals with
+collector health, sampling, path_intervals (HITM and work per path), and a
+few typed cache lines (mem_lines, line_attribution, mm_objects).
+
+Every effect is constructed and known, so the report's verdicts can be
+checked against it:
+
+  mixed   24 hosts: 14 roll 6.1 -> 6.12-mmfix over three days (one rolls back
+          two days later, one has no PMU), 6 stay on 6.1, 2 were already on
+          6.12; a fleet-wide load trend, per-host noise, gaps, lost events,
+          hostile strings (a hostname with markup, a process named
+          <script>alert(1)</script>). Effects of 6.12-mmfix: P1 -40 %,
+          P2 -25 %, P3 +20 %, P4 none.
+  noise   the same fleet with no effect on any path.
+  scipy   5 hosts with one rollout each and different sample shapes
+          (small n, heavy ties, large n, no effect, odd/even counts), for
+          the comparison with scipy.
+  bench   N hosts (--hosts) over --days days at --interval seconds, a third
+          of them rolling mid-range: for timing the report.
+
+Usage: fleetgen.py SPEC OUTDIR [--hosts N] [--days D] [--interval S] [--seed S]
+Writes OUTDIR/<host>.db and OUTDIR/patches.conf; prints the report range as
+"since=@S until=@S". Rates are Poisson counts of HITM over Poisson work with
+log-normal overdispersion; the RNG is numpy's PCG64 seeded with --seed.
+"""
+import argparse
+import hashlib
+import math
+import os
+import sqlite3
+import sys
+from glob import glob
+
+import numpy as np
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+NS = 1_000_000_000
+DAY = 86400 * NS
+T0 = 1740960000 * NS          # 2025-03-03T00:00:00Z, a Monday
+
+PATHS = ["P1", "P2", "P3", "P4"]
+# Per path: mean work per 10 minutes, units per `per` of paths.per, and the
+# mean HITM per `per` units of work (what the report's rate is).
+WORK_PER_10MIN = {"P1": 300000.0, "P2": 3.0, "P3": 60000.0, "P4": 120000.0}
+PER = {"P1": 1000.0, "P2": 1.0, "P3": 1000.0, "P4": 1000.0}
+RATE = {"P1": 0.5, "P2": 40.0, "P3": 2.0, "P4": 1.5}
+
+KERNELS = {
+    "old": dict(release="6.1.0-47-cloud-amd64",
+                version="#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-02-10)",
+                build_id="0d1e2f3a4b5c6d7e8f9000112233445566778899", markers=[]),
+    "new": dict(release="6.12.38-mmfix1-cloud-amd64",
+                version="#1 SMP PREEMPT_DYNAMIC Debian 6.12.38-1mmfix1 (2025-03-01)",
+                build_id="5a3c1e0f9d2b7a6c5e4f30211f0e0d0c0b0a0908",
+                markers=["maybe_lru_add_drain"]),
+}
+
+# Column lists everywhere: later schema versions add columns.
+PATH_INSERT = ("INSERT INTO path_intervals (interval_id, path, lcl_hitm, rmt_hitm, peer, samples, work)")
+
+PATCH_MAP = """# Synthetic fleet (tests/integration/fleetgen.py)
+lacks   all    release 6.1.*
+carries P1-P3  release 6.12.*-mmfix*
+carries P4     ksym    maybe_lru_add_drain
+"""
+
+
+class Host:
+    def __init__(self, name, boots, interval_s=600, pmu=True, effects=None,
+                 gaps=(), lost=0, comm=None, ties=False, hostname=None,
+                 host_scale=1.0):
+        self.name = name                  # file name, and hostname unless given
+        self.hostname = hostname or name
+        self.boots = boots                # [(kernel key, start_ns, end_ns)]
+        self.interval_s = interval_s
+        self.pmu = pmu
+        self.effects = effects or {}      # path -> multiplier on kernels carrying it
+        self.gaps = gaps                  # [(lo_ns, hi_ns)] with no intervals
+        self.lost = lost                  # intervals with lost events
+        self.comm = comm or "postgres"
+        self.ties = ties                  # small integer rates: many ties
+        self.host_scale = host_scale
+
+
+def carries(kernel, path):
+    if kernel == "old":
+        return False
+    return True   # 6.12-mmfix carries P1-P3 by release, P4 by its ksym marker
+
+
+def create_db(path):
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+    db = sqlite3.connect(path)
+    # A generated file needs no durability: no fsync per statement.
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
+    last = 0
+    for f in sorted(glob(os.path.join(TOP, "schema", "[0-9]*.sql"))):
+        db.executescript(open(f).read())
+        last = int(os.path.basename(f).split("-")[0])
+    db.execute("PRAGMA user_version = %d" % last)
+    db.commit()
+    return db
+
+
+def trend(t_ns):
+    """Fleet-wide load: a slow swell of +-6 % over four days, and a daily cycle."""
+    d = (t_ns - T0) / DAY
+    return (1 + 0.06 * np.sin(2 * np.pi * d / 4.0)) * (1 + 0.1 * np.sin(2 * np.pi * d))
+
+
+def write_host(outdir, h, rng, seed_tag):
+    db = create_db(os.path.join(outdir, h.name + ".db"))
+    cur = db.cursor()
+    cur.execute("BEGIN")
+    machine_id = hashlib.md5(("%s/%s" % (seed_tag, h.name)).encode()).hexdigest()
+    cur.execute("INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?, ?)",
+                (machine_id, h.hostname))
+    base = {p: RATE[p] * h.host_scale * math.exp(rng.normal(0, 0.3)) for p in PATHS}
+    iv = h.interval_s * NS
+    interval_id = 0
+    mm_id = 0
+    for b, (kernel, start, end) in enumerate(h.boots, start=1):
+        k = KERNELS[kernel]
+        cur.execute(
+            "INSERT INTO boots (boot_id, host_id, boot_uuid, boot_time_ns, first_seen_ns,"
+            " last_seen_ns, kernel_release, kernel_version, kernel_build_id, arch,"
+            " nr_cpus_online, cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen,"
+            " lru_gen_features, btf) VALUES (?,1,?,?,?,?,?,?,?,'x86_64',64,64,4096,?,?,'on','0x0007','vmlinux')",
+            (b, "%s-%04x" % (machine_id[:8], b),
+             start, start + 30 * NS, end, k["release"], k["version"], k["build_id"],
+             "intel-pebs" if h.pmu else "none",
+             "cpu/mem-loads,ldlat=30/P,cpu/mem-stores/P" if h.pmu else
+             "perf_event_open(mem-loads): ENOENT: no PEBS in this VM"))
+        for i, m in enumerate(k["markers"]):
+            cur.execute("INSERT INTO ksyms (boot_id, addr, size, name) VALUES (?, ?, 512, ?)",
+                        (b, -0x7e000000 + i * 4096, m))
+        t = np.arange(start + 30 * NS, end - iv, iv, dtype=np.int64)
+        for lo, hi in h.gaps:
+            t = t[(t + iv <= lo) | (t >= hi)]
+        n = len(t)
+        if n == 0:
+            continue
+        ids = np.arange(interval_id + 1, interval_id + 1 + n)
+        interval_id += n
+        lost = np.zeros(n, dtype=np.int64)
+        if h.lost:
+            lost[rng.choice(n, size=min(h.lost, n), replace=False)] = rng.integers(1, 500, size=min(h.lost, n))
+        idl = ids.tolist()
+        tl = t.tolist()
+        cur.executemany(
+            "INSERT INTO intervals (interval_id, boot_id, start_ns, end_ns, events_lost,"
+            " cpu_user_ns, cpu_sys_ns, rss_kb, ctxt, forks) VALUES (?,?,?,?,?,20000000,10000000,9000,5000000,300)",
+            zip(idl, [b] * n, tl, (t + iv).tolist(), lost.tolist()))
+        if h.pmu:
+            duty = 0.25
+            cur.executemany(
+                "INSERT INTO sampling (interval_id, pmu_events, active_ns, samples, samples_kernel)"
+                " VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800)",
+                zip(idl, [int(duty * iv)] * n))
+        scale = h.interval_s / 600.0
+        lt = trend(t)
+        for p in PATHS:
+            eff = h.effects.get(p, 1.0) if carries(kernel, p) else 1.0
+            lam_w = WORK_PER_10MIN[p] * scale * lt
+            work = rng.poisson(lam_w).astype(float)
+            if h.ties:
+                work[:] = 1000.0 if PER[p] == 1000.0 else 10.0
+            noise = np.exp(rng.normal(0, 0.25, size=n))
+            lam = base[p] * eff * noise * work / PER[p]
+            hitm = rng.poisson(lam)
+            if h.ties:
+                hitm = rng.poisson(np.full(n, 3.0 * eff))
+            lcl = rng.binomial(hitm, 0.6)
+            rmt = rng.binomial(hitm - lcl, 0.7)
+            peer = hitm - lcl - rmt
+            if h.pmu:
+                rows = zip(idl, [p] * n, lcl.tolist(), rmt.tolist(), peer.tolist(),
+                           (hitm * 3).tolist(), work.tolist())
+            else:
+                rows = zip(idl, [p] * n, [None] * n, [None] * n, [None] * n, [None] * n, work.tolist())
+            cur.executemany(PATH_INSERT + " VALUES (?,?,?,?,?,?,?)", rows)
+        # What stays outside P1..P4 stays visible.
+        if h.pmu:
+            cur.executemany(PATH_INSERT + " VALUES (?, 'other:mm_struct', 2, 1, 0, 6, NULL)",
+                            zip(idl))
+            cur.executemany(PATH_INSERT + " VALUES (?, 'unresolved', 1, 0, 1, 4, NULL)",
+                            zip(idl))
+        cur.execute("INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns,"
+                    " struct_page_size, calibration) VALUES (?, ?, 'synthetic', ?, 64, 'synthetic')",
+                    (b, int(ids[-1]), end))
+        if h.pmu:
+            # Typed cache lines, once a day per path, so the tables have rows.
+            mm_id += 1
+            cur.execute("INSERT INTO mm_objects (mm_object_id, boot_id, addr, tgid, comm, memcg_id,"
+                        " learned_from, alloc_ns, first_seen_ns, last_seen_ns)"
+                        " VALUES (?, ?, ?, ?, ?, 3, 'fork', ?, ?, ?)",
+                        (mm_id, b, -0x76ff00000000 + mm_id * 0x1000, 4000 + mm_id, h.comm,
+                         start, start, end))
+            for d in range(0, n, max(1, int(86400 / h.interval_s))):
+                for pi, (p, obj, field, off) in enumerate([
+                        ("P1", "mm_struct", "lru_gen.bitmap", 0x3c8), ("P2", "page", "flags", 0),
+                        ("P3", "lruvec", "nonresident_age", 0x50), ("P4", "lruvec", "lru_lock", 0x40),
+                        ("other:mm_struct", "mm_struct", "mm_count", 0x40)]):
+                    line = -0x76ff00000000 + mm_id * 0x1000 + pi * 0x100 + (off & ~63)
+                    ip = -0x7effff000000 + pi * 0x40
+                    c = int(rng.integers(5, 50))
+                    if h.comm != "postgres":
+                        c *= 20     # the hostile name must reach the top lines
+                    cur.execute("INSERT INTO mem_lines (interval_id, line_addr, offset, ip, callchain_id,"
+                                " kernel, loads, stores, lcl_hitm, rmt_hitm, lcl_peer) VALUES (?,?,?,?,0,1,?,?,?,?,?)",
+                                (int(ids[d]), line, off & 63, ip, c * 4, c, c, c // 2, c // 4))
+                    cur.execute("INSERT INTO line_attribution (interval_id, line_addr, offset, ip,"
+                                " callchain_id, object_type, object_ref, field, field_offset, symbol,"
+                                " path, reason) VALUES (?,?,?,?,0,?,?,?,?,?,?,'synthetic')",
+                                (int(ids[d]), line, off & 63, ip, obj,
+                                 mm_id if obj == "mm_struct" else None, field, off & 63,
+                                 ["lru_gen_use_mm+0x2c", "folio_update_gen+0x41",
+                                  "workingset_age_nonresident+0x12", "folio_batch_move_lru+0x9a",
+                                  "mmgrab+0x8"][pi], p))
+    db.commit()
+    db.close()
+
+
+def staggered(day, hour):
+    return T0 + day * DAY + hour * 3600 * NS
+
+
+def fleet_mixed(effects, seed_tag):
+    end = T0 + 14 * DAY
+    begin = T0 - 3600 * NS
+    hosts = []
+    # 14 hosts roll onto the fix in three waves: days 9, 10 and 11.
+    for i in range(14):
+        t = staggered(9 + i % 3, 2 + i)
+        boots = [("old", begin, t - 90 * NS), ("new", t, end)]
+        kw = {}
+        if i == 4:
+            # Rolls back two days later.
+            boots = [("old", begin, t - 90 * NS), ("new", t, t + 2 * DAY - 90 * NS),
+                     ("old", t + 2 * DAY, end)]
+        if i == 7:
+            kw["pmu"] = False
+        if i == 2:
+            kw["gaps"] = [(t - 2 * DAY, t - 2 * DAY + 6 * 3600 * NS)]
+            kw["lost"] = 40
+        if i == 5:
+            kw["comm"] = "<script>alert(1)</script>"
+        if i == 9:
+            kw["hostname"] = 'web-<b>09</b> & "x\'y"'
+        hosts.append(Host("rolled-%02d" % i, boots, effects=effects, **kw))
+    for i in range(6):
+        hosts.append(Host("steady-old-%02d" % i, [("old", begin, end)], effects=effects))
+    for i in range(2):
+        hosts.append(Host("steady-new-%02d" % i, [("new", begin, end)], effects=effects))
+    # Two reboots without a kernel change are no rollout.
+    hosts.append(Host("rebooted-00", [("old", begin, T0 + 10 * DAY), ("old", T0 + 10 * DAY + 120 * NS, end)],
+                      effects=effects))
+    hosts.append(Host("rebooted-01", [("new", begin, T0 + 11 * DAY), ("new", T0 + 11 * DAY + 120 * NS, end)],
+                      effects=effects))
+    return hosts, T0 + 7 * DAY, end
+
+
+def fleet_scipy(seed_tag):
+    end = T0 + 14 * DAY
+    t = T0 + 10 * DAY
+    eff = {"P1": 0.7, "P2": 0.9, "P3": 1.1, "P4": 1.0}
+    hosts = [
+        # ~45 intervals a side.
+        Host("small", [("old", t - 8 * 3600 * NS - 60 * NS, t - 90 * NS), ("new", t, t + 8 * 3600 * NS + 31 * 60 * NS)],
+             effects=eff),
+        Host("ties", [("old", T0 - 3600 * NS, t - 90 * NS), ("new", t, end)], effects=eff, ties=True,
+             interval_s=1800),
+        Host("large", [("old", T0 - 3600 * NS, t - 90 * NS), ("new", t, end)], effects=eff, interval_s=300),
+        Host("null", [("old", T0 - 3600 * NS, t - 90 * NS), ("new", t + 3600 * NS, end)], effects={}),
+        Host("odd", [("old", T0 - 3600 * NS, t - 90 * NS), ("new", t + 7200 * NS, end)], effects=eff,
+             interval_s=900, host_scale=3.0),
+    ]
+    return hosts, T0 + 7 * DAY, end
+
+
+def fleet_bench(n, days, interval_s):
+    end = T0 + 2 * days * DAY
+    begin = T0 - 3600 * NS
+    eff = {"P1": 0.6, "P2": 0.75, "P3": 1.2, "P4": 1.0}
+    hosts = []
+    for i in range(n):
+        if i % 3 == 0:
+            t = T0 + days * DAY + (i % (days * 24)) * 3600 * NS
+            boots = [("old", begin, t - 90 * NS), ("new", t, end)]
+        else:
+            boots = [("old", begin, end)]
+        hosts.append(Host("host-%04d" % i, boots, interval_s=interval_s, effects=eff,
+                          pmu=(i % 50 != 7)))
+    return hosts, T0 + days * DAY, end
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("spec", choices=["mixed", "noise", "scipy", "bench"])
+    ap.add_argument("outdir")
+    ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--days", type=int, default=7,
+                    help="bench: days in the report range; data starts as long before")
+    ap.add_argument("--interval", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--first", type=int, default=0, help="bench: write hosts from this index")
+    ap.add_argument("--step", type=int, default=1, help="bench: every step-th host (parallel runs)")
+    a = ap.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    if a.spec == "mixed":
+        hosts, since, until = fleet_mixed({"P1": 0.6, "P2": 0.75, "P3": 1.2, "P4": 1.0}, a.spec)
+    elif a.spec == "noise":
+        hosts, since, until = fleet_mixed({}, a.spec)
+    elif a.spec == "scipy":
+        hosts, since, until = fleet_scipy(a.spec)
+    else:
+        hosts, since, until = fleet_bench(a.hosts, a.days, a.interval)
+        hosts = hosts[a.first::a.step]
+    for i, h in enumerate(hosts):
+        rng = np.random.Generator(np.random.PCG64([a.seed, i + a.first, sum(map(ord, h.name))]))
+        write_host(a.outdir, h, rng, a.spec)
+    with open(os.path.join(a.outdir, "patches.conf"), "w") as f:
+        f.write(PATCH_MAP)
+    print("since=@%d until=@%d" % (since // NS, until // NS))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
