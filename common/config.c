@@ -88,6 +88,8 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(learn_pages), "yes" },
 	{ { "learn_locks", "BOOL", "learn contended lock addresses (lock:contention_begin)" },
 	  OPT_BOOL, OFF(learn_locks), "yes" },
+	{ { "switch_sample", "DURATION", "sched_switch window per interval, for same-mm switches (0: none)" },
+	  OPT_DURATION, OFF(switch_sample_ns), "20ms", 0, 10 * S },
 	{ { "count_events", "EVENTS", "extra tracepoints to count, e.g. \"kmem:mm_page_alloc\"" },
 	  OPT_STRING, OFF(count_events), "", 0, 0, check_events },
 	{ { "retention_detail", "DURATION", "keep per-line and /proc detail this long (0: forever)" },
@@ -342,6 +344,9 @@ int config_load(struct config *c, const char *path, bool must_exist)
 
 int config_verify(const struct config *c)
 {
+	if (c->switch_sample_ns >= c->interval_ns)
+		return log_error_errno(EINVAL, "switch_sample (%.3gs) must be shorter than interval (%.3gs)",
+				       c->switch_sample_ns / 1e9, c->interval_ns / 1e9);
 	if (c->sample_window_ns > c->sample_every_ns)
 		return log_error_errno(EINVAL, "sample_window (%.3gs) must not exceed sample_every (%.3gs)",
 				       c->sample_window_ns / 1e9, c->sample_every_ns / 1e9);

@@ -25,6 +25,7 @@ struct config {
 	bool learn_mm;
 	bool learn_pages;
 	bool learn_locks;
+	int64_t switch_sample_ns;	/* sched_switch window per interval; 0: none */
 	char *count_events;		/* count_events: extra "sys:event" list */
 	int64_t retention_detail_ns;	/* per-line and /proc detail */
 	int64_t retention_raw_ns;	/* whole intervals */

@@ -62,6 +62,8 @@ struct learner {
 	size_t n_flushing_pairs;
 
 	struct learn_stats stats;
+	struct switch_stats sw;
+	struct u64map *tasks;		/* tid -> tgid << 1 | kthread, + 1; per window */
 	bool oom_logged;
 	bool drop_logged;
 };
@@ -122,7 +124,8 @@ struct learner *learner_new(const struct learn_limits *lim, const struct learn_p
 	l->pending = u64map_new();
 	l->locks = u64map_new();
 	l->pfns = u64map_new();
-	if (!l->live_mm || !l->pending || !l->locks || !l->pfns) {
+	l->tasks = u64map_new();
+	if (!l->live_mm || !l->pending || !l->locks || !l->pfns || !l->tasks) {
 		learner_free(l);
 		return NULL;
 	}
@@ -155,6 +158,7 @@ void learner_free(struct learner *l)
 	u64map_free(l->pending);
 	u64map_free(l->locks);
 	u64map_free(l->pfns);
+	u64map_free(l->tasks);
 	free(l->dirty);
 	free(l->dirty_locks);
 	free(l->new_pairs);
@@ -393,6 +397,49 @@ static void on_lock(struct learner *l, const struct learn_event *ev)
 	}
 }
 
+/* tgid of a task for switch classification; 0 for idle and kernel threads. */
+static int32_t user_tgid(struct learner *l, int32_t tid)
+{
+	uintptr_t v;
+	int32_t tgid = 0;
+	bool kthread = false;
+
+	if (tid <= 0)
+		return 0;	/* the idle task */
+	v = (uintptr_t)u64map_get(l->tasks, (uint64_t)tid);
+	if (v)
+		return (v - 1) & 1 ? 0 : (int32_t)((v - 1) >> 1);
+	/* Gone already: counted as not a user task, which undercounts. */
+	if (l->proc.tgid_of(l->proc.ctx, tid, &tgid, &kthread) < 0)
+		kthread = true;
+	if (u64map_put(l->tasks, (uint64_t)tid, (void *)(((uintptr_t)tgid << 1 | kthread) + 1)) < 0)
+		learner_oom(l);
+	return kthread ? 0 : tgid;
+}
+
+static void on_switch(struct learner *l, const struct learn_event *ev)
+{
+	int32_t prev = user_tgid(l, ev->pid), next = user_tgid(l, ev->pid2);
+
+	l->sw.sampled++;
+	if (next) {
+		l->sw.to_user++;
+		if (prev == next)
+			l->sw.same_mm++;
+	}
+}
+
+void learner_take_switch_stats(struct learner *l, struct switch_stats *ret)
+{
+	*ret = l->sw;
+	memset(&l->sw, 0, sizeof(l->sw));
+	/* Pids are reused: resolve afresh in every window. */
+	u64map_free(l->tasks);
+	l->tasks = u64map_new();
+	if (!l->tasks)
+		learner_oom(l);
+}
+
 void learner_feed(struct learner *l, const struct learn_event *ev)
 {
 	switch (ev->type) {
@@ -403,6 +450,9 @@ void learner_feed(struct learner *l, const struct learn_event *ev)
 	case LEARN_MMAP_LOCK:	on_mmap_lock(l, ev); break;
 	case LEARN_PAGE:	on_page(l, ev); break;
 	case LEARN_LOCK:	on_lock(l, ev); break;
+	case LEARN_SWITCH:	if (l->tasks)
+					on_switch(l, ev);
+				break;
 	}
 }
 

@@ -32,6 +32,7 @@ enum learn_type {
 	LEARN_MMAP_LOCK,	/* pid, addr = mm, arg = memcg id, text = memcg path */
 	LEARN_PAGE,		/* addr = folio, arg = pfn */
 	LEARN_LOCK,		/* addr = lock, arg = LCB_F_* flags */
+	LEARN_SWITCH,		/* pid = prev tid, pid2 = next tid (sampled windows) */
 };
 
 struct learn_event {
@@ -94,5 +95,17 @@ void learner_abort(struct learner *l);
 void learner_refresh_comms(struct learner *l);
 
 void learner_get_stats(const struct learner *l, struct learn_stats *ret);
+
+/*
+ * Context switches seen in the sampled sched_switch windows: all of them,
+ * those to a user task (lru_gen_use_mm() runs), and those between two
+ * tasks of one process (same mm: P1's work unit). Since the last call.
+ */
+struct switch_stats {
+	uint64_t sampled;
+	uint64_t to_user;
+	uint64_t same_mm;
+};
+void learner_take_switch_stats(struct learner *l, struct switch_stats *ret);
 
 #endif

@@ -477,10 +477,11 @@ static int setup(struct daemon *d)
 		.learn_mm = d->cfg.learn_mm,
 		.learn_pages = d->cfg.learn_pages,
 		.learn_locks = d->cfg.learn_locks,
+		.sample_switches = d->cfg.switch_sample_ns > 0,
 		.mm_object_size = mm_object_size(&d->btf),
 		.ksyms = ks,
 	};
-	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks) {
+	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks || sc.sample_switches) {
 		d->stream = stream_new(&sc, &d->status);
 		if (!d->stream) {
 			r = -EIO;
@@ -645,6 +646,43 @@ static void reload(struct daemon *d)
 	config_done(&c);
 }
 
+/*
+ * One sched_switch window per interval, at a random point of it: the same
+ * moment every interval (its start, say) would see the same phase of a
+ * periodic workload every time.
+ */
+/*
+ * One sched_switch window per interval, at a random point of it: the same
+ * moment every interval (its start, say) would see the same phase of a
+ * periodic workload every time. The window shrinks so that, at the switch
+ * rate of the last interval, it fills at most half of a CPU's ring buffer:
+ * the learning events share that buffer and must not be overrun.
+ */
+#define SWITCH_RECORD_BYTES 80		/* a sched_switch record with its header */
+#define SWITCH_FIRST_WINDOW_NS (5 * NSEC_PER_MSEC)	/* before any rate is known */
+
+static int64_t switch_window_ns(const struct daemon *d)
+{
+	double rate, fit;
+
+	if (!d->rec.last_switches || d->rec.last_len_ns <= 0)
+		return d->cfg.switch_sample_ns < SWITCH_FIRST_WINDOW_NS ?
+		       d->cfg.switch_sample_ns : SWITCH_FIRST_WINDOW_NS;
+	/* switches per ns per CPU */
+	rate = (double)d->rec.last_switches / d->rec.last_len_ns / d->boot.cpus_online;
+	fit = d->cfg.buffer_size_kb * 1024.0 / 2 / SWITCH_RECORD_BYTES / rate;
+	return fit < d->cfg.switch_sample_ns ? (int64_t)fit : d->cfg.switch_sample_ns;
+}
+
+static int64_t next_switch_window(struct daemon *d, int64_t mono, int64_t until_flush)
+{
+	int64_t room = until_flush - switch_window_ns(d);
+
+	if (room <= 0)
+		return mono;
+	return mono + (int64_t)((double)random() / RAND_MAX * (double)room);
+}
+
 static int run(struct daemon *d, int ready_fd)
 {
 	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
@@ -653,11 +691,15 @@ static int run(struct daemon *d, int ready_fd)
 	int64_t next_drain = d->stream ? mono + d->cfg.drain_ns : INT64_MAX;
 	int64_t deadline = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX;
 	int64_t next_ping = INT64_MAX;
+	int64_t switch_on = INT64_MAX;	/* the next sched_switch window ... */
+	int64_t switch_off = INT64_MAX;	/* ... and its end */
 	bool stop = false;
 	int r;
 
 	if (d->sampler)
 		sampler_tick(d->sampler, mono);
+	if (d->stream && d->cfg.switch_sample_ns)
+		switch_on = next_switch_window(d, mono, next_flush - wall);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
 		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
 
@@ -687,6 +729,10 @@ static int run(struct daemon *d, int ready_fd)
 			wait = deadline - mono;
 		if (next_ping - mono < wait)
 			wait = next_ping - mono;
+		if (switch_off - mono < wait)
+			wait = switch_off - mono;
+		if (switch_on - mono < wait)
+			wait = switch_on - mono;
 		/* A full sample ring loses samples: drain it often while on,
 		 * and wake up for the duty cycle's next turn. */
 		if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
@@ -730,6 +776,17 @@ static int run(struct daemon *d, int ready_fd)
 			if (sampler_active(d->sampler) && sampler_drain(d->sampler, d->agg) < 0)
 				log_warning("Failed to read memory samples, ignoring");
 		}
+		if (mono >= switch_on) {
+			switch_on = INT64_MAX;
+			if (stream_sample_switches(d->stream, true) == 0)
+				switch_off = mono + switch_window_ns(d);
+		}
+		if (mono >= switch_off) {
+			stream_sample_switches(d->stream, false);
+			switch_off = INT64_MAX;
+			/* Now, while the tasks are alive to be looked up. */
+			next_drain = mono;
+		}
 		if (d->stream && mono >= next_drain) {
 			r = stream_drain(d->stream, d->learner, false);
 			if (r < 0)
@@ -741,6 +798,9 @@ static int run(struct daemon *d, int ready_fd)
 			if (recorder_flush(&d->rec, wall, false) == 0)
 				after_flush(d, wall);
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
+			if (d->stream && d->cfg.switch_sample_ns)
+				switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC),
+							       next_flush - wall);
 		}
 	}
 
@@ -792,6 +852,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	srandom((unsigned int)(now_ns(CLOCK_MONOTONIC) ^ getpid()));
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

@@ -80,10 +80,61 @@ static void forget_ids(struct recorder *r)
 	memset(r->vmstat_ids, 0, r->n_vmstat_ids * sizeof(*r->vmstat_ids));
 }
 
+static int insert_count(struct recorder *r, sqlite3_stmt *st, int64_t interval_id, int64_t event_id,
+			uint64_t count)
+{
+	sqlite3_bind_int64(st, 1, interval_id);
+	sqlite3_bind_int64(st, 2, event_id);
+	sqlite3_bind_int64(st, 3, (int64_t)count);
+	return db_step_done(r->db, st);
+}
+
+/*
+ * P1's work unit, same-mm context switches, is not countable in the
+ * kernel; the sampled windows give its share of all switches, which the
+ * counted total scales. The window counts are stored too ("sample:"), so
+ * the estimate's precision can be judged and the estimate redone.
+ */
+static int write_switch_estimate(struct recorder *r, sqlite3_stmt *st, int64_t interval_id)
+{
+	static const char *const names[] = {
+		"sample:sched_switch", "sample:switches_to_user", "sample:same_mm_switches",
+		"derived:same_mm_switches",
+	};
+	uint64_t v[4] = { r->sw.sampled, r->sw.to_user, r->sw.same_mm, 0 };
+	size_t n = 3;
+	int ret;
+
+	if (!r->sw.sampled)
+		return 0;
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		if (strcmp(counters_name(r->counters, i), "sched:sched_switch") == 0) {
+			double all = (double)counter_delta(r->prev[i], r->cur[i]);
+
+			v[3] = (uint64_t)(all * r->sw.same_mm / r->sw.sampled + 0.5);
+			n = 4;
+		}
+	for (size_t i = 0; i < n; i++) {
+		int64_t id;
+
+		ret = db_name_id(r->db, "event_names", names[i], &id);
+		if (ret < 0)
+			return ret;
+		ret = insert_count(r, st, interval_id, id, v[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int write_counts(struct recorder *r, int64_t interval_id)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int ret;
+
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		if (strcmp(counters_name(r->counters, i), "sched:sched_switch") == 0)
+			r->last_switches = counter_delta(r->prev[i], r->cur[i]);
 
 	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count)"
 				     " VALUES (?1, ?2, ?3)");
@@ -96,14 +147,12 @@ static int write_counts(struct recorder *r, int64_t interval_id)
 			if (ret < 0)
 				return ret;
 		}
-		sqlite3_bind_int64(st, 1, interval_id);
-		sqlite3_bind_int64(st, 2, r->event_ids[i]);
-		sqlite3_bind_int64(st, 3, (int64_t)counter_delta(r->prev[i], r->cur[i]));
-		ret = db_step_done(r->db, st);
+		ret = insert_count(r, st, interval_id, r->event_ids[i],
+				   counter_delta(r->prev[i], r->cur[i]));
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return write_switch_estimate(r, st, interval_id);
 }
 
 static int write_vmstat(struct recorder *r, int64_t interval_id, const struct sys_snapshot *prev,
@@ -306,6 +355,14 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		r->lost += lost;
 	}
 	learner_refresh_comms(r->learner);
+	{
+		struct switch_stats sw;
+
+		learner_take_switch_stats(r->learner, &sw);
+		r->sw.sampled += sw.sampled;
+		r->sw.to_user += sw.to_user;
+		r->sw.same_mm += sw.same_mm;
+	}
 	if (r->sampler) {
 		struct sampling_stats st;
 
@@ -353,6 +410,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	}
 
 	learner_commit(r->learner);
+	memset(&r->sw, 0, sizeof(r->sw));
 	if (r->sampler) {
 		mem_agg_reset(r->agg);
 		memset(&r->samp, 0, sizeof(r->samp));

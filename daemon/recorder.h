@@ -41,6 +41,7 @@ struct recorder {
 	struct mem_agg *agg;		/* borrowed, with sampler */
 	const struct kallsyms *ksyms;	/* borrowed, may be NULL: symbols of sampled IPs */
 	struct sampling_stats samp;	/* since the last written interval */
+	struct switch_stats sw;		/* sched_switch windows, likewise */
 
 	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */
@@ -62,6 +63,7 @@ struct recorder {
 	int64_t last_cpu_ns;		/* of the last interval written */
 	int64_t last_len_ns;
 	int64_t last_rss_kb;
+	uint64_t last_switches;		/* sched:sched_switch in the last interval written */
 };
 
 /* Takes the baselines; the first interval starts now. */

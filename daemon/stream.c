@@ -38,7 +38,7 @@ struct held {
 struct stream {
 	struct tracefs_instance *inst;
 	struct tep_handle *tep;
-	struct source src[8];
+	struct source src[16];		/* one per entry of defs[] */
 	int nsrc;
 	struct tracefs_cpu **cpu;
 	int ncpu;
@@ -48,6 +48,7 @@ struct stream {
 	size_t n_held, alloc_held;
 	uint64_t records;
 	uint64_t lost_total_seen;	/* overrun + dropped at the last take */
+	bool switch_src;		/* sched_switch set up for windows */
 	bool held_overflow_logged;
 };
 
@@ -69,7 +70,10 @@ static const struct source_def defs[] = {
 	{ "pagemap", "mm_lru_insertion", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
 	{ "pagemap", "mm_lru_activate", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
 	{ "lock", "contention_begin", LEARN_LOCK, .addr = "lock_addr", .arg = "flags" },
+	{ "sched", "sched_switch", LEARN_SWITCH, .pid2 = "next_pid" },
 };
+
+_Static_assert(ARRAY_SIZE(defs) <= ARRAY_SIZE(((struct stream *)0)->src), "stream.src too small");
 
 static bool def_wanted(const struct stream_config *cfg, const struct source_def *d)
 {
@@ -81,6 +85,7 @@ static bool def_wanted(const struct stream_config *cfg, const struct source_def 
 	case LEARN_MMAP_LOCK:	return cfg->learn_mm;
 	case LEARN_PAGE:	return cfg->learn_pages;
 	case LEARN_LOCK:	return cfg->learn_locks;
+	case LEARN_SWITCH:	return cfg->sample_switches;
 	}
 	return false;
 }
@@ -144,6 +149,7 @@ static int build_filter(const struct stream_config *cfg, const struct source_def
 		return 0;
 	case LEARN_FORK:
 	case LEARN_EXEC:
+	case LEARN_SWITCH:
 		return 0;
 	}
 	return 0;
@@ -189,8 +195,9 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	src->f_pid2 = d->pid2 ? tep_find_field(ev, d->pid2) : NULL;
 	src->f_comm = d->comm ? tep_find_field(ev, d->comm) : NULL;
 	src->f_text = d->text ? tep_find_field(ev, d->text) : NULL;
-	if (d->type == LEARN_FORK || d->type == LEARN_EXEC)
-		src->f_addr = tep_find_field(ev, d->type == LEARN_FORK ? "parent_pid" : "pid");
+	if (d->type == LEARN_FORK || d->type == LEARN_EXEC || d->type == LEARN_SWITCH)
+		src->f_addr = tep_find_field(ev, d->type == LEARN_FORK ? "parent_pid" :
+						 d->type == LEARN_EXEC ? "pid" : "prev_pid");
 	if (!src->f_pid || !src->f_addr || (d->arg && !src->f_arg && !src->f_text) ||
 	    (d->pid2 && !src->f_pid2))
 		return event_status_add(status, d->system, d->name, "learn", false,
@@ -202,6 +209,13 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	if (filter[0] && tracefs_event_file_write(s->inst, d->system, d->name, "filter", filter) < 0)
 		return event_status_add(status, d->system, d->name, "learn", false,
 					"kernel rejected filter \"%s\"", filter);
+	if (d->type == LEARN_SWITCH) {
+		/* Enabled only during sample windows. */
+		s->switch_src = true;
+		s->nsrc++;
+		return event_status_add(status, d->system, d->name, "sample", true,
+					"sampled in short windows per interval");
+	}
 	if (tracefs_event_enable(s->inst, d->system, d->name) < 0)
 		return event_status_add(status, d->system, d->name, "learn", false,
 					"enabling failed: %s", strerror(errno));
@@ -363,6 +377,10 @@ static int decode(struct stream *s, const struct source *src, const char *data, 
 	h->ev.pid = (int32_t)field_u64(src->f_pid, data);
 
 	switch (src->type) {
+	case LEARN_SWITCH:
+		h->ev.pid = (int32_t)field_u64(src->f_addr, data);
+		h->ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
+		break;
 	case LEARN_FORK:
 	case LEARN_EXEC:
 		h->ev.pid = (int32_t)field_u64(src->f_addr, data);
@@ -449,6 +467,17 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 		memmove(s->held, s->held + fed, (s->n_held - fed) * sizeof(*s->held));
 	s->n_held -= fed;
 	return 0;
+}
+
+int stream_sample_switches(struct stream *s, bool on)
+{
+	int r;
+
+	if (!s || !s->switch_src)
+		return -ENOENT;
+	r = on ? tracefs_event_enable(s->inst, "sched", "sched_switch") :
+		 tracefs_event_disable(s->inst, "sched", "sched_switch");
+	return r < 0 ? -errno : 0;
 }
 
 static uint64_t stats_value(const char *stats, const char *key)

@@ -21,6 +21,7 @@ struct stream_config {
 	uint64_t buffer_size_kb;
 	unsigned int page_pair_shift;
 	bool learn_mm, learn_pages, learn_locks;
+	bool sample_switches;		/* sched_switch, in windows (stream_sample_switches) */
 	/* For kernels whose kmem_cache_alloc has no cache name: the
 	 * mm_struct cache's object size and the allocating functions. */
 	uint64_t mm_object_size;
@@ -47,6 +48,14 @@ void stream_free(struct stream *s);
  * written on another CPU can't be overtaken. final feeds everything.
  */
 int stream_drain(struct stream *s, struct learner *l, bool final);
+
+/*
+ * Turns the sched_switch sample window on or off. Switches are far too
+ * frequent to stream all the time: a short window per interval tells which
+ * share of them stays within one process (same mm, P1's work unit), which
+ * the in-kernel count then scales. -ENOENT when not set up.
+ */
+int stream_sample_switches(struct stream *s, bool on);
 
 /* Records read, and records lost (overrun or dropped), since the last call. */
 void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost);

@@ -14,6 +14,7 @@
  *                 N times, checking it reads back zero
  *   kfault N      N fresh pages faulted in from kernel mode (read() into
  *                 them); prints the range
+ *   pingpong N    two processes on CPU 0 pass a byte back and forth N times
  *   yield N       two threads pinned to one CPU sched_yield() N times each;
  *                 prints their context switches from /proc
  *   waitsig       prints its pid, waits for SIGUSR1, then maps and unmaps
@@ -205,6 +206,37 @@ static int do_kfault(long n)
 	return 0;
 }
 
+/* Two processes on one CPU hand a byte back and forth N times: every
+ * switch between them changes mm. */
+static int do_pingpong(long n)
+{
+	int ab[2], ba[2];
+	cpu_set_t set;
+	pid_t pid;
+	char c = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (pipe(ab) < 0 || pipe(ba) < 0)
+		return die("pipe");
+	sched_setaffinity(0, sizeof(set), &set);
+	pid = fork();
+	if (pid < 0)
+		return die("fork");
+	if (pid == 0) {
+		for (long i = 0; i < n; i++)
+			if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	for (long i = 0; i < n; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			return die("pipe ping-pong");
+	waitpid(pid, NULL, 0);
+	printf("exchanges %ld\n", n);
+	return 0;
+}
+
 static long yield_n;
 static pid_t yield_tids[2];
 
@@ -298,6 +330,8 @@ int main(int argc, char **argv)
 		return do_pwrite(n);
 	if (!strcmp(argv[1], "dontneed"))
 		return do_dontneed(n);
+	if (!strcmp(argv[1], "pingpong"))
+		return do_pingpong(n);
 	if (!strcmp(argv[1], "kfault"))
 		return do_kfault(n);
 	if (!strcmp(argv[1], "yield"))

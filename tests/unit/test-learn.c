@@ -276,6 +276,28 @@ static void test_unwritten_cap(void)
 	learner_free(l);
 }
 
+/* sched_switch windows: what is a switch to a user task, what stays in one mm. */
+static void test_switches(void)
+{
+	struct learner *l = learner_new(&lim, &fake);
+	struct switch_stats sw;
+
+	ev(l, LEARN_SWITCH, 100, 0, 101, NULL);	/* threads of one process: same mm */
+	ev(l, LEARN_SWITCH, 101, 0, 100, NULL);	/* and back */
+	ev(l, LEARN_SWITCH, 100, 0, 300, NULL);	/* another process */
+	ev(l, LEARN_SWITCH, 300, 0, 0, NULL);	/* to idle */
+	ev(l, LEARN_SWITCH, 0, 0, 40, NULL);	/* to a kernel thread */
+	ev(l, LEARN_SWITCH, 40, 0, 300, NULL);	/* from it: a user task, not same mm */
+	ev(l, LEARN_SWITCH, 100, 0, 999, NULL);	/* to a task gone before we looked */
+	learner_take_switch_stats(l, &sw);
+	CHECK_INT(sw.sampled, ==, 7);
+	CHECK_INT(sw.to_user, ==, 4);
+	CHECK_INT(sw.same_mm, ==, 2);
+	learner_take_switch_stats(l, &sw);
+	CHECK_INT(sw.sampled, ==, 0);
+	learner_free(l);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
@@ -294,6 +316,7 @@ int main(void)
 	RUN(test_pages_and_locks);
 	RUN(test_abort_retry);
 	RUN(test_unwritten_cap);
+	RUN(test_switches);
 	db_close(db);
 	unlink(path);
 	return test_exit();
