@@ -7,6 +7,8 @@
 #   make             build/mmhitmd build/mmhitm build/mmhitm-load
 #   make check       unit tests (plain and ASan+UBSan), fuzzers, integration
 #   make demo        record this machine for a short while and show the DB
+#   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels (QEMU)
+#   make demo-rollout   a real 6.1 -> 6.12 rollout recorded under QEMU
 #   make install     PREFIX=/usr/local DESTDIR=
 #
 # O=dir puts every build output under dir (default: build).
@@ -40,8 +42,11 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
 # report tests: scipy checks the statistics, Chromium loads the HTML.
+# tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
+# mkfs.ext4/debugfs for the results disk.
+DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs
 DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db \
-		   prometheus prometheus-node-exporter
+		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -242,6 +247,33 @@ bench: all $(BENCH_PROGS)
 
 $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+
+# --- real kernels under QEMU (tests/kernels) -------------------------------
+#
+# Boots Debian's 6.1 and 6.12 cloud kernels (TCG, -smp 2) with a busybox
+# initramfs carrying the programs, and asserts on the DB they leave on a
+# virtio disk; see tests/kernels/README.md. The kernel packages are fetched
+# with apt-get download into KERNEL_CACHE, outside the build tree, so clean
+# and distclean keep them. KERNEL_OLD, KERNEL_NEW (package names),
+# QEMU_ACCEL and BOOT_TIMEOUT given on the command line reach the scripts.
+
+KERNEL_CACHE	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mmhitm/kernels
+ROLLOUT_DIR	?= $(O)/demo-rollout
+
+.PHONY: demo-rollout
+
+check-kernels: all
+	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) sh tests/run kernels
+
+demo-rollout: all
+	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROLLOUT_DIR=$(ROLLOUT_DIR) \
+	    sh tests/kernels/test-rollout.sh
+
+# The work files go with clean; the downloaded kernels stay in KERNEL_CACHE.
+.PHONY: clean-kernels
+clean: clean-kernels
+clean-kernels:
+	rm -rf $(O)/kernels $(ROLLOUT_DIR)
 
 # --- install ---------------------------------------------------------------
 

@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Scenario LRU_GEN on Debian's 6.1 cloud kernel (CONFIG_LRU_GEN=y, off at
+# boot): the guest enables MGLRU, mmhitmd records while mmhitm-load runs
+# ctxswitch (P1) and aging (P2); the DB it leaves on the disk must show the
+# boot with LRU_GEN on, mm_struct.lru_gen.bitmap at the offset bpftool
+# finds in that kernel's BTF, one max_seq step per aging pass the load
+# reported, and sched_switch counts that account for the load's switches.
+
+. "$(dirname "$0")/lib.sh"
+. "$KTESTS/checks.sh"
+require_tools python3 bpftool sqlite3
+programs_or_skip
+work_dir lru-gen
+t0=$(date +%s)
+
+kernel_fetch 6.1
+initramfs_build "$WORK/initramfs-$KVER.cpio" "$O/mmhitmd" "$O/mmhitm-load" "$(command -v sqlite3)"
+disk_seed "$WORK/seed" mmhitm-lru-gen
+disk_make "$WORK/disk.img" 128 "$WORK/seed"
+qemu_boot lru-gen record 6.1 "$WORK/disk.img" $((DURATION + 60))
+disk_pull "$WORK/disk.img" /results/6.1 "$WORK/results"
+disk_pull_db "$WORK/disk.img" mmhitm.db "$WORK/db"
+DB=$WORK/db/mmhitm.db
+
+check_recording "$WORK/results/6.1" 6.1
+echo "scenario lru-gen: $(( $(date +%s) - t0 ))s wall (boot ${BOOT_SECS}s), DB $DB"
