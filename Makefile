@@ -160,7 +160,8 @@ $(O)/obj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # Where `mmhitm report` looks for the patch map by default.
-$(O)/obj/analyzer/cmd-report.o $(O)/san/analyzer/cmd-report.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
+$(O)/obj/analyzer/cmd-report.o $(O)/san/analyzer/cmd-report.o \
+$(O)/obj/analyzer/rules.o $(O)/san/analyzer/rules.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
 
 $(O)/san/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-SAN,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<

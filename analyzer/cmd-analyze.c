@@ -34,7 +34,7 @@ void cmd_analyze_help(void)
 	       "  --print-rules    print the effective rules and their digest, and exit\n");
 }
 
-/* Loads the defaults and each override file. Caller frees. */
+/* Loads the defaults, the host's overrides and each file given. Caller frees. */
 static int rules_from_args(char **files, size_t n, struct rules **ret)
 {
 	struct rules *rules = rules_new();
@@ -42,11 +42,9 @@ static int rules_from_args(char **files, size_t n, struct rules **ret)
 
 	if (!rules)
 		return log_oom();
-	r = rules_load_defaults(rules);
-	if (r < 0) {
-		log_error("The built-in rules do not parse: this build is broken");
+	r = rules_load_system(rules);
+	if (r < 0)
 		goto fail;
-	}
 	for (size_t i = 0; i < n; i++) {
 		r = rules_load_file(rules, files[i]);
 		if (r < 0)

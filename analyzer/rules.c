@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "rules.h"
@@ -604,4 +605,21 @@ const struct rule *rules_match(const struct rules *r, const struct rule_input *i
 	}
 	snprintf(ret_path, size, "unresolved");
 	return NULL;
+}
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+
+int rules_load_system(struct rules *r)
+{
+	const char *path = SYSCONFDIR "/mmhitm/rules.conf";
+	int ret;
+
+	ret = rules_load_defaults(r);
+	if (ret < 0)
+		return log_error_errno(ret, "The built-in rules do not parse: this build is broken");
+	if (access(path, F_OK) != 0)
+		return 0;
+	return rules_load_file(r, path);
 }

@@ -49,6 +49,12 @@ int rules_parse(struct rules *r, const char *text, const char *origin, unsigned 
 int rules_load_defaults(struct rules *r);
 /* An override file (--rules FILE). */
 int rules_load_file(struct rules *r, const char *path);
+/*
+ * The built-in defaults, then the host's overrides in
+ * SYSCONFDIR/mmhitm/rules.conf when that file exists: what both the daemon
+ * and `mmhitm analyze` attribute with, so they agree on the digest.
+ */
+int rules_load_system(struct rules *r);
 
 size_t rules_count(const struct rules *r);
 const struct rule *rules_get(const struct rules *r, size_t i);

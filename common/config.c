@@ -118,6 +118,8 @@ static const struct option_def options[] = {
 	  OPT_U64, OFF(sample_budget_ppm), "5000", 1, 1000000 },
 	{ { "keep_user_lines", "BOOL", "store user-space samples per cache line too" },
 	  OPT_BOOL, OFF(keep_user_lines), "no" },
+	{ { "analyze", "BOOL", "attribute new intervals after each one (as mmhitm analyze)" },
+	  OPT_BOOL, OFF(analyze), "yes" },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };

@@ -40,6 +40,7 @@ struct config {
 	int64_t sample_every_ns;	/* ... out of every this long */
 	uint64_t sample_budget_ppm;	/* CPU share the sampling may cost */
 	bool keep_user_lines;		/* store user-space samples per line */
+	bool analyze;			/* attribute after every interval */
 	int log_level;
 };
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "log.h"
 #include "metrics.h"
 #include "util.h"
@@ -21,6 +22,41 @@ void metrics_escape(FILE *f, const char *s)
 	}
 }
 
+int path_export_update(struct path_export *p, sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, &st,
+		       "SELECT p.interval_id, p.path, p.lcl_hitm, p.rmt_hitm, p.peer, p.samples, p.work"
+		       " FROM path_intervals p JOIN intervals i USING (interval_id)"
+		       " WHERE i.boot_id = ?1 AND p.interval_id > ?2 AND p.path IN ('P1', 'P2', 'P3', 'P4')"
+		       " ORDER BY p.interval_id");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, p->last_interval_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int k = ((const char *)sqlite3_column_text(st, 1))[1] - '1';
+
+		if (k < 0 || k >= EXPORT_PATHS)
+			continue;
+		p->last_interval_id = sqlite3_column_int64(st, 0);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			p->measured[k] = true;
+			p->lcl_hitm[k] += sqlite3_column_int64(st, 2);
+			p->rmt_hitm[k] += sqlite3_column_int64(st, 3);
+			p->peer[k] += sqlite3_column_int64(st, 4);
+			p->samples[k] += sqlite3_column_int64(st, 5);
+		}
+		p->work[k] += sqlite3_column_double(st, 6);
+	}
+	if (rc != SQLITE_DONE)
+		return log_warning_errno(db_errno(rc), "Failed to read path totals: %s, ignoring",
+					 sqlite3_errmsg(db));
+	return 0;
+}
+
 static void labels(FILE *f, const struct boot_info *b)
 {
 	fputs("kernel=\"", f);
@@ -33,7 +69,38 @@ static void metric(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r, uint64_t db_bytes)
+static void path_series(FILE *f, const struct boot_info *b, const struct path_export *p, int k,
+			const char *name, const char *extra)
+{
+	fprintf(f, "%s{", name);
+	labels(f, b);
+	fprintf(f, ",path=\"P%d\",patch=\"%s\"%s} ", k + 1, p->patch[k] ?: "unknown", extra);
+}
+
+static void write_paths(FILE *f, const struct boot_info *b, const struct path_export *p)
+{
+	metric(f, "mmhitm_path_hitm_total", "counter",
+	       "HITM samples attributed to each path since mmhitmd started (absent: not sampled).");
+	for (int k = 0; k < EXPORT_PATHS; k++) {
+		if (!p->measured[k])
+			continue;
+		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"local\"");
+		fprintf(f, "%" PRIu64 "\n", p->lcl_hitm[k]);
+		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"remote\"");
+		fprintf(f, "%" PRIu64 "\n", p->rmt_hitm[k]);
+		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"peer\"");
+		fprintf(f, "%" PRIu64 "\n", p->peer[k]);
+	}
+	metric(f, "mmhitm_path_work_total", "counter",
+	       "Units of each path's own work (same-mm switches, aging passes, activations, TLB flushes).");
+	for (int k = 0; k < EXPORT_PATHS; k++) {
+		path_series(f, b, p, k, "mmhitm_path_work_total", "");
+		fprintf(f, "%.0f\n", p->work[k]);
+	}
+}
+
+int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
+		  const struct path_export *p, uint64_t db_bytes)
 {
 	size_t n = counters_count(r->counters);
 
@@ -55,6 +122,9 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r, 
 		metrics_escape(f, counters_name(r->counters, i));
 		fprintf(f, "\"} %" PRIu64 "\n", counter_delta(r->base[i], r->prev[i]));
 	}
+
+	if (p)
+		write_paths(f, b, p);
 
 	metric(f, "mmhitm_daemon_cpu_seconds_total", "counter", "CPU time mmhitmd used.");
 	fprintf(f, "mmhitm_daemon_cpu_seconds_total %.6f\n", r->cpu_ns_total / 1e9);
@@ -78,7 +148,7 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r, 
 }
 
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
-		       uint64_t db_bytes)
+		       const struct path_export *p, uint64_t db_bytes)
 {
 	char tmp[4096];
 	FILE *f;
@@ -88,7 +158,7 @@ int metrics_write_file(const char *path, const struct boot_info *b, const struct
 	f = fopen(tmp, "we");
 	if (!f)
 		return log_warning_errno(errno, "Failed to write metrics to %s: %m, ignoring", tmp);
-	ret = metrics_write(f, b, r, db_bytes);
+	ret = metrics_write(f, b, r, p, db_bytes);
 	if (fclose(f) != 0 && ret >= 0)
 		ret = -errno;
 	/* The collector must never see a half-written file. */

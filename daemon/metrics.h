@@ -14,12 +14,31 @@
  * started; Prometheus' rate() copes with the restarts.
  */
 
+/*
+ * Per-path totals since the daemon started, from the attribution of the
+ * intervals it wrote (path_intervals), and which paths this kernel
+ * carries (patch map): "carries", "lacks" or "unknown".
+ */
+#define EXPORT_PATHS 4
+struct path_export {
+	const char *patch[EXPORT_PATHS];
+	uint64_t lcl_hitm[EXPORT_PATHS], rmt_hitm[EXPORT_PATHS], peer[EXPORT_PATHS];
+	uint64_t samples[EXPORT_PATHS];
+	double work[EXPORT_PATHS];
+	bool measured[EXPORT_PATHS];	/* HITM was sampled at all */
+	int64_t last_interval_id;	/* added up to here */
+};
+
+/* Adds the path_intervals rows of boot_id newer than the last call. */
+int path_export_update(struct path_export *p, sqlite3 *db, int64_t boot_id);
+
 /* Writes the metrics; labels are escaped. */
-int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r, uint64_t db_bytes);
+int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
+		  const struct path_export *p, uint64_t db_bytes);
 
 /* Writes path.tmp.PID next to path, then renames it over path. */
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
-		       uint64_t db_bytes);
+		       const struct path_export *p, uint64_t db_bytes);
 
 /* Label value escaping: backslash, double quote and newline. */
 void metrics_escape(FILE *f, const char *s);

@@ -32,7 +32,9 @@
 #include "kallsyms.h"
 #include "learn.h"
 #include "log.h"
+#include "analyze.h"
 #include "metrics.h"
+#include "patchmap.h"
 #include "recorder.h"
 #include "retention.h"
 #include "sampler.h"
@@ -356,6 +358,8 @@ struct daemon {
 	struct sampler *sampler;
 	struct mem_agg *agg;
 	struct kallsyms *ksyms;		/* kept while sampling, for sample IPs */
+	struct rules *rules;		/* attribution, after every interval */
+	struct path_export paths;	/* per-path totals for the metrics file */
 	struct recorder rec;
 	struct event_status_list status;
 	struct btf_layout btf;
@@ -364,6 +368,46 @@ struct daemon {
 	int64_t cpu_warned_ns;		/* last CPU-budget warning */
 	bool budget_warned;
 };
+
+/*
+ * Which of P1..P4 this kernel carries, by the patch map the reports use
+ * (/etc/mmhitm/patches.conf, else the built-in rules): labels the metrics.
+ * The markers the map names are looked up in kallsyms and stored, so
+ * reports see them too. Inside the boot's transaction.
+ */
+static int setup_patch_state(struct daemon *d, const struct kallsyms *ks)
+{
+	struct patch_map *m = patch_map_new();
+	struct patch_verdict v[NR_PATHS];
+	const char *found[32];
+	struct kernel_desc k = {
+		.release = d->boot.release,
+		.version = d->boot.version,
+		.build_id = d->boot.build_id,
+		.ksyms = found,
+	};
+	int r = 0;
+
+	if (!m)
+		return log_oom();
+	if (patch_map_load_default(m) < 0)
+		log_warning("Patch map unreadable, labelling every path unknown");
+	for (size_t i = 0; i < patch_map_nr_ksyms(m) && k.nr_ksyms < ARRAY_SIZE(found); i++) {
+		const struct ksym *sym = ks ? kallsyms_find(ks, patch_map_ksym(m, i)) : NULL;
+
+		if (!sym)
+			continue;
+		found[k.nr_ksyms++] = patch_map_ksym(m, i);
+		r = kallsyms_store(d->db, d->boot_id, sym);
+		if (r < 0)
+			break;
+	}
+	patch_map_resolve(m, &k, v);
+	for (int p = 0; p < NR_PATHS; p++)
+		d->paths.patch[p] = patch_state_to_string(v[p].state);
+	patch_map_free(m);
+	return r;
+}
 
 /*
  * HITM sampling, when this host has a memory-sampling PMU or the
@@ -503,6 +547,16 @@ static int setup(struct daemon *d)
 	r = setup_sampler(d);
 	if (r < 0)
 		goto out;
+	if (d->cfg.analyze) {
+		d->rules = rules_new();
+		if (!d->rules) {
+			r = log_oom();
+			goto out;
+		}
+		r = rules_load_system(d->rules);
+		if (r < 0)
+			goto out;
+	}
 
 	/* The boot's identity, what it can record, and its layouts: one txn. */
 	r = db_begin(d->db);
@@ -519,6 +573,7 @@ static int setup(struct daemon *d)
 		if (k)
 			r = kallsyms_store(d->db, d->boot_id, k);
 	}
+	r = r < 0 ? r : setup_patch_state(d, ks);
 	if (r >= 0)
 		r = db_commit(d->db);
 	if (r < 0) {
@@ -558,6 +613,7 @@ static void teardown(struct daemon *d)
 	recorder_done(&d->rec);
 	sampler_free(d->sampler);
 	mem_agg_free(d->agg);
+	rules_free(d->rules);
 	kallsyms_free(d->ksyms);
 	stream_free(d->stream);
 	learner_free(d->learner);
@@ -582,6 +638,18 @@ static void after_flush(struct daemon *d, int64_t now)
 	struct retention_result res = {};
 	uint64_t size = 0;
 	int r;
+
+	/* Attribution before retention, so what retention rolls up is
+	 * attributed; incremental, so a quiet interval costs a few queries. */
+	if (d->rules) {
+		struct analyze_stats st;
+
+		r = analyze_db(d->db, d->rules, 0, &st);
+		if (r < 0)
+			log_warning_errno(r, "Attribution failed: %m, retrying next interval");
+		else
+			path_export_update(&d->paths, d->db, d->boot_id);
+	}
 
 	r = retention_enforce(d->db, now, &pol, &res);
 	if (r < 0) {
@@ -609,7 +677,7 @@ static void after_flush(struct daemon *d, int64_t now)
 
 	if (d->cfg.metrics_file[0]) {
 		db_size_bytes(d->db, &size);
-		metrics_write_file(d->cfg.metrics_file, &d->boot, &d->rec, size);
+		metrics_write_file(d->cfg.metrics_file, &d->boot, &d->rec, &d->paths, size);
 	}
 }
 

@@ -34,8 +34,12 @@ prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb"
 	--web.listen-address=127.0.0.1:$PROM_PORT >"$WORK/prom.log" 2>&1 &
 PROM=$!
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 4s --instance mmhitm-test-prom-$$ \
-	--metrics-file "$WORK/textfiles/mmhitm.prom" 2>"$WORK/daemon.log" || { cat "$WORK/daemon.log"; exit 1; }
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 5s --instance mmhitm-test-prom-$$ \
+	--metrics-file "$WORK/textfiles/mmhitm.prom" 2>"$WORK/daemon.log" &
+DPID=$!
+wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
+"$HELPER" dontneed 20000 >/dev/null	# TLB flushes: P4's work
+wait $DPID || { cat "$WORK/daemon.log"; exit 1; }
 check "textfile written" "$(test -s "$WORK/textfiles/mmhitm.prom" && echo yes)" = yes
 check "no temporary file left" "$(ls "$WORK/textfiles" | wc -l)" -eq 1
 
@@ -55,6 +59,11 @@ wait_until 30 sh -c "[ \"\$(curl -sf 'http://127.0.0.1:$PROM_PORT/api/v1/query' 
 check_str "PromQL: intervals written" "$(promql "$Q")" "$want_intervals"
 check_str "PromQL: sched_switch hits = the database's sum" \
 	"$(promql "mmhitm_tracepoint_hits_total{event=\"sched:sched_switch\",kernel=\"$(uname -r)\"}")" "$want_switch"
+want_p4=$(q "SELECT CAST(sum(work) AS INTEGER) FROM path_intervals WHERE path = 'P4'")
+patch=$(sed -n 's/^mmhitm_path_work_total{.*path="P4",patch="\([a-z]*\)"}.*/\1/p' "$WORK/textfiles/mmhitm.prom")
+check_str "PromQL: P4's work (TLB flushes), labelled by patch state" \
+	"$(promql "mmhitm_path_work_total{path=\"P4\",patch=\"$patch\",kernel=\"$(uname -r)\"}")" "$want_p4"
+check "P4's work is real" "$want_p4" -ge 20000
 check_str "PromQL: kernel and PMU labels" \
 	"$(promql "count(mmhitm_info{kernel=\"$(uname -r)\",pmu=\"$(q 'SELECT pmu_kind FROM boots')\"})")" 1
 finish
