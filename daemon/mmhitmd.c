@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -924,6 +925,9 @@ int main(int argc, char **argv)
 	}
 
 	r = setup(&d);
+	/* Setup parsed kallsyms and BTF (megabytes, freed now): give the
+	 * memory back rather than carry it for the daemon's lifetime. */
+	malloc_trim(0);
 	if (r >= 0)
 		r = run(&d, ready_fd);
 	else
