@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "lru-gen.h"
 #include "sysstat.h"
 #include "util.h"
 
 #define DEBUGFS_MAGIC_NR 0x64626720
-#define LRU_GEN_DEBUGFS "/sys/kernel/debug/lru_gen"
 
 int vmstat_parse(const char *text, struct kv_list *ret)
 {
@@ -55,64 +55,40 @@ int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks)
 }
 
 /*
- *	memcg    %5hu %s          (one per memcg, at its first node)
- *	 node    %5d
- *	 %10lu %10u %10lu %10lu   (seq, age in ms, anon and file pages), min to max
+ * The flat (memcg, node) view of common/lru-gen.c's parse of
+ * /sys/kernel/debug/lru_gen: one parser for the file, shared with
+ * mmhitm-load's aging.
  */
 int lru_gen_parse(const char *text, struct sys_snapshot *snap)
 {
-	const char *p = text;
-	struct lru_gen_entry *cur = NULL;
-	uint64_t memcg_id = 0;
-	char path[192] = "";
-	bool have_memcg = false;
+	struct lru_gen_state *st = NULL;
+	int r;
 
 	snap->n_lru_gen = 0;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char line[512];
-		unsigned long long a;
-		int node, n;
+	r = lru_gen_state_parse(text, &st);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EBADMSG;
+	for (size_t m = 0; m < st->nr_memcgs; m++) {
+		const struct lru_gen_memcg *mc = &st->memcgs[m];
 
-		if (len >= sizeof(line))
-			return -EBADMSG;
-		memcpy(line, p, len);
-		line[len] = '\0';
-		p += len + (nl ? 1 : 0);
+		for (size_t n = 0; n < mc->nr_nodes; n++) {
+			struct lru_gen_entry *e;
 
-		if (sscanf(line, "memcg %llu %n", &a, &n) == 1) {
-			memcg_id = a;
-			snprintf(path, sizeof(path), "%s", strstrip(line + n));
-			have_memcg = true;
-			cur = NULL;
-		} else if (sscanf(line, " node %d", &node) == 1) {
-			if (!have_memcg)
-				return -EBADMSG;
 			if (grow_array((void **)&snap->lru_gen, &snap->alloc_lru_gen,
-				       sizeof(*snap->lru_gen), snap->n_lru_gen + 1) < 0)
+				       sizeof(*snap->lru_gen), snap->n_lru_gen + 1) < 0) {
+				lru_gen_state_free(st);
 				return -ENOMEM;
-			cur = &snap->lru_gen[snap->n_lru_gen++];
-			memset(cur, 0, sizeof(*cur));
-			cur->memcg_id = memcg_id;
-			cur->node = node;
-			snprintf(cur->memcg_path, sizeof(cur->memcg_path), "%s", path);
-			cur->min_seq = UINT64_MAX;
-		} else if (sscanf(line, " %llu", &a) == 1) {
-			if (!cur)
-				return -EBADMSG;
-			if (a < cur->min_seq)
-				cur->min_seq = a;
-			if (a > cur->max_seq)
-				cur->max_seq = a;
-		} else if (*strstrip(line)) {
-			return -EBADMSG;
+			}
+			e = &snap->lru_gen[snap->n_lru_gen++];
+			memset(e, 0, sizeof(*e));
+			e->memcg_id = mc->id;
+			e->node = mc->nodes[n].nid;
+			snprintf(e->memcg_path, sizeof(e->memcg_path), "%s", mc->path ?: "");
+			e->min_seq = mc->nodes[n].min_seq;
+			e->max_seq = mc->nodes[n].max_seq;
 		}
 	}
-	/* A node with no generation lines has nothing to say. */
-	for (size_t i = 0; i < snap->n_lru_gen; i++)
-		if (snap->lru_gen[i].min_seq == UINT64_MAX)
-			snap->lru_gen[i].min_seq = snap->lru_gen[i].max_seq = 0;
+	lru_gen_state_free(st);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 
-#include "../../load/lru-gen.h"
+#include "lru-gen.h"
 #include "test.h"
 #include "util.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef MMHITM_LOAD_LRU_GEN_H
-#define MMHITM_LOAD_LRU_GEN_H
+#ifndef MMHITM_LRU_GEN_H
+#define MMHITM_LRU_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
