@@ -725,13 +725,49 @@ static void reload(struct daemon *d)
  * at SWITCH_MAX_RATE.
  */
 #define SWITCH_RECORD_BYTES 80		/* a sched_switch record with its header */
-#define SWITCH_MAX_RATE 1e6		/* context switches per second per CPU */
+#define LOCK_RECORD_BYTES 40		/* a contention_begin record with its header */
+#define WINDOW_MAX_RATE 1e6		/* events per second per CPU, of each kind */
 
 static int64_t switch_window_ns(const struct daemon *d)
 {
-	double fit = d->cfg.buffer_size_kb * 1024.0 / 2 / SWITCH_RECORD_BYTES / SWITCH_MAX_RATE * 1e9;
+	double per_event = SWITCH_RECORD_BYTES +
+			   (stream_locks_are_windowed(d->stream) ? LOCK_RECORD_BYTES : 0);
+	double fit = d->cfg.buffer_size_kb * 1024.0 / 2 / per_event / WINDOW_MAX_RATE * 1e9;
 
 	return fit < d->cfg.switch_sample_ns ? (int64_t)fit : d->cfg.switch_sample_ns;
+}
+
+/*
+ * Lock contention floods in a storm. Streamed all the time while a drain
+ * period's worth of it stays under an eighth of what one CPU's ring buffer
+ * holds (as if it all came on one CPU), it moves into the sample windows
+ * as soon as a drain reads more, and back once an interval's rate is
+ * under half that again.
+ */
+static uint64_t lock_burst(const struct daemon *d)
+{
+	return d->cfg.buffer_size_kb * 1024 / LOCK_RECORD_BYTES / 8;
+}
+
+static void lock_mode_after_drain(struct daemon *d)
+{
+	if (stream_locks_are_windowed(d->stream) || stream_last_lock_records(d->stream) <= lock_burst(d))
+		return;
+	if (stream_locks_windowed(d->stream, true) == 0)
+		log_info("Lock contention storm (%" PRIu64 " records in one drain): learning lock "
+			 "addresses in the sample windows only", stream_last_lock_records(d->stream));
+}
+
+static void lock_mode_after_flush(struct daemon *d)
+{
+	double per_drain;
+
+	if (!stream_locks_are_windowed(d->stream) || d->rec.last_len_ns <= 0)
+		return;
+	per_drain = (double)recorder_last_count(&d->rec, "lock:contention_begin") *
+		    d->cfg.drain_ns / d->rec.last_len_ns;
+	if (per_drain < lock_burst(d) / 2 && stream_locks_windowed(d->stream, false) == 0)
+		log_info("Lock contention calm again: learning lock addresses continuously");
 }
 
 static int64_t next_switch_window(struct daemon *d, int64_t mono, int64_t until_flush)
@@ -851,12 +887,15 @@ static int run(struct daemon *d, int ready_fd)
 			r = stream_drain(d->stream, d->learner, false);
 			if (r < 0)
 				return r;
+			lock_mode_after_drain(d);
 			next_drain = mono + d->cfg.drain_ns;
 		}
 		if (wall >= next_flush) {
 			/* A failed write is logged and folded into the next. */
-			if (recorder_flush(&d->rec, wall, false) == 0)
+			if (recorder_flush(&d->rec, wall, false) == 0) {
 				after_flush(d, wall);
+				lock_mode_after_flush(d);
+			}
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
 			if (d->stream && d->cfg.switch_sample_ns)
 				switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC),

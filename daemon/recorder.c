@@ -38,16 +38,25 @@ static int64_t self_rss_kb(void)
 	return resident * (getpagesize() / 1024);
 }
 
+uint64_t recorder_last_count(const struct recorder *r, const char *event)
+{
+	for (size_t i = 0; r->last && i < counters_count(r->counters); i++)
+		if (strcmp(counters_name(r->counters, i), event) == 0)
+			return r->last[i];
+	return 0;
+}
+
 int recorder_start(struct recorder *r, int64_t now_wall)
 {
 	size_t n = counters_count(r->counters);
 	int ret;
 
 	r->base = calloc(n + 1, sizeof(*r->base));
+	r->last = calloc(n + 1, sizeof(*r->last));
 	r->prev = calloc(n + 1, sizeof(*r->prev));
 	r->cur = calloc(n + 1, sizeof(*r->cur));
 	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
-	if (!r->base || !r->prev || !r->cur || !r->event_ids)
+	if (!r->base || !r->last || !r->prev || !r->cur || !r->event_ids)
 		return log_oom();
 	ret = counters_read(r->counters, r->prev);
 	if (ret < 0)
@@ -65,6 +74,7 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 void recorder_done(struct recorder *r)
 {
 	free(r->base);
+	free(r->last);
 	free(r->prev);
 	free(r->cur);
 	free(r->event_ids);
@@ -422,6 +432,8 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->dropped = 0;
 	r->learn_records = 0;
 	r->lost = 0;
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		r->last[i] = counter_delta(r->prev[i], r->cur[i]);
 	memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = ru;

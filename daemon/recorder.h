@@ -44,6 +44,7 @@ struct recorder {
 	struct switch_stats sw;		/* sched_switch windows, likewise */
 
 	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
+	uint64_t *last;			/* deltas of the last interval written */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */
 	struct sys_snapshot snap[2];
 	int snap_prev;
@@ -73,5 +74,8 @@ int recorder_start(struct recorder *r, int64_t now_wall);
  */
 int recorder_flush(struct recorder *r, int64_t now_wall, bool final);
 void recorder_done(struct recorder *r);
+
+/* A counted event's hits in the last interval written; 0 if not counted. */
+uint64_t recorder_last_count(const struct recorder *r, const char *event);
 
 #endif

@@ -49,6 +49,10 @@ struct stream {
 	uint64_t records;
 	uint64_t lost_total_seen;	/* overrun + dropped at the last take */
 	bool switch_src;		/* sched_switch set up for windows */
+	bool lock_src;			/* contention_begin set up */
+	bool lock_windowed;		/* ... and streamed only in the windows */
+	bool window_on;
+	uint64_t lock_records;		/* read by the last drain */
 	bool held_overflow_logged;
 };
 
@@ -216,6 +220,8 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 		return event_status_add(status, d->system, d->name, "sample", true,
 					"sampled in short windows per interval");
 	}
+	if (d->type == LEARN_LOCK)
+		s->lock_src = true;
 	if (tracefs_event_enable(s->inst, d->system, d->name) < 0)
 		return event_status_add(status, d->system, d->name, "learn", false,
 					"enabling failed: %s", strerror(errno));
@@ -420,6 +426,7 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 	size_t fed = 0;
 	int r;
 
+	s->lock_records = 0;
 	for (int c = 0; c < s->ncpu; c++) {
 		if (!s->cpu[c])
 			continue;
@@ -445,6 +452,8 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 				for (int i = 0; i < s->nsrc; i++) {
 					if (s->src[i].id != id)
 						continue;
+					if (s->src[i].type == LEARN_LOCK)
+						s->lock_records++;
 					r = decode(s, &s->src[i], data, rec.size, (int64_t)ts + wall_off);
 					if (r < 0)
 						return r;
@@ -471,13 +480,45 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 
 int stream_sample_switches(struct stream *s, bool on)
 {
+	int r = 0;
+
+	if (!s || (!s->switch_src && !(s->lock_src && s->lock_windowed)))
+		return -ENOENT;
+	if (s->switch_src)
+		r = on ? tracefs_event_enable(s->inst, "sched", "sched_switch") :
+			 tracefs_event_disable(s->inst, "sched", "sched_switch");
+	if (r >= 0 && s->lock_src && s->lock_windowed)
+		r = on ? tracefs_event_enable(s->inst, "lock", "contention_begin") :
+			 tracefs_event_disable(s->inst, "lock", "contention_begin");
+	s->window_on = on;
+	return r < 0 ? -errno : 0;
+}
+
+int stream_locks_windowed(struct stream *s, bool windowed)
+{
 	int r;
 
-	if (!s || !s->switch_src)
+	if (!s || !s->lock_src)
 		return -ENOENT;
-	r = on ? tracefs_event_enable(s->inst, "sched", "sched_switch") :
-		 tracefs_event_disable(s->inst, "sched", "sched_switch");
-	return r < 0 ? -errno : 0;
+	if (windowed == s->lock_windowed)
+		return 0;
+	/* Continuous: on now. Windowed: on only while a window is. */
+	r = !windowed || s->window_on ? tracefs_event_enable(s->inst, "lock", "contention_begin") :
+					tracefs_event_disable(s->inst, "lock", "contention_begin");
+	if (r < 0)
+		return -errno;
+	s->lock_windowed = windowed;
+	return 0;
+}
+
+bool stream_locks_are_windowed(const struct stream *s)
+{
+	return s && s->lock_windowed;
+}
+
+uint64_t stream_last_lock_records(const struct stream *s)
+{
+	return s ? s->lock_records : 0;
 }
 
 static uint64_t stats_value(const char *stats, const char *key)

@@ -57,6 +57,17 @@ int stream_drain(struct stream *s, struct learner *l, bool final);
  */
 int stream_sample_switches(struct stream *s, bool on);
 
+/*
+ * Lock contention is learned continuously while it is rare, and only in
+ * the sample windows while it floods (stream_sample_switches() turns it on
+ * and off with sched_switch then): a contention storm must not overrun the
+ * ring buffer the mm learning events share. The main loop decides.
+ */
+int stream_locks_windowed(struct stream *s, bool windowed);
+bool stream_locks_are_windowed(const struct stream *s);
+/* contention_begin records the last drain read. */
+uint64_t stream_last_lock_records(const struct stream *s);
+
 /* Records read, and records lost (overrun or dropped), since the last call. */
 void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost);
 

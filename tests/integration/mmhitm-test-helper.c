@@ -14,6 +14,8 @@
  *                 N times, checking it reads back zero
  *   kfault N      N fresh pages faulted in from kernel mode (read() into
  *                 them); prints the range
+ *   lockstorm MS  four threads fault in and zap one page for MS milliseconds:
+ *                 its page table spinlock is contended all the time
  *   pingpong N    two processes on CPU 0 pass a byte back and forth N times
  *   yield N       two threads pinned to one CPU sched_yield() N times each;
  *                 prints their context switches from /proc
@@ -237,6 +239,43 @@ static int do_pingpong(long n)
 	return 0;
 }
 
+/* Four threads fault in and zap the same page over and over: its page
+ * table lock (a spinlock) is contended all the time (a lock storm). */
+static char *storm_page;
+static volatile int storm_stop;
+
+static void *stormer(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((long)arg % sysconf(_SC_NPROCESSORS_ONLN), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!storm_stop) {
+		storm_page[0] = 1;
+		madvise(storm_page, 4096, MADV_DONTNEED);
+	}
+	return NULL;
+}
+
+static int do_lockstorm(long ms)
+{
+	pthread_t t[4];
+
+	storm_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (storm_page == MAP_FAILED)
+		return die("mmap");
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, stormer, (void *)i) != 0)
+			return die("pthread_create");
+	usleep(ms * 1000);
+	storm_stop = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("stormed %ld ms\n", ms);
+	return 0;
+}
+
 static long yield_n;
 static pid_t yield_tids[2];
 
@@ -330,6 +369,8 @@ int main(int argc, char **argv)
 		return do_pwrite(n);
 	if (!strcmp(argv[1], "dontneed"))
 		return do_dontneed(n);
+	if (!strcmp(argv[1], "lockstorm"))
+		return do_lockstorm(n);
 	if (!strcmp(argv[1], "pingpong"))
 		return do_pingpong(n);
 	if (!strcmp(argv[1], "kfault"))

@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# A lock contention storm (four threads fighting over one page's page
+# table lock, ~40k contentions/s here) must not overrun the ring buffer the
+# mm learning events share: lock learning moves into the sample windows
+# while it lasts and back afterwards, no learning event is lost, and the
+# storm's lock is still learned.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_tracefs
+
+WORK=$(mktemp -d /tmp/mmhitm-test-storm.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+DB=$WORK/t.db
+
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance mmhitm-test-storm-$$ \
+	2>"$WORK/daemon.log" &
+DPID=$!
+wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 1 ]" ||
+	{ cat "$WORK/daemon.log"; fail "no intervals"; finish; }
+"$HELPER" lockstorm 4000 >/dev/null || fail "helper lockstorm"
+"$HELPER" fork 20 >/dev/null	# mm learning right after the storm
+sleep 3
+kill -TERM $DPID
+wait $DPID
+check "clean exit" $? -eq 0
+
+storm=$(q "SELECT max(count) FROM event_rates WHERE event = 'lock:contention_begin'")
+check "a storm was counted (contentions in one interval)" "$storm" -ge 10000
+check "lock learning moved into the windows" "$(grep -c 'Lock contention storm' "$WORK/daemon.log")" -ge 1
+check "and back once it was over" "$(grep -c 'Lock contention calm again' "$WORK/daemon.log")" -ge 1
+check "no learning event lost" "$(q 'SELECT sum(events_lost) FROM intervals')" -eq 0
+check "contended locks still learned" "$(q 'SELECT count(*) FROM lock_objects WHERE contentions > 0')" -ge 1
+check "forks after the storm learned" \
+	"$(q "SELECT count(*) FROM mm_objects WHERE learned_from = 'fork' AND comm = 'mmhitm-test-hel'")" -ge 20
+finish
