@@ -7,7 +7,8 @@
 #   make             build/mmhitmd build/mmhitm build/mmhitm-load
 #   make check       unit tests (plain and ASan+UBSan), fuzzers, integration
 #   make demo        record this machine for a short while and show the DB
-#   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels (QEMU)
+#   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels, the
+#                    units under a real systemd (QEMU)
 #   make demo-rollout   a real 6.1 -> 6.12 rollout recorded under QEMU
 #   make install     PREFIX=/usr/local DESTDIR=
 #
@@ -43,8 +44,9 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   linux-perf bpftool systemd procps util-linux
 # report tests: scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
-# mkfs.ext4/debugfs for the results disk.
-DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs
+# mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
+# Debian userspace.
+DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db \
 		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
@@ -259,18 +261,20 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
 # QEMU_ACCEL and BOOT_TIMEOUT given on the command line reach the scripts.
 
 KERNEL_CACHE	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mmhitm/kernels
+ROOTFS_CACHE	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mmhitm/rootfs
 ROLLOUT_DIR	?= $(O)/demo-rollout
 
 .PHONY: demo-rollout
 
 check-kernels: all
-	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) sh tests/run kernels
+	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROOTFS_CACHE=$(ROOTFS_CACHE) sh tests/run kernels
 
 demo-rollout: all
 	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROLLOUT_DIR=$(ROLLOUT_DIR) \
 	    sh tests/kernels/test-rollout.sh
 
-# The work files go with clean; the downloaded kernels stay in KERNEL_CACHE.
+# The work files go with clean; the downloaded kernels and the debootstrapped
+# userspace stay in KERNEL_CACHE and ROOTFS_CACHE.
 .PHONY: clean-kernels
 clean: clean-kernels
 clean-kernels:

@@ -10,6 +10,7 @@
 #   disk_pull IMG PATH DEST  copies PATH (file or dir) out of the image
 #   disk_pull_db IMG NAME DEST  the same for a SQLite DB and its WAL
 #   qemu_boot NAME SCENARIO TAG IMG [SECONDS]
+#   rootfs_build             a cached Debian 12 userspace with systemd: sets ROOTFS
 #
 # Environment (all optional):
 #   O             build directory (default build); work files go to $O/kernels
@@ -22,6 +23,10 @@
 #   QEMU_MEM      guest memory in MiB (default 1024)
 #   BOOT_TIMEOUT  seconds for the kernel to reach /init before TCG counts as
 #                 too slow on this machine (default 90)
+#   QEMU_APPEND   more kernel command line for qemu_boot
+#   ROOTFS_CACHE  debootstrapped userspaces, one per package list, shared by
+#                 worktrees like KERNEL_CACHE (default ~/.cache/mmhitm/rootfs)
+#   DEBIAN_MIRROR where debootstrap gets them (default http://deb.debian.org/debian)
 
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 O=${O:-build}
@@ -30,6 +35,9 @@ KERNEL_CACHE=${KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmhitm/kernels}
 QEMU_ACCEL=${QEMU_ACCEL:-tcg}
 QEMU_MEM=${QEMU_MEM:-1024}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-90}
+QEMU_APPEND=${QEMU_APPEND:-}
+ROOTFS_CACHE=${ROOTFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmhitm/rootfs}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 KTESTS=$TOP/tests/kernels
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
@@ -231,6 +239,63 @@ disk_pull_db() {	# img name dest
 	fi
 }
 
+# --- a Debian userspace -----------------------------------------------------
+
+# What test-systemd's guest runs: systemd as PID 1 and the shared libraries
+# of mmhitmd and mmhitm (as on a fleet host: no procps, no udev), plus
+# sqlite3 for the guest's own waits. The cache is keyed by this list.
+ROOTFS_SUITE=bookworm
+ROOTFS_PACKAGES="systemd systemd-sysv dbus libtracefs1 libtraceevent1 libsqlite3-0
+	libbpf1 libsystemd0 libelf1 zlib1g sqlite3"
+
+# debootstraps (once) a minbase Debian 12 with ROOTFS_PACKAGES into
+# ROOTFS_CACHE and sets ROOTFS to it. Callers copy it, never change it.
+# Minutes the first time; no network after. Needs root (debootstrap, and
+# files only root may read end up in the image).
+rootfs_build() {
+	[ "$(id -u)" = 0 ] || skip "debootstrap and the guest image need root"
+	command -v debootstrap >/dev/null 2>&1 || skip "debootstrap not installed (make deps)"
+	_list=$(echo $ROOTFS_PACKAGES | tr ' ' '\n' | LC_ALL=C sort -u | tr '\n' ' ')
+	_key=$(echo "$ROOTFS_SUITE minbase $DEBIAN_MIRROR $_list" | sha256sum | cut -c1-12)
+	ROOTFS=$ROOTFS_CACHE/$ROOTFS_SUITE-$_key
+	mkdir -p "$ROOTFS_CACHE" || skip "cannot create $ROOTFS_CACHE"
+	exec 9>"$ROOTFS_CACHE/.lock" && flock 9 || fail "cannot lock $ROOTFS_CACHE"
+	# Moved into place only once complete: a directory is a whole one.
+	if [ ! -d "$ROOTFS" ]; then
+		note "debootstrap $ROOTFS_SUITE ($_list) from $DEBIAN_MIRROR into $ROOTFS"
+		rm -rf "$ROOTFS.tmp"
+		if ! debootstrap --variant=minbase --include="$(echo $_list | tr ' ' ,)" \
+			"$ROOTFS_SUITE" "$ROOTFS.tmp" "$DEBIAN_MIRROR" >"$ROOTFS_CACHE/.debootstrap.log" 2>&1; then
+			tail -n 15 "$ROOTFS_CACHE/.debootstrap.log" | sed 's/^/    /'
+			rm -rf "$ROOTFS.tmp"
+			exec 9>&-
+			grep -q "Couldn't find these debs" "$ROOTFS_CACHE/.debootstrap.log" &&
+				fail "debootstrap: a package of ROOTFS_PACKAGES does not exist in $ROOTFS_SUITE"
+			skip "debootstrap $ROOTFS_SUITE from $DEBIAN_MIRROR failed (offline or mirror down)"
+		fi
+		# What a booted test never reads: half the size, a faster mkfs.
+		rm -rf "$ROOTFS.tmp"/var/cache/apt/archives/*.deb "$ROOTFS.tmp"/var/lib/apt/lists/* \
+			"$ROOTFS.tmp"/usr/share/doc/* "$ROOTFS.tmp"/usr/share/man/* \
+			"$ROOTFS.tmp"/usr/share/locale/* "$ROOTFS.tmp"/usr/share/info/*
+		mv "$ROOTFS.tmp" "$ROOTFS" || fail "cannot move $ROOTFS.tmp into place"
+	fi
+	exec 9>&-
+	echo "rootfs: $ROOTFS ($(du -sm "$ROOTFS" | cut -f1) MiB, systemd $(cat "$ROOTFS"/var/lib/dpkg/status |
+		awk '/^Package: systemd$/ { p = 1 } p && /^Version:/ { print $2; exit }'))"
+}
+
+# Fails unless every shared library ldd finds for the programs is in ROOT:
+# a new dependency must go into ROOTFS_PACKAGES.
+rootfs_has_libs() {	# root program...
+	_r=$1; shift
+	for _p in "$@"; do
+		for _l in $(ldd "$_p" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+			[ -e "$_r$_l" ] || [ -e "$_r/usr$_l" ] ||
+				fail "the guest userspace lacks $_l (for $(basename "$_p")): add its package to ROOTFS_PACKAGES"
+		done
+	done
+}
+
 # --- boot ------------------------------------------------------------------
 
 # Boots the kernel kernel_fetch chose with $WORK/initramfs-$KVER.cpio and
@@ -247,7 +312,7 @@ qemu_boot() {	# name scenario tag img [seconds]
 		-smp 2 -m "$QEMU_MEM" -nographic -no-reboot -nic none \
 		-kernel "$VMLINUZ" -initrd "$WORK/initramfs-$KVER.cpio" \
 		-drive "file=$4,format=raw,if=virtio" \
-		-append "console=ttyS0 panic=-1 oops=panic mmhitm.scenario=$2 mmhitm.tag=$3" \
+		-append "console=ttyS0 panic=-1 oops=panic mmhitm.scenario=$2 mmhitm.tag=$3 $QEMU_APPEND" \
 		</dev/null >"$_log" 2>&1 &
 	_pid=$!
 	_slow=
