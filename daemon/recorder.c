@@ -212,7 +212,9 @@ static int write_lru_gen(struct recorder *r, int64_t interval_id, const struct s
 	if (!cur->n_lru_gen)
 		return 0;
 	ret = db_prepare(r->db, &st,
-			 "INSERT INTO lru_gen_progress(interval_id, memcg_id, node, memcg_path,"
+			 /* OR IGNORE: one odd line of the file must never make
+			  * the whole interval unwritable. */
+			 "INSERT OR IGNORE INTO lru_gen_progress(interval_id, memcg_id, node, memcg_path,"
 			 " min_seq, max_seq, max_seq_delta) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
 	if (ret < 0)
 		return ret;
@@ -408,8 +410,11 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		learner_abort(r->learner);
 		forget_ids(r);
 		/* Keep the baselines: the next row covers this span too. */
-		if (!r->dropped)
-			log_error_errno(ret, "Failed to write the interval, keeping its data for the next one: %m");
+		/* Once, then every 60 attempts: a failure that lasts must
+		 * stay visible without flooding the journal. */
+		if (r->dropped % 60 == 0)
+			log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next one: %m",
+					r->dropped ? " again" : "");
 		r->dropped++;
 		r->dropped_total++;
 		return ret;

@@ -71,6 +71,14 @@ int lru_gen_parse(const char *text, struct sys_snapshot *snap)
 	for (size_t m = 0; m < st->nr_memcgs; m++) {
 		const struct lru_gen_memcg *mc = &st->memcgs[m];
 
+		/* A dying (offline) memcg has lost its id and lists as id 0
+		 * under its old path, as many as there are of them (every
+		 * finished systemd oneshot). Nothing can age it by id, and
+		 * they would collide: leave them out. Id 0 with no path is
+		 * the one lruvec of a kernel without memcg: keep that. */
+		if (mc->id == 0 && mc->path && *mc->path)
+			continue;
+
 		for (size_t n = 0; n < mc->nr_nodes; n++) {
 			struct lru_gen_entry *e;
 

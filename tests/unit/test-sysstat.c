@@ -74,6 +74,19 @@ static void test_lru_gen(void)
 	CHECK_INT(s.lru_gen[2].min_seq, ==, 3);
 	CHECK_INT(s.lru_gen[2].max_seq, ==, 6);
 
+	/* Dying memcgs (id 0, their old paths; systemd leaves many) are left
+	 * out; a kernel without memcg lists one id-0 memcg with no path. */
+	CHECK_INT(lru_gen_parse("memcg     1 /\n node     0\n          5      71424       1234        456 \n"
+				"memcg     0 /system.slice/systemd-sysctl.service\n node     0\n"
+				"          2        100          0          0 \n"
+				"memcg     0 /system.slice/systemd-modules-load.service\n node     0\n"
+				"          2        100          0          0 \n", &s), ==, 0);
+	CHECK_INT(s.n_lru_gen, ==, 1);
+	CHECK_INT(s.lru_gen[0].memcg_id, ==, 1);
+	CHECK_INT(lru_gen_parse("memcg     0 \n node     0\n          7        100          3          4 \n", &s), ==, 0);
+	CHECK_INT(s.n_lru_gen, ==, 1);
+	CHECK_INT(s.lru_gen[0].max_seq, ==, 7);
+
 	/* Malformed: generations before any node, a node before any memcg. */
 	CHECK_INT(lru_gen_parse("          5      71424       1234        456\n", &s), ==, -EBADMSG);
 	CHECK_INT(lru_gen_parse(" node     0\n", &s), ==, -EBADMSG);
