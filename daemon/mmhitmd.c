@@ -718,23 +718,15 @@ static void reload(struct daemon *d)
 /*
  * One sched_switch window per interval, at a random point of it: the same
  * moment every interval (its start, say) would see the same phase of a
- * periodic workload every time. The learning events share the window's
- * ring buffer and must never be overrun by it, whatever the switch rate
- * does next (a load starting mid-interval), so the window is sized for
- * the fastest switching a CPU does: it fills at most half a CPU's buffer
- * at SWITCH_MAX_RATE.
+ * periodic workload every time. The window has a tracefs instance of its
+ * own: should it run long (mmhitmd not scheduled to close it in time) or
+ * overflow, it loses part of its own sample, never a learning event.
  */
-#define SWITCH_RECORD_BYTES 80		/* a sched_switch record with its header */
 #define LOCK_RECORD_BYTES 40		/* a contention_begin record with its header */
-#define WINDOW_MAX_RATE 1e6		/* events per second per CPU, of each kind */
 
 static int64_t switch_window_ns(const struct daemon *d)
 {
-	double per_event = SWITCH_RECORD_BYTES +
-			   (stream_locks_are_windowed(d->stream) ? LOCK_RECORD_BYTES : 0);
-	double fit = d->cfg.buffer_size_kb * 1024.0 / 2 / per_event / WINDOW_MAX_RATE * 1e9;
-
-	return fit < d->cfg.switch_sample_ns ? (int64_t)fit : d->cfg.switch_sample_ns;
+	return d->cfg.switch_sample_ns;
 }
 
 /*

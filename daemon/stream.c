@@ -35,19 +35,31 @@ struct held {
 	char text[128];
 };
 
-struct stream {
+/* One tracefs instance and its per-CPU readers. */
+struct ring {
 	struct tracefs_instance *inst;
+	struct tracefs_cpu **cpu;
+	int ncpu;
+	uint64_t lost_seen;		/* overrun + dropped at the last take */
+};
+
+/*
+ * Two instances: the learning events in one, the sample windows
+ * (sched_switch, and lock contention during a storm) in another. A window
+ * that runs long because mmhitmd was not scheduled to close it in time
+ * can then only overrun itself, never the learning events.
+ */
+struct stream {
+	struct ring main, win;
 	struct tep_handle *tep;
 	struct source src[16];		/* one per entry of defs[] */
 	int nsrc;
-	struct tracefs_cpu **cpu;
-	int ncpu;
 	struct kbuffer *kbuf;
 	void *page;
+	int page_size;
 	struct held *held;
 	size_t n_held, alloc_held;
 	uint64_t records;
-	uint64_t lost_total_seen;	/* overrun + dropped at the last take */
 	bool switch_src;		/* sched_switch set up for windows */
 	bool lock_src;			/* contention_begin set up */
 	bool lock_windowed;		/* ... and streamed only in the windows */
@@ -174,6 +186,19 @@ static void remove_stale_instance(const char *name)
 	tracefs_instance_free(old);
 }
 
+/* Sets the event's filter in an instance, enabled or not. */
+static int arm_event(struct tracefs_instance *inst, const struct source_def *d, const char *filter,
+		     bool enable, struct event_status_list *status)
+{
+	if (filter[0] && tracefs_event_file_write(inst, d->system, d->name, "filter", filter) < 0)
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"kernel rejected filter \"%s\"", filter);
+	if (enable && tracefs_event_enable(inst, d->system, d->name) < 0)
+		return event_status_add(status, d->system, d->name, "learn", false,
+					"enabling failed: %s", strerror(errno));
+	return 1;
+}
+
 static int setup_source(struct stream *s, const struct stream_config *cfg,
 			const struct source_def *d, struct event_status_list *status)
 {
@@ -182,7 +207,7 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	struct tep_event *ev;
 	int r;
 
-	if (!tracefs_event_file_exists(s->inst, d->system, d->name, "enable"))
+	if (!tracefs_event_file_exists(s->main.inst, d->system, d->name, "enable"))
 		return event_status_add(status, d->system, d->name, "learn", false,
 					"not in this kernel");
 	ev = tep_find_event_by_name(s->tep, d->system, d->name);
@@ -210,52 +235,94 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	r = build_filter(cfg, d, ev, filter, sizeof(filter), why, sizeof(why));
 	if (r < 0)
 		return event_status_add(status, d->system, d->name, "learn", false, "%s", why);
-	if (filter[0] && tracefs_event_file_write(s->inst, d->system, d->name, "filter", filter) < 0)
-		return event_status_add(status, d->system, d->name, "learn", false,
-					"kernel rejected filter \"%s\"", filter);
+
 	if (d->type == LEARN_SWITCH) {
-		/* Enabled only during sample windows. */
+		/* In the window instance, enabled only during a window. */
+		r = arm_event(s->win.inst, d, filter, false, status);
+		if (r <= 0)
+			return r;
 		s->switch_src = true;
 		s->nsrc++;
 		return event_status_add(status, d->system, d->name, "sample", true,
 					"sampled in short windows per interval");
 	}
+	/* Locks: continuous in the main instance, and ready in the window
+	 * instance for storms. */
+	if (d->type == LEARN_LOCK) {
+		r = arm_event(s->win.inst, d, filter, false, status);
+		if (r <= 0)
+			return r;
+	}
+	r = arm_event(s->main.inst, d, filter, true, status);
+	if (r <= 0)
+		return r;
 	if (d->type == LEARN_LOCK)
 		s->lock_src = true;
-	if (tracefs_event_enable(s->inst, d->system, d->name) < 0)
-		return event_status_add(status, d->system, d->name, "learn", false,
-					"enabling failed: %s", strerror(errno));
 	s->nsrc++;
 	return event_status_add(status, d->system, d->name, "learn", true, "%s",
 				filter[0] ? filter : "no filter");
 }
 
+static int ring_open(struct ring *rg, const char *name, uint64_t buffer_size_kb, int *page_size)
+{
+	char buf[32];
+
+	remove_stale_instance(name);
+	rg->inst = tracefs_instance_create(name);
+	if (!rg->inst)
+		return log_error_errno(errno, "Failed to create tracefs instance %s: %m", name);
+	/* CLOCK_BOOTTIME: comparable across CPUs and convertible to wall time. */
+	if (tracefs_instance_file_write(rg->inst, "trace_clock", "boot") < 0)
+		return log_error_errno(errno, "Failed to set trace_clock of instance %s: %m", name);
+	snprintf(buf, sizeof(buf), "%" PRIu64, buffer_size_kb);
+	if (tracefs_instance_file_write(rg->inst, "buffer_size_kb", buf) < 0)
+		log_warning_errno(errno, "Failed to set buffer_size_kb=%s on %s: %m, ignoring", buf, name);
+	rg->ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	rg->cpu = calloc(rg->ncpu, sizeof(*rg->cpu));
+	if (!rg->cpu)
+		return log_oom();
+	for (int c = 0; c < rg->ncpu; c++) {
+		rg->cpu[c] = tracefs_cpu_open(rg->inst, c, true);
+		if (rg->cpu[c] && tracefs_cpu_read_size(rg->cpu[c]) > *page_size)
+			*page_size = tracefs_cpu_read_size(rg->cpu[c]);
+	}
+	return 0;
+}
+
+static void ring_close(struct ring *rg)
+{
+	for (int c = 0; rg->cpu && c < rg->ncpu; c++)
+		tracefs_cpu_close(rg->cpu[c]);
+	free(rg->cpu);
+	rg->cpu = NULL;
+	if (rg->inst) {
+		/* Destroying the instance disables its events with it. */
+		if (tracefs_instance_destroy(rg->inst) < 0)
+			log_warning_errno(errno, "Failed to remove tracefs instance %s: %m, ignoring",
+					  tracefs_instance_get_name(rg->inst));
+		tracefs_instance_free(rg->inst);
+		rg->inst = NULL;
+	}
+}
+
 struct stream *stream_new(const struct stream_config *cfg, struct event_status_list *status)
 {
+	char win_name[96];
 	struct stream *s;
-	char buf[32];
-	int page_size;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		log_oom();
 		return NULL;
 	}
-
-	remove_stale_instance(cfg->instance);
-	s->inst = tracefs_instance_create(cfg->instance);
-	if (!s->inst) {
-		log_error_errno(errno, "Failed to create tracefs instance %s: %m", cfg->instance);
+	s->page_size = getpagesize();
+	/* "<instance>-win": still a name that says it is ours. */
+	snprintf(win_name, sizeof(win_name), "%s-win", cfg->instance);
+	if (ring_open(&s->main, cfg->instance, cfg->buffer_size_kb, &s->page_size) < 0)
 		goto fail;
-	}
-	/* CLOCK_BOOTTIME: comparable across CPUs and convertible to wall time. */
-	if (tracefs_instance_file_write(s->inst, "trace_clock", "boot") < 0) {
-		log_error_errno(errno, "Failed to set trace_clock of instance %s: %m", cfg->instance);
+	if ((cfg->sample_switches || cfg->learn_locks) &&
+	    ring_open(&s->win, win_name, cfg->buffer_size_kb, &s->page_size) < 0)
 		goto fail;
-	}
-	snprintf(buf, sizeof(buf), "%" PRIu64, cfg->buffer_size_kb);
-	if (tracefs_instance_file_write(s->inst, "buffer_size_kb", buf) < 0)
-		log_warning_errno(errno, "Failed to set buffer_size_kb=%s: %m, ignoring", buf);
 
 	s->tep = tracefs_local_events_system(NULL, systems);
 	if (!s->tep) {
@@ -275,19 +342,7 @@ struct stream *stream_new(const struct stream_config *cfg, struct event_status_l
 		log_error("Failed to set up a ring-buffer parser");
 		goto fail;
 	}
-	s->ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	s->cpu = calloc(s->ncpu, sizeof(*s->cpu));
-	if (!s->cpu) {
-		log_oom();
-		goto fail;
-	}
-	page_size = getpagesize();
-	for (int c = 0; c < s->ncpu; c++) {
-		s->cpu[c] = tracefs_cpu_open(s->inst, c, true);
-		if (s->cpu[c] && tracefs_cpu_read_size(s->cpu[c]) > page_size)
-			page_size = tracefs_cpu_read_size(s->cpu[c]);
-	}
-	s->page = malloc(page_size);
+	s->page = malloc(s->page_size);
 	if (!s->page) {
 		log_oom();
 		goto fail;
@@ -302,16 +357,8 @@ void stream_free(struct stream *s)
 {
 	if (!s)
 		return;
-	for (int c = 0; s->cpu && c < s->ncpu; c++)
-		tracefs_cpu_close(s->cpu[c]);
-	free(s->cpu);
-	if (s->inst) {
-		/* Destroying the instance disables its events with it. */
-		if (tracefs_instance_destroy(s->inst) < 0)
-			log_warning_errno(errno, "Failed to remove tracefs instance %s: %m, ignoring",
-					  tracefs_instance_get_name(s->inst));
-		tracefs_instance_free(s->inst);
-	}
+	ring_close(&s->win);
+	ring_close(&s->main);
 	kbuffer_free(s->kbuf);
 	tep_free(s->tep);
 	free(s->page);
@@ -416,26 +463,20 @@ static int cmp_held(const void *a, const void *b)
 	return x->ev.ts_ns < y->ev.ts_ns ? -1 : x->ev.ts_ns > y->ev.ts_ns;
 }
 
-int stream_drain(struct stream *s, struct learner *l, bool final)
+/* Reads what a ring holds into the held records. */
+static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
 {
-	int64_t boot_now = now_ns(CLOCK_BOOTTIME);
-	int64_t wall_off = now_ns(CLOCK_REALTIME) - boot_now;
-	/* A record stamped before now is committed within microseconds; the
-	 * margin covers one still being written on another CPU. */
-	int64_t watermark = boot_now - NSEC_PER_MSEC + wall_off;
-	size_t fed = 0;
 	int r;
 
-	s->lock_records = 0;
-	for (int c = 0; c < s->ncpu; c++) {
-		if (!s->cpu[c])
+	for (int c = 0; rg->cpu && c < rg->ncpu; c++) {
+		if (!rg->cpu[c])
 			continue;
 		for (int pages = 0; pages < STREAM_MAX_PAGES_PER_CPU; pages++) {
 			unsigned long long ts;
 			void *data;
 			int n;
 
-			n = tracefs_cpu_read(s->cpu[c], s->page, true);
+			n = tracefs_cpu_read(rg->cpu[c], s->page, true);
 			if (n <= 0)
 				break;
 			if (kbuffer_load_subbuffer(s->kbuf, s->page) < 0)
@@ -462,6 +503,25 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 			}
 		}
 	}
+	return 0;
+}
+
+int stream_drain(struct stream *s, struct learner *l, bool final)
+{
+	int64_t boot_now = now_ns(CLOCK_BOOTTIME);
+	int64_t wall_off = now_ns(CLOCK_REALTIME) - boot_now;
+	/* A record stamped before now is committed within microseconds; the
+	 * margin covers one still being written on another CPU. */
+	int64_t watermark = boot_now - NSEC_PER_MSEC + wall_off;
+	size_t fed = 0;
+	int r;
+
+	s->lock_records = 0;
+	r = ring_read(s, &s->main, wall_off);
+	if (r >= 0)
+		r = ring_read(s, &s->win, wall_off);
+	if (r < 0)
+		return r;
 
 	qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
 	for (; fed < s->n_held; fed++) {
@@ -485,11 +545,11 @@ int stream_sample_switches(struct stream *s, bool on)
 	if (!s || (!s->switch_src && !(s->lock_src && s->lock_windowed)))
 		return -ENOENT;
 	if (s->switch_src)
-		r = on ? tracefs_event_enable(s->inst, "sched", "sched_switch") :
-			 tracefs_event_disable(s->inst, "sched", "sched_switch");
+		r = on ? tracefs_event_enable(s->win.inst, "sched", "sched_switch") :
+			 tracefs_event_disable(s->win.inst, "sched", "sched_switch");
 	if (r >= 0 && s->lock_src && s->lock_windowed)
-		r = on ? tracefs_event_enable(s->inst, "lock", "contention_begin") :
-			 tracefs_event_disable(s->inst, "lock", "contention_begin");
+		r = on ? tracefs_event_enable(s->win.inst, "lock", "contention_begin") :
+			 tracefs_event_disable(s->win.inst, "lock", "contention_begin");
 	s->window_on = on;
 	return r < 0 ? -errno : 0;
 }
@@ -502,9 +562,13 @@ int stream_locks_windowed(struct stream *s, bool windowed)
 		return -ENOENT;
 	if (windowed == s->lock_windowed)
 		return 0;
-	/* Continuous: on now. Windowed: on only while a window is. */
-	r = !windowed || s->window_on ? tracefs_event_enable(s->inst, "lock", "contention_begin") :
-					tracefs_event_disable(s->inst, "lock", "contention_begin");
+	/* Continuous: in the main instance. Windowed: in the window
+	 * instance, on while a window is. */
+	r = windowed ? tracefs_event_disable(s->main.inst, "lock", "contention_begin") :
+		       tracefs_event_enable(s->main.inst, "lock", "contention_begin");
+	if (r >= 0)
+		r = windowed && s->window_on ? tracefs_event_enable(s->win.inst, "lock", "contention_begin") :
+					       tracefs_event_disable(s->win.inst, "lock", "contention_begin");
 	if (r < 0)
 		return -errno;
 	s->lock_windowed = windowed;
@@ -528,22 +592,34 @@ static uint64_t stats_value(const char *stats, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost)
+/* Overrun and dropped events of a ring since the last call. */
+static uint64_t ring_take_lost(struct ring *rg)
 {
-	uint64_t lost = 0;
+	uint64_t lost = 0, delta;
 
-	for (int c = 0; c < s->ncpu; c++) {
+	for (int c = 0; rg->inst && c < rg->ncpu; c++) {
 		char file[64], *stats;
 
 		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", c);
-		stats = tracefs_instance_file_read(s->inst, file, NULL);
+		stats = tracefs_instance_file_read(rg->inst, file, NULL);
 		if (!stats)
 			continue;
 		lost += stats_value(stats, "\noverrun:") + stats_value(stats, "\ndropped events:");
 		free(stats);
 	}
+	delta = lost >= rg->lost_seen ? lost - rg->lost_seen : lost;
+	rg->lost_seen = lost;
+	return delta;
+}
+
+void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost)
+{
+	uint64_t win_lost = ring_take_lost(&s->win);
+
+	/* A window that ran long lost part of its own sample, nothing else. */
+	if (win_lost)
+		log_debug("Sample window overran its buffer by %" PRIu64 " records", win_lost);
 	*ret_records = s->records;
 	s->records = 0;
-	*ret_lost = lost >= s->lost_total_seen ? lost - s->lost_total_seen : lost;
-	s->lost_total_seen = lost;
+	*ret_lost = ring_take_lost(&s->main);
 }

@@ -13,7 +13,7 @@ require_tracefs
 WORK=$(mktemp -d /tmp/mmhitm-test-daemon.XXXXXX)
 DB=$WORK/t.db
 INST=mmhitm-test-$$
-trap 'rm -rf "$WORK"; [ -d "$TRACING/instances/$INST" ] && rmdir "$TRACING/instances/$INST"' EXIT
+trap 'rm -rf "$WORK"; for i in "$INST" "$INST-win"; do [ -d "$TRACING/instances/$i" ] && rmdir "$TRACING/instances/$i"; done' EXIT
 
 # A process whose mm is older than the recording.
 "$HELPER" waitsig >"$WORK/old.out" &
@@ -125,6 +125,7 @@ check "struct page size from BTF" "$(q "SELECT size FROM btf_layouts WHERE struc
 
 # --- tracefs is as we found it ----------------------------------------------
 check "our instance is gone" "$(test -d "$TRACING/instances/$INST" && echo left || echo gone)" = gone
+check "and its window instance" "$(test -d "$TRACING/instances/$INST-win" && echo left || echo gone)" = gone
 check_str "top-level instance untouched" "$(top_level_state)" "$top_before"
 check_str "integrity" "$(q 'PRAGMA integrity_check')" ok
 

@@ -17,13 +17,6 @@
 # (the guest boots to mmhitmd in ~9 s and lives ~80 s); the first run adds
 # the debootstrap (about a minute) and the kernel download.
 
-# Multi-threaded TCG oopsed this guest once with "int3" in
-# kmem_cache_alloc_noprof while the restarted daemon enabled its
-# tracepoints (jump-label patching with text_poke_bp) and systemctl ran on
-# the other vCPU: cross-modifying code is not synchronized between TCG
-# threads. One TCG thread for both vCPUs is the safe mode for this test.
-QEMU_ACCEL=${QEMU_ACCEL:-tcg,thread=single}
-
 . "$(dirname "$0")/lib.sh"
 . "$KTESTS/checks.sh"
 require_tools python3 sqlite3 systemctl make
