@@ -724,9 +724,17 @@ static void reload(struct daemon *d)
  */
 #define LOCK_RECORD_BYTES 40		/* a contention_begin record with its header */
 
+/* Lock learning during a storm needs windows even without switch sampling. */
+#define LOCK_WINDOW_NS (20 * NSEC_PER_MSEC)
+
 static int64_t switch_window_ns(const struct daemon *d)
 {
-	return d->cfg.switch_sample_ns;
+	return d->cfg.switch_sample_ns ?: LOCK_WINDOW_NS;
+}
+
+static bool windows_wanted(const struct daemon *d)
+{
+	return d->stream && (d->cfg.switch_sample_ns || d->cfg.learn_locks);
 }
 
 /*
@@ -786,7 +794,7 @@ static int run(struct daemon *d, int ready_fd)
 
 	if (d->sampler)
 		sampler_tick(d->sampler, mono);
-	if (d->stream && d->cfg.switch_sample_ns)
+	if (windows_wanted(d))
 		switch_on = next_switch_window(d, mono, next_flush - wall);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
 		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
@@ -889,7 +897,7 @@ static int run(struct daemon *d, int ready_fd)
 				lock_mode_after_flush(d);
 			}
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-			if (d->stream && d->cfg.switch_sample_ns)
+			if (windows_wanted(d))
 				switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC),
 							       next_flush - wall);
 		}
