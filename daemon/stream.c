@@ -44,10 +44,12 @@ struct ring {
 };
 
 /*
- * Two instances: the learning events in one, the sample windows
- * (sched_switch, and lock contention during a storm) in another. A window
- * that runs long because mmhitmd was not scheduled to close it in time
- * can then only overrun itself, never the learning events.
+ * Two instances: the object-learning events (mm_struct, pages) in one;
+ * in the other, "-win", what can flood: the sched_switch sample windows
+ * and lock contention (all the time while calm, in the windows during a
+ * storm). A window mmhitmd was not scheduled to close in time, or a storm
+ * before it is noticed, can then only overrun that side instance, never
+ * the mm learning.
  */
 struct stream {
 	struct ring main, win;
@@ -246,14 +248,9 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 		return event_status_add(status, d->system, d->name, "sample", true,
 					"sampled in short windows per interval");
 	}
-	/* Locks: continuous in the main instance, and ready in the window
-	 * instance for storms. */
-	if (d->type == LEARN_LOCK) {
-		r = arm_event(s->win.inst, d, filter, false, status);
-		if (r <= 0)
-			return r;
-	}
-	r = arm_event(s->main.inst, d, filter, true, status);
+	/* Locks go to the side instance too: a contention storm floods,
+	 * and must flood only there. */
+	r = arm_event(d->type == LEARN_LOCK ? s->win.inst : s->main.inst, d, filter, true, status);
 	if (r <= 0)
 		return r;
 	if (d->type == LEARN_LOCK)
@@ -562,13 +559,9 @@ int stream_locks_windowed(struct stream *s, bool windowed)
 		return -ENOENT;
 	if (windowed == s->lock_windowed)
 		return 0;
-	/* Continuous: in the main instance. Windowed: in the window
-	 * instance, on while a window is. */
-	r = windowed ? tracefs_event_disable(s->main.inst, "lock", "contention_begin") :
-		       tracefs_event_enable(s->main.inst, "lock", "contention_begin");
-	if (r >= 0)
-		r = windowed && s->window_on ? tracefs_event_enable(s->win.inst, "lock", "contention_begin") :
-					       tracefs_event_disable(s->win.inst, "lock", "contention_begin");
+	/* Continuous: on. Windowed: on only while a window is. */
+	r = !windowed || s->window_on ? tracefs_event_enable(s->win.inst, "lock", "contention_begin") :
+					tracefs_event_disable(s->win.inst, "lock", "contention_begin");
 	if (r < 0)
 		return -errno;
 	s->lock_windowed = windowed;
@@ -616,9 +609,9 @@ void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lo
 {
 	uint64_t win_lost = ring_take_lost(&s->win);
 
-	/* A window that ran long lost part of its own sample, nothing else. */
+	/* Lock contention and switch samples, not the mm learning. */
 	if (win_lost)
-		log_debug("Sample window overran its buffer by %" PRIu64 " records", win_lost);
+		log_debug("The side instance overran its buffer by %" PRIu64 " records", win_lost);
 	*ret_records = s->records;
 	s->records = 0;
 	*ret_lost = ring_take_lost(&s->main);

@@ -68,7 +68,8 @@ bool stream_locks_are_windowed(const struct stream *s);
 /* contention_begin records the last drain read. */
 uint64_t stream_last_lock_records(const struct stream *s);
 
-/* Records read, and records lost (overrun or dropped), since the last call. */
+/* Records read, and object-learning records lost (overrun or dropped in
+ * the main instance; the side instance's are samples), since the last call. */
 void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost);
 
 #endif

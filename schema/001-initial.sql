@@ -89,7 +89,7 @@ CREATE TABLE intervals (
 	partial		INTEGER NOT NULL DEFAULT 0,	-- shorter than configured
 	-- the collector's own health
 	learn_records	INTEGER NOT NULL DEFAULT 0,	-- learning records read
-	events_lost	INTEGER NOT NULL DEFAULT 0,	-- overrun or dropped in the ring buffer
+	events_lost	INTEGER NOT NULL DEFAULT 0,	-- mm/page learning events overrun or dropped
 	dropped_intervals INTEGER NOT NULL DEFAULT 0,	-- earlier intervals not stored (e.g. disk full)
 	cpu_user_ns	INTEGER,			-- mmhitmd's own CPU time in the interval
 	cpu_sys_ns	INTEGER,
