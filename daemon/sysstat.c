@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +54,124 @@ int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks)
 	*ret_ctxt = strtoull(c + 6, NULL, 10);
 	*ret_forks = strtoull(f + 11, NULL, 10);
 	return 0;
+}
+
+const char *free_counter_name(enum free_counter i)
+{
+	static const char *const names[NR_FREE_COUNTERS] = {
+		[FREE_TLB_SHOOTDOWNS] = "free:tlb_shootdowns",
+		[FREE_SCHED_YIELD] = "free:sched_yield",
+		[FREE_SCHEDULE] = "free:schedule",
+		[FREE_TTWU] = "free:ttwu",
+		[FREE_LRU_LOCK_CONTENTIONS] = "free:lru_lock_contentions",
+	};
+
+	return i < NR_FREE_COUNTERS ? names[i] : NULL;
+}
+
+/* "TLB:  16173  14663   TLB shootdowns": one column per CPU. */
+int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap)
+{
+	const char *p = strstr(text, "\n TLB:");
+	uint64_t sum = 0;
+	char *end;
+
+	if (!p)
+		p = strstr(text, "\nTLB:");
+	if (!p)
+		return -EBADMSG;
+	p = strchr(p, ':') + 1;
+	for (;;) {
+		unsigned long long v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		v = strtoull(p, &end, 10);
+		sum += v;
+		p = end;
+	}
+	snap->free[FREE_TLB_SHOOTDOWNS] = sum;
+	snap->free_present |= 1u << FREE_TLB_SHOOTDOWNS;
+	return 0;
+}
+
+/*
+ * "cpuN yld_count legacy sched_count sched_goidle ttwu_count ..." per
+ * CPU (Documentation/scheduler/sched-stats.rst, versions 15 to 17).
+ */
+int schedstat_parse(const char *text, struct sys_snapshot *snap)
+{
+	uint64_t yld = 0, sched = 0, ttwu = 0;
+	bool any = false;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned long long f[5];
+		int cpu;
+
+		if (strncmp(p, "cpu", 3) != 0)
+			continue;
+		if (sscanf(p, "cpu%d %llu %llu %llu %llu %llu", &cpu, &f[0], &f[1], &f[2], &f[3],
+			   &f[4]) != 6)
+			continue;
+		yld += f[0];
+		sched += f[2];
+		ttwu += f[4];
+		any = true;
+	}
+	if (!any)
+		return -EBADMSG;
+	snap->free[FREE_SCHED_YIELD] = yld;
+	snap->free[FREE_SCHEDULE] = sched;
+	snap->free[FREE_TTWU] = ttwu;
+	snap->free_present |= 1u << FREE_SCHED_YIELD | 1u << FREE_SCHEDULE | 1u << FREE_TTWU;
+	return 0;
+}
+
+/*
+ * "  &lruvec->lru_lock:  con-bounces contentions waittime-min ...": the
+ * contentions of every lock class named after lru_lock.
+ */
+int lock_stat_parse(const char *text, struct sys_snapshot *snap)
+{
+	uint64_t sum = 0;
+	bool any = false;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *nl = strchr(p, '\n'), *name = strstr(p, "lru_lock"), *colon;
+		unsigned long long bounces, contentions;
+
+		if (!name || (nl && name > nl))
+			continue;
+		/* "lru_lock:" or a subclass, "lru_lock#2:"; not the call sites */
+		colon = name + 8;
+		if (*colon == '#')
+			while (*++colon >= '0' && *colon <= '9')
+				;
+		if (*colon != ':')
+			continue;
+		if (sscanf(colon + 1, "%llu %llu", &bounces, &contentions) != 2)
+			continue;
+		sum += contentions;
+		any = true;
+	}
+	if (!any)
+		return -EBADMSG;
+	snap->free[FREE_LRU_LOCK_CONTENTIONS] = sum;
+	snap->free_present |= 1u << FREE_LRU_LOCK_CONTENTIONS;
+	return 0;
+}
+
+/* A free counter's file: absent is fine (the kernel lacks it). */
+static void read_free(const char *path, int (*parse)(const char *, struct sys_snapshot *),
+		      struct sys_snapshot *snap)
+{
+	char *buf = NULL;
+
+	if (read_file(path, &buf) >= 0)
+		(void)parse(buf, snap);
+	free(buf);
 }
 
 /*
@@ -133,6 +253,11 @@ int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen)
 	free(buf);
 	if (r < 0)
 		return log_error_errno(r, "Failed to parse /proc/stat: %m");
+
+	snap->free_present = 0;
+	read_free("/proc/interrupts", interrupts_tlb_parse, snap);
+	read_free("/proc/schedstat", schedstat_parse, snap);
+	read_free("/proc/lock_stat", lock_stat_parse, snap);
 
 	snap->n_lru_gen = 0;
 	snap->lru_gen_read = -ENOENT;

@@ -26,8 +26,25 @@ struct lru_gen_entry {
 	uint64_t max_seq;	/* youngest: one more per aging pass */
 };
 
+/*
+ * The counters the kernel keeps anyway, read between windows for free.
+ * Each is absent (not zero) where the kernel lacks the file.
+ */
+enum free_counter {
+	FREE_TLB_SHOOTDOWNS,	/* /proc/interrupts TLB: remote flushes received */
+	FREE_SCHED_YIELD,	/* /proc/schedstat yld_count (CONFIG_SCHEDSTATS) */
+	FREE_SCHEDULE,		/* /proc/schedstat sched_count */
+	FREE_TTWU,		/* /proc/schedstat ttwu_count */
+	FREE_LRU_LOCK_CONTENTIONS, /* /proc/lock_stat, lru_lock classes (CONFIG_LOCK_STAT) */
+	NR_FREE_COUNTERS,
+};
+/* "free:tlb_shootdowns" ...: the names stored in event_names. */
+const char *free_counter_name(enum free_counter i);
+
 struct sys_snapshot {
 	struct kv_list vmstat;
+	uint64_t free[NR_FREE_COUNTERS];
+	uint32_t free_present;	/* bit i: free[i] was read */
 	uint64_t ctxt;		/* /proc/stat ctxt */
 	uint64_t forks;		/* /proc/stat processes */
 	struct lru_gen_entry *lru_gen;
@@ -39,6 +56,10 @@ struct sys_snapshot {
 int vmstat_parse(const char *text, struct kv_list *ret);
 int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks);
 int lru_gen_parse(const char *text, struct sys_snapshot *snap);
+/* Each sets its counters and their free_present bits; -EBADMSG if none. */
+int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap);
+int schedstat_parse(const char *text, struct sys_snapshot *snap);
+int lock_stat_parse(const char *text, struct sys_snapshot *snap);
 
 /* Reads everything; with_lru_gen mounts debugfs if it has to. */
 int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen);

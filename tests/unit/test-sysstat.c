@@ -96,6 +96,47 @@ static void test_lru_gen(void)
 	sys_snapshot_done(&s);
 }
 
+/* The free counters, in the kernel's formats (arch/x86/kernel/irq.c,
+ * kernel/sched/stats.c version 15, kernel/locking/lockdep_proc.c). */
+static void test_free_counters(void)
+{
+	static const char interrupts[] =
+		"            CPU0       CPU1       CPU2\n"
+		"   0:         40          0          0   IO-APIC   2-edge      timer\n"
+		" NMI:          0          0          0   Non-maskable interrupts\n"
+		" TLB:      16173      14663          7   TLB shootdowns\n"
+		" TRM:          0          0          0   Thermal event interrupts\n";
+	static const char schedstat[] =
+		"version 15\ntimestamp 4295892366\n"
+		"cpu0 3 0 1000 200 500 100 123456 7890 40\n"
+		"domain0 3 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36\n"
+		"cpu1 4 0 2000 300 700 200 223456 8890 50\n";
+	static const char lock_stat[] =
+		"lock_stat version 0.4\n"
+		"-----\n"
+		"                              class name    con-bounces    contentions   waittime-min\n"
+		"                     &lruvec->lru_lock:          1200           5000           0.10\n"
+		"                     &lruvec->lru_lock            1100          [<ffffffff81234567>] folio_lruvec_lock_irqsave+0x30/0x50\n"
+		"                          &mm->mmap_lock:           10             20           0.05\n"
+		"                  &pgdat->lru_lock#2:             3              7           0.05\n";
+	struct sys_snapshot s = {};
+
+	CHECK_INT(interrupts_tlb_parse(interrupts, &s), ==, 0);
+	CHECK_INT(s.free[FREE_TLB_SHOOTDOWNS], ==, 16173 + 14663 + 7);
+	CHECK(s.free_present & (1u << FREE_TLB_SHOOTDOWNS));
+	CHECK_INT(schedstat_parse(schedstat, &s), ==, 0);
+	CHECK_INT(s.free[FREE_SCHED_YIELD], ==, 7);
+	CHECK_INT(s.free[FREE_SCHEDULE], ==, 3000);
+	CHECK_INT(s.free[FREE_TTWU], ==, 1200);
+	CHECK_INT(lock_stat_parse(lock_stat, &s), ==, 0);
+	/* lruvec's lock and a subclass of the older pgdat one; not mmap_lock,
+	 * not the call-site lines */
+	CHECK_INT(s.free[FREE_LRU_LOCK_CONTENTIONS], ==, 5007);
+	CHECK_INT(interrupts_tlb_parse("  0: 1 2 timer\n", &s), ==, -EBADMSG);
+	CHECK_INT(schedstat_parse("version 15\n", &s), ==, -EBADMSG);
+	CHECK_STR(free_counter_name(FREE_TLB_SHOOTDOWNS), "free:tlb_shootdowns");
+}
+
 static void test_live(void)
 {
 	struct sys_snapshot a = {}, b = {};
@@ -139,6 +180,7 @@ int main(void)
 	RUN(test_vmstat);
 	RUN(test_procstat);
 	RUN(test_lru_gen);
+	RUN(test_free_counters);
 	RUN(test_live);
 	RUN(test_interval_math);
 	return test_exit();
