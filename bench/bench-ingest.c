@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 
 	snprintf(path, sizeof(path), "%s/mmhitm-bench-ingest-%d.db", dir, (int)getpid());
 	ns = calloc(flushes, sizeof(*ns));
-	c = counters_new();
+	c = counters_new(true);
 	lim = (struct learn_limits){ .max_page_pairs = flushes * learned, .max_locks = flushes * learned };
 	l = learner_new(&lim, &fake_proc);
 	rep = load_report_new();

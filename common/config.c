@@ -11,7 +11,7 @@
 
 enum opt_type {
 	OPT_PATH, OPT_OPTIONAL_PATH, OPT_STRING, OPT_DURATION, OPT_SIZE_KB, OPT_SIZE, OPT_U64,
-	OPT_BOOL, OPT_LOGLEVEL,
+	OPT_BOOL, OPT_LOGLEVEL, OPT_FRACTION,
 };
 
 struct option_def {
@@ -19,7 +19,8 @@ struct option_def {
 	enum opt_type type;
 	size_t off;
 	const char *def;
-	int64_t min, max;	/* durations in ns, sizes in KiB, numbers as is */
+	int64_t min, max;	/* durations in ns, sizes in KiB, numbers as is,
+				 * fractions in parts per billion */
 	int (*check)(const char *value, char *err, size_t errlen);
 };
 
@@ -42,6 +43,40 @@ static int check_instance(const char *v, char *err, size_t errlen)
 			snprintf(err, errlen, "instance name may only have letters, digits, '-', '_', '.'");
 			return -EINVAL;
 		}
+	return 0;
+}
+
+static int check_record_mode(const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "windowed") && strcmp(v, "continuous")) {
+		snprintf(err, errlen, "record_mode is \"windowed\" or \"continuous\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * "0.05", "5%" or "0.2%": a fraction, kept in parts per billion so that
+ * the option table's integer bounds apply.
+ */
+static int parse_fraction(const char *v, double *ret)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || d != d)
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	if (*end == '%') {
+		d /= 100;
+		end++;
+	}
+	if (*end)
+		return -EINVAL;
+	*ret = d;
 	return 0;
 }
 
@@ -88,8 +123,18 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(learn_pages), "yes" },
 	{ { "learn_locks", "BOOL", "learn contended lock addresses (lock:contention_begin)" },
 	  OPT_BOOL, OFF(learn_locks), "yes" },
-	{ { "switch_sample", "DURATION", "sched_switch window per interval, for same-mm switches (0: none)" },
+	{ { "switch_sample", "DURATION", "sched_switch sampling per window slice, for same-mm switches (0: none)" },
 	  OPT_DURATION, OFF(switch_sample_ns), "20ms", 0, 10 * S },
+	{ { "record_mode", "MODE", "windowed (armed only in short windows) or continuous (lab runs)" },
+	  OPT_STRING, OFF(record_mode), "windowed", 0, 0, check_record_mode },
+	{ { "window", "DURATION", "armed time per interval in windowed mode, split into window_slices" },
+	  OPT_DURATION, OFF(window_ns), "1s", 10 * S / 1000, 3600 * S },
+	{ { "window_slices", "N", "slices per interval, each at a random point of its share of the interval" },
+	  OPT_U64, OFF(window_slices), "4", 1, 32 },
+	{ { "overhead_budget", "PERCENT", "what all windows together may cost, % of the host's CPU time" },
+	  OPT_FRACTION, OFF(overhead_budget), "0.2%", 1, 100LL * 10000000 },
+	{ { "fleet_share", "FRACTION", "share of intervals this host takes windows in (fleets: e.g. 0.05)" },
+	  OPT_FRACTION, OFF(fleet_share), "1", 0, 1000000000 },
 	{ { "count_events", "EVENTS", "extra tracepoints to count, e.g. \"kmem:mm_page_alloc\"" },
 	  OPT_STRING, OFF(count_events), "", 0, 0, check_events },
 	{ { "retention_detail", "DURATION", "keep per-line and /proc detail this long (0: forever)" },
@@ -100,7 +145,7 @@ static const struct option_def options[] = {
 	  OPT_DURATION, OFF(retention_rollup_ns), "400d", 0, 3650 * 86400 * S },
 	{ { "max_db_size", "SIZE", "database size budget, oldest data dropped first (0: none)" },
 	  OPT_SIZE, OFF(max_db_size), "1G", 0, INT64_MAX },
-	{ { "cpu_budget", "PERCENT", "warn when mmhitmd uses more than this % of one CPU" },
+	{ { "cpu_budget", "PERCENT", "warn when mmhitmd's own process uses more than this % of one CPU" },
 	  OPT_U64, OFF(cpu_budget_pct), "1", 0, 100 },
 	{ { "metrics_file", "PATH", "OpenMetrics textfile for node_exporter (empty: none)" },
 	  OPT_OPTIONAL_PATH, OFF(metrics_file), "" },
@@ -229,6 +274,21 @@ static int option_set(struct config *c, const struct option_def *o, const char *
 		}
 		*(bool *)field = b;
 		return 0;
+	case OPT_FRACTION: {
+		double f;
+
+		if (parse_fraction(v, &f) < 0) {
+			snprintf(err, errlen, "\"%s\" is not a fraction (e.g. 0.05 or 5%%)", v);
+			return -EINVAL;
+		}
+		if (f * 1e9 < o->min - 0.5 || f * 1e9 > o->max + 0.5) {
+			snprintf(err, errlen, "\"%s\" is out of range (%g%% to %g%%)", v,
+				 o->min / 1e7, o->max / 1e7);
+			return -EINVAL;
+		}
+		*(double *)field = f;
+		return 0;
+	}
 	case OPT_LOGLEVEL:
 		r = log_level_from_string(v);
 		if (r < 0) {
@@ -346,6 +406,7 @@ int config_load(struct config *c, const char *path, bool must_exist)
 
 int config_verify(const struct config *c)
 {
+
 	if (c->switch_sample_ns >= c->interval_ns)
 		return log_error_errno(EINVAL, "switch_sample (%.3gs) must be shorter than interval (%.3gs)",
 				       c->switch_sample_ns / 1e9, c->interval_ns / 1e9);
@@ -414,6 +475,7 @@ void config_dump(const struct config *c, FILE *f)
 		case OPT_U64:		fprintf(f, "%" PRIu64 "\n", *(const uint64_t *)field); break;
 		case OPT_BOOL:		fprintf(f, "%s\n", *(const bool *)field ? "yes" : "no"); break;
 		case OPT_LOGLEVEL:	fprintf(f, "%s\n", levels[*(const int *)field & 7]); break;
+		case OPT_FRACTION:	fprintf(f, "%g%%\n", *(const double *)field * 100); break;
 		}
 	}
 }

@@ -25,13 +25,18 @@ struct config {
 	bool learn_mm;
 	bool learn_pages;
 	bool learn_locks;
-	int64_t switch_sample_ns;	/* sched_switch window per interval; 0: none */
+	int64_t switch_sample_ns;	/* sched_switch sampling per window slice; 0: none */
+	char *record_mode;		/* "windowed" or "continuous" */
+	int64_t window_ns;		/* armed time per interval (windowed) */
+	uint64_t window_slices;		/* ... in this many slices */
+	double overhead_budget;		/* fraction of the host's CPU time */
+	double fleet_share;		/* fraction of intervals with windows */
 	char *count_events;		/* count_events: extra "sys:event" list */
 	int64_t retention_detail_ns;	/* per-line and /proc detail */
 	int64_t retention_raw_ns;	/* whole intervals */
 	int64_t retention_rollup_ns;	/* hourly rollups */
 	uint64_t max_db_size;		/* bytes; 0: no budget */
-	uint64_t cpu_budget_pct;	/* of one CPU; warn above it */
+	uint64_t cpu_budget_pct;	/* of one CPU; warn above it (the process only) */
 	char *metrics_file;		/* OpenMetrics textfile; "" for none */
 	char *sample_events;		/* "" the PMU's, "none" no sampling */
 	uint64_t sample_freq;		/* Hz per CPU while sampling */
@@ -43,6 +48,11 @@ struct config {
 	bool analyze;			/* attribute after every interval */
 	int log_level;
 };
+
+static inline bool config_windowed(const struct config *c)
+{
+	return c->record_mode && c->record_mode[0] == 'w';
+}
 
 /* Fills in the defaults. Caller frees the strings with config_done(). */
 void config_init(struct config *c);

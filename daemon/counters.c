@@ -21,6 +21,7 @@ struct counter {
 };
 
 struct counters {
+	bool armed;
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	struct counter *v;
@@ -35,12 +36,13 @@ static int libperf_print(enum libperf_print_level level, const char *fmt, va_lis
 	return 0;
 }
 
-struct counters *counters_new(void)
+struct counters *counters_new(bool armed)
 {
 	struct counters *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	c->armed = armed;
 	libperf_init(libperf_print);
 	c->cpus = perf_cpu_map__new_online_cpus();
 	c->threads = perf_thread_map__new_dummy();	/* pid -1: every task */
@@ -56,7 +58,8 @@ void counters_free(struct counters *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n; i++) {
-		perf_evsel__close(c->v[i].evsel);
+		if (c->armed)
+			perf_evsel__close(c->v[i].evsel);
 		perf_evsel__delete(c->v[i].evsel);
 	}
 	free(c->v);
@@ -71,6 +74,8 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
+		/* Software events are never multiplexed, but say so. */
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 	struct perf_evsel *evsel;
 	char *idstr;
@@ -113,6 +118,9 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 	snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s:%s", sys, name);
 	c->v[c->n].evsel = evsel;
 	c->n++;
+	/* Opened to learn that it can be; armed again only when asked. */
+	if (!c->armed)
+		perf_evsel__close(evsel);
 	return event_status_add(status, sys, name, "count", true, "perf counting on %d CPUs",
 				perf_cpu_map__nr(c->cpus));
 }
@@ -151,10 +159,47 @@ const char *counters_name(const struct counters *c, size_t i)
 	return c->v[i].name;
 }
 
+int counters_arm(struct counters *c)
+{
+	int r = 0;
+
+	if (c->armed)
+		return 0;
+	for (size_t i = 0; i < c->n; i++) {
+		r = perf_evsel__open(c->v[i].evsel, c->cpus, c->threads);
+		if (r < 0) {
+			r = log_error_errno(errno ?: EIO, "Failed to arm counter %s: %m", c->v[i].name);
+			while (i--)
+				perf_evsel__close(c->v[i].evsel);
+			return r;
+		}
+	}
+	c->armed = true;
+	return 0;
+}
+
+void counters_disarm(struct counters *c)
+{
+	if (!c || !c->armed)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		perf_evsel__close(c->v[i].evsel);
+	c->armed = false;
+}
+
+bool counters_armed(const struct counters *c)
+{
+	return c && c->armed;
+}
+
 int counters_read(struct counters *c, uint64_t *ret)
 {
 	int ncpu = perf_cpu_map__nr(c->cpus);
 
+	if (!c->armed) {
+		memset(ret, 0, c->n * sizeof(*ret));
+		return 0;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		uint64_t sum = 0;
 
@@ -164,7 +209,11 @@ int counters_read(struct counters *c, uint64_t *ret)
 			if (perf_evsel__read(c->v[i].evsel, idx, 0, &v) < 0)
 				return log_error_errno(errno ?: EIO, "Failed to read counter %s: %m",
 						       c->v[i].name);
-			sum += v.val;
+			/* Scaled by the time it ran, were it ever multiplexed. */
+			if (v.run && v.run < v.ena)
+				sum += (uint64_t)((double)v.val * v.ena / v.run + 0.5);
+			else
+				sum += v.val;
 		}
 		ret[i] = sum;
 	}

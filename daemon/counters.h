@@ -2,6 +2,7 @@
 #ifndef MMHITMD_COUNTERS_H
 #define MMHITMD_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,12 +10,16 @@
 
 /*
  * High-rate tracepoints counted in the kernel: one perf counting event per
- * tracepoint and online CPU (libperf), read once per interval. Nothing
- * goes through a ring buffer, so the cost is an increment per hit.
+ * tracepoint and online CPU (libperf). Nothing goes through a ring buffer,
+ * so the cost is a probe call and an increment per hit, but that is paid
+ * on every hit while the event is open, enabled or not (the tracepoint's
+ * probe is registered at open): windowed recording therefore opens them
+ * for a window (counters_arm) and closes them after (counters_disarm).
  */
 struct counters;
 
-struct counters *counters_new(void);
+/* armed: open each event as it is added and keep it open (continuous). */
+struct counters *counters_new(bool armed);
 void counters_free(struct counters *c);
 
 /*
@@ -26,7 +31,13 @@ int counters_add(struct counters *c, const char *spec, struct event_status_list 
 
 size_t counters_count(const struct counters *c);
 const char *counters_name(const struct counters *c, size_t i);	/* "system:name" */
-/* Reads every counter's total since it was opened into ret[0..count). */
+/* Opens every added event (counting from zero); closes them again. */
+int counters_arm(struct counters *c);
+void counters_disarm(struct counters *c);
+bool counters_armed(const struct counters *c);
+
+/* Reads every counter's total since it was armed into ret[0..count);
+ * zeros while disarmed. */
 int counters_read(struct counters *c, uint64_t *ret);
 
 #endif

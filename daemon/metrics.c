@@ -114,17 +114,22 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	fputs("\"} 1\n", f);
 
 	metric(f, "mmhitm_tracepoint_hits_total", "counter",
-	       "Tracepoint hits counted in the kernel since mmhitmd started.");
+	       "Tracepoint hits counted in the kernel since mmhitmd started "
+	       "(windowed: scaled from the windows to the intervals).");
 	for (size_t i = 0; i < n; i++) {
 		fputs("mmhitm_tracepoint_hits_total{", f);
 		labels(f, b);
 		fputs(",event=\"", f);
 		metrics_escape(f, counters_name(r->counters, i));
-		fprintf(f, "\"} %" PRIu64 "\n", counter_delta(r->base[i], r->prev[i]));
+		fprintf(f, "\"} %" PRIu64 "\n", r->total[i]);
 	}
 
 	if (p)
 		write_paths(f, b, p);
+
+	metric(f, "mmhitm_armed_seconds_total", "counter",
+	       "Time mmhitmd had anything armed in the kernel (windowed: its windows).");
+	fprintf(f, "mmhitm_armed_seconds_total %.6f\n", r->armed_total_ns / 1e9);
 
 	metric(f, "mmhitm_daemon_cpu_seconds_total", "counter", "CPU time mmhitmd used.");
 	fprintf(f, "mmhitm_daemon_cpu_seconds_total %.6f\n", r->cpu_ns_total / 1e9);

@@ -12,11 +12,14 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,6 +44,7 @@
 #include "sampler.h"
 #include "stream.h"
 #include "util.h"
+#include "window.h"
 
 #ifndef MMHITM_VERSION
 #define MMHITM_VERSION "0.1"
@@ -52,13 +56,22 @@
 /* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
 #define EXIT_CONFIG 78
 
-/* The tracepoints counted in the kernel, always. */
+/* The tracepoints counted in the kernel (in the windows, or all along). */
 static const char *const default_counted[] = {
 	"sched:sched_switch",
 	"pagemap:mm_lru_activate",
 	"pagemap:mm_lru_insertion",
 	"tlb:tlb_flush",
 	"lock:contention_begin",
+};
+
+/*
+ * Counted too when recording continuously. Windowed, the reclaim they
+ * count is in /proc/vmstat for free (pgscan, pgsteal, pgrefill, ...), and
+ * arming twenty more events per CPU for every slice would cost more than
+ * what the slice counts: --count-events adds them back.
+ */
+static const char *const continuous_counted[] = {
 	"vmscan:*",
 };
 
@@ -368,6 +381,16 @@ struct daemon {
 	uint64_t watchdog_usec;
 	int64_t cpu_warned_ns;		/* last CPU-budget warning */
 	bool budget_warned;
+
+	/* Windowed recording (record_mode = windowed). */
+	bool windowed;
+	uint64_t host_hash;		/* fleet_share's phase */
+	uint64_t rnd;			/* slice placement */
+	struct window_plan plan;	/* this interval's slices */
+	size_t next_slice;		/* plan.s[] index of the next to open */
+	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
+	int64_t switch_off;		/* the sched_switch sample's end in it */
+	double event_price_ns;		/* calibrated kernel cost of a counted event */
 };
 
 /*
@@ -452,6 +475,108 @@ static int setup_sampler(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The window asked for, or a quarter of a short interval (the tests' 1 s
+ * ones): windows that filled the interval would be continuous recording
+ * in disguise, which record_mode = continuous says plainly.
+ */
+static int64_t window_len(const struct config *c)
+{
+	return c->window_ns * 2 > c->interval_ns ? c->interval_ns / 4 : c->window_ns;
+}
+
+/*
+ * What one counted event costs the task that hits it, for the overhead
+ * budget. The busiest event mmhitmd counts is sched:sched_switch, so the
+ * calibration makes switches: two threads pinned to one CPU sched_yield()
+ * to each other, timed in this process's CPU time with the counters armed
+ * and disarmed in turn; the median over the rounds of the difference per
+ * switch made. About 100 ms of CPU at start; clamped, since a busy host
+ * makes it noisy.
+ */
+#define CALIBRATION_YIELDS	5000	/* per thread and run */
+#define CALIBRATION_ROUNDS	5
+#define EVENT_PRICE_MIN_NS	20.0
+#define EVENT_PRICE_MAX_NS	5000.0
+#define EVENT_PRICE_DEFAULT_NS	250.0	/* when calibration tells nothing */
+
+static int64_t process_cpu_time_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void *calibration_yielder(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(*(const int *)arg, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	for (int i = 0; i < CALIBRATION_YIELDS; i++)
+		sched_yield();
+	return NULL;
+}
+
+/* CPU time of one run of the two yielders; < 0 if they could not run. */
+static int64_t calibration_run(int cpu)
+{
+	pthread_t t[2];
+	int64_t t0 = process_cpu_time_ns();
+
+	if (pthread_create(&t[0], NULL, calibration_yielder, &cpu) != 0)
+		return -1;
+	if (pthread_create(&t[1], NULL, calibration_yielder, &cpu) != 0) {
+		pthread_join(t[0], NULL);
+		return -1;
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	return process_cpu_time_ns() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double calibrate_event_price(struct counters *c)
+{
+	double diff[CALIBRATION_ROUNDS], price = EVENT_PRICE_DEFAULT_NS;
+	int cpu = sched_getcpu();
+	size_t nd = 0;
+
+	if (cpu < 0 || calibration_run(cpu) < 0)	/* also warms up */
+		goto out;
+	for (int round = 0; round < CALIBRATION_ROUNDS; round++) {
+		int64_t off, on;
+
+		off = calibration_run(cpu);
+		if (counters_arm(c) < 0)
+			break;
+		on = calibration_run(cpu);
+		counters_disarm(c);
+		if (off > 0 && on > 0)
+			diff[nd++] = (double)(on - off) / (2.0 * CALIBRATION_YIELDS);
+	}
+	if (nd) {
+		qsort(diff, nd, sizeof(*diff), cmp_double);
+		price = diff[nd / 2];
+		if (price < EVENT_PRICE_MIN_NS)
+			price = EVENT_PRICE_MIN_NS;
+		if (price > EVENT_PRICE_MAX_NS)
+			price = EVENT_PRICE_MAX_NS;
+	}
+out:
+	log_info("Calibrated the kernel cost of a counted event: %.0f ns (%zu rounds of %d switches)",
+		 price, nd, 2 * CALIBRATION_YIELDS);
+	return price;
+}
+
 static int setup(struct daemon *d)
 {
 	struct kallsyms *ks = NULL;
@@ -473,6 +598,13 @@ static int setup(struct daemon *d)
 	r = boot_info_collect(&d->boot);
 	if (r < 0)
 		return r;
+	d->windowed = config_windowed(&d->cfg);
+	if (d->windowed && window_len(&d->cfg) != d->cfg.window_ns)
+		log_notice("window %gs is over half of interval %gs: windows of %gs instead",
+			   d->cfg.window_ns / 1e9, d->cfg.interval_ns / 1e9, window_len(&d->cfg) / 1e9);
+	/* The machine id names a host for good; the hostname where none. */
+	d->host_hash = window_host_hash(d->boot.machine_id[0] ? d->boot.machine_id : d->boot.hostname);
+	d->rnd = (uint64_t)now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32) ^ d->host_hash;
 	log_info("Host %s, kernel %s, %d CPUs, PMU %s, LRU_GEN %s", d->boot.hostname,
 		 d->boot.release, d->boot.cpus_online, d->boot.pmu.kind, d->boot.lru_gen);
 	if (strcmp(d->boot.pmu.kind, "none") == 0)
@@ -491,13 +623,18 @@ static int setup(struct daemon *d)
 				  "kernel IPs won't be symbolized, continuing");
 
 	raise_fd_limit();
-	d->counters = counters_new();
+	d->counters = counters_new(!d->windowed);
 	if (!d->counters) {
 		r = log_oom();
 		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(default_counted); i++) {
 		r = counters_add(d->counters, default_counted[i], &d->status);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; !d->windowed && i < ARRAY_SIZE(continuous_counted); i++) {
+		r = counters_add(d->counters, continuous_counted[i], &d->status);
 		if (r < 0)
 			goto out;
 	}
@@ -515,6 +652,9 @@ static int setup(struct daemon *d)
 		p += strspn(p, " ,\t");
 	}
 
+	if (d->windowed)
+		d->event_price_ns = calibrate_event_price(d->counters);
+
 	sc = (struct stream_config){
 		.instance = d->cfg.instance,
 		.buffer_size_kb = d->cfg.buffer_size_kb,
@@ -523,6 +663,7 @@ static int setup(struct daemon *d)
 		.learn_pages = d->cfg.learn_pages,
 		.learn_locks = d->cfg.learn_locks,
 		.sample_switches = d->cfg.switch_sample_ns > 0,
+		.windowed = d->windowed,
 		.mm_object_size = mm_object_size(&d->btf),
 		.ksyms = ks,
 	};
@@ -596,6 +737,8 @@ static int setup(struct daemon *d)
 		.learner = d->learner,
 		.sampler = d->sampler,
 		.agg = d->agg,
+		.windowed = d->windowed,
+		.event_price_ns = d->event_price_ns,
 	};
 	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
 	if (r >= 0 && d->sampler) {
@@ -695,9 +838,10 @@ static void reload(struct daemon *d)
 	if (strcmp(c.db_path, d->cfg.db_path) != 0 || strcmp(c.instance, d->cfg.instance) != 0 ||
 	    c.buffer_size_kb != d->cfg.buffer_size_kb || c.learn_mm != d->cfg.learn_mm ||
 	    c.learn_pages != d->cfg.learn_pages || c.learn_locks != d->cfg.learn_locks ||
-	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0)
-		log_notice("db, instance, buffer, learning and counted-event changes take effect "
-			   "at the next restart");
+	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0 ||
+	    strcmp(c.record_mode, d->cfg.record_mode) != 0)
+		log_notice("db, instance, buffer, learning, counted-event and record_mode changes "
+			   "take effect at the next restart");
 	d->cfg.interval_ns = c.interval_ns;
 	d->cfg.drain_ns = c.drain_ns;
 	d->cfg.log_level = c.log_level;
@@ -707,6 +851,10 @@ static void reload(struct daemon *d)
 	d->cfg.retention_rollup_ns = c.retention_rollup_ns;
 	d->cfg.max_db_size = c.max_db_size;
 	d->cfg.cpu_budget_pct = c.cpu_budget_pct;
+	d->cfg.window_ns = c.window_ns;
+	d->cfg.window_slices = c.window_slices;
+	d->cfg.overhead_budget = c.overhead_budget;
+	d->cfg.fleet_share = c.fleet_share;
 	free(d->cfg.metrics_file);
 	d->cfg.metrics_file = c.metrics_file;
 	c.metrics_file = NULL;
@@ -779,22 +927,152 @@ static int64_t next_switch_window(struct daemon *d, int64_t mono, int64_t until_
 	return mono + (int64_t)((double)random() / RAND_MAX * (double)room);
 }
 
+/* --- windowed recording ------------------------------------------------- */
+
+/*
+ * Plans the slices of the interval that ends at next_flush (wall clock):
+ * none when it is not this host's turn (fleet_share) or the budget leaves
+ * too little; otherwise `window` of armed time, shortened to what the
+ * last window's measured cost per armed second allows under
+ * overhead_budget (a share of every CPU's time over the interval).
+ */
+static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t next_flush)
+{
+	int64_t slot = next_flush / d->cfg.interval_ns - 1;
+	int64_t armed = window_len(&d->cfg);
+	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
+	size_t n = d->cfg.window_slices;
+	char note[160];
+
+	d->plan.n = 0;
+	d->next_slice = 0;
+	/* A partial interval (the first) gets its share of the window: a
+	 * daemon restarted often must not be armed more often. */
+	if (next_flush - wall < d->cfg.interval_ns)
+		armed = (int64_t)((double)armed * (double)(next_flush - wall) / (double)d->cfg.interval_ns);
+	if (!window_slot_active(d->host_hash, slot, d->cfg.fleet_share)) {
+		snprintf(note, sizeof(note), "no window: not this host's turn (fleet_share %g)",
+			 d->cfg.fleet_share);
+		recorder_window_note(&d->rec, note);
+		return;
+	}
+	/*
+	 * The cost model, from the last interval's windows: a fixed price per
+	 * slice (mmhitmd's CPU arming and disarming, reading what it saw)
+	 * plus the kernel's price of the events per armed nanosecond.
+	 */
+	if (d->rec.last_slices && d->rec.last_armed_ns > 0) {
+		double fixed = (double)d->rec.last_window_cpu_ns / (double)d->rec.last_slices;
+		double var = (double)d->rec.last_window_events * d->event_price_ns /
+			     (double)d->rec.last_armed_ns;
+
+		if ((double)n * fixed + var * (double)armed > budget) {
+			int64_t asked = armed;
+
+			while (n > 1 && (double)n * fixed + var * (double)n * WINDOW_MIN_SLICE_NS > budget)
+				n--;
+			armed = var > 0 ? (int64_t)((budget - (double)n * fixed) / var) : 0;
+			if (armed > asked)
+				armed = asked;
+			if (armed < WINDOW_MIN_SLICE_NS)
+				snprintf(note, sizeof(note), "no window: one slice would cost %.3g ms, over "
+					 "overhead_budget %g%% (%.3g ms)",
+					 (fixed + var * WINDOW_MIN_SLICE_NS) / 1e6,
+					 d->cfg.overhead_budget * 100, budget / 1e6);
+			else
+				snprintf(note, sizeof(note), "window %.0f ms in %zu slices of %.0f ms asked: "
+					 "%.2g ms a slice and %.3g%% of the armed time would exceed "
+					 "overhead_budget %g%% (%.3g ms)", armed / 1e6, n, asked / 1e6,
+					 fixed / 1e6, var * 100, d->cfg.overhead_budget * 100, budget / 1e6);
+			recorder_window_note(&d->rec, note);
+		}
+	}
+	if (armed < WINDOW_MIN_SLICE_NS)
+		return;
+	while (n > 1 && armed / (int64_t)n < WINDOW_MIN_SLICE_NS)
+		n--;
+	window_plan_make(&d->plan, mono, mono + (next_flush - wall), n, armed / (int64_t)n, &d->rnd);
+}
+
+static int64_t next_slice_on(const struct daemon *d)
+{
+	return d->next_slice < d->plan.n ? d->plan.s[d->next_slice].start_ns : INT64_MAX;
+}
+
+/* Arms everything for one slice: counters, learning, switches, PMU. */
+static void slice_open(struct daemon *d, int64_t mono)
+{
+	const struct window_slice *sl = &d->plan.s[d->next_slice++];
+	char armed[64];
+
+	/* Woken late past the slice's end: it is lost, not stretched. */
+	if (mono >= sl->end_ns)
+		return;
+	snprintf(armed, sizeof(armed), "counters%s%s%s", d->stream ? " learn" : "",
+		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "");
+	if (recorder_slice_begin(&d->rec, mono, armed) < 0) {
+		log_warning("Failed to arm the counters for a window, skipping it");
+		return;
+	}
+	d->slice_off = sl->end_ns;
+	if (d->stream) {
+		stream_arm(d->stream, true);
+		if (d->cfg.switch_sample_ns && stream_sample_switches(d->stream, true) == 0)
+			d->switch_off = mono + (d->cfg.switch_sample_ns < sl->end_ns - mono ?
+						d->cfg.switch_sample_ns : sl->end_ns - mono);
+	}
+	if (d->sampler)
+		sampler_window(d->sampler, true, mono);
+}
+
+/* Disarms everything and keeps what the slice saw. */
+static int slice_close(struct daemon *d, int64_t mono)
+{
+	if (d->slice_off == INT64_MAX)
+		return 0;
+	if (d->switch_off != INT64_MAX) {
+		stream_sample_switches(d->stream, false);
+		d->switch_off = INT64_MAX;
+	}
+	if (d->sampler) {
+		sampler_window(d->sampler, false, mono);
+		if (sampler_drain(d->sampler, d->agg) < 0)
+			log_warning("Failed to read memory samples, ignoring");
+	}
+	if (d->stream)
+		stream_arm(d->stream, false);
+	if (recorder_slice_end(&d->rec, mono) < 0)
+		log_warning("Failed to read the window's counters, its counts are lost");
+	d->slice_off = INT64_MAX;
+	/* Now, while the tasks seen are alive to be looked up. */
+	return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
 static int run(struct daemon *d, int ready_fd)
 {
 	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
 	int64_t next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-	/* Without a learning stream there is nothing to drain. */
-	int64_t next_drain = d->stream ? mono + d->cfg.drain_ns : INT64_MAX;
+	/* Without a learning stream there is nothing to drain; windowed, only
+	 * while a slice is open. */
+	int64_t next_drain = d->stream && !d->windowed ? mono + d->cfg.drain_ns : INT64_MAX;
 	int64_t deadline = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX;
 	int64_t next_ping = INT64_MAX;
-	int64_t switch_on = INT64_MAX;	/* the next sched_switch window ... */
+	int64_t switch_on = INT64_MAX;	/* continuous: the next sched_switch window ... */
 	int64_t switch_off = INT64_MAX;	/* ... and its end */
 	bool stop = false;
 	int r;
 
-	if (d->sampler)
+	d->slice_off = d->switch_off = INT64_MAX;
+	if (d->windowed)
+		plan_interval(d, mono, wall, next_flush);
+	else if (d->sampler)
 		sampler_tick(d->sampler, mono);
-	if (windows_wanted(d))
+	if (!d->windowed && windows_wanted(d))
 		switch_on = next_switch_window(d, mono, next_flush - wall);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
 		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
@@ -805,11 +1083,12 @@ static int run(struct daemon *d, int ready_fd)
 		(void)!write(ready_fd, "", 1);
 		close(ready_fd);
 	}
-	log_info("Recording into %s, interval %gs%s", d->cfg.db_path, d->cfg.interval_ns / 1e9,
-		 d->cfg.duration_ns ? "" : ", until stopped");
+	log_info("Recording into %s, interval %gs, %s%s", d->cfg.db_path, d->cfg.interval_ns / 1e9,
+		 d->windowed ? "windowed" : "continuous", d->cfg.duration_ns ? "" : ", until stopped");
 
 	while (!stop) {
 		struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+		bool in_slice = d->slice_off != INT64_MAX;
 		int64_t wait, until_flush;
 
 		wall = now_ns(CLOCK_REALTIME);
@@ -818,23 +1097,22 @@ static int run(struct daemon *d, int ready_fd)
 		if (next_flush - wall > d->cfg.interval_ns)
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
 		until_flush = next_flush - wall;
-		wait = until_flush;
-		if (next_drain - mono < wait)
-			wait = next_drain - mono;
-		if (deadline - mono < wait)
-			wait = deadline - mono;
-		if (next_ping - mono < wait)
-			wait = next_ping - mono;
-		if (switch_off - mono < wait)
-			wait = switch_off - mono;
-		if (switch_on - mono < wait)
-			wait = switch_on - mono;
+		/* Every deadline below moves on once met: the loop sleeps
+		 * until the earliest, never spins. */
+		wait = min64(until_flush, next_drain - mono);
+		wait = min64(wait, deadline - mono);
+		wait = min64(wait, next_ping - mono);
+		wait = min64(wait, switch_off - mono);
+		wait = min64(wait, switch_on - mono);
+		wait = min64(wait, next_slice_on(d) - mono);
+		wait = min64(wait, d->slice_off - mono);
+		wait = min64(wait, d->switch_off - mono);
 		/* A full sample ring loses samples: drain it often while on,
 		 * and wake up for the duty cycle's next turn. */
 		if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
 			wait = SAMPLER_DRAIN_NS;
-		if (d->sampler && sampler_next_change(d->sampler) - mono < wait)
-			wait = sampler_next_change(d->sampler) - mono;
+		if (d->sampler && !d->windowed)
+			wait = min64(wait, sampler_next_change(d->sampler) - mono);
 		if (wait < 0)
 			wait = 0;
 
@@ -868,10 +1146,30 @@ static int run(struct daemon *d, int ready_fd)
 		if (stop)
 			break;
 		if (d->sampler) {
-			sampler_tick(d->sampler, mono);
+			if (!d->windowed)
+				sampler_tick(d->sampler, mono);
 			if (sampler_active(d->sampler) && sampler_drain(d->sampler, d->agg) < 0)
 				log_warning("Failed to read memory samples, ignoring");
 		}
+
+		/* windowed: the slices */
+		if (mono >= d->switch_off) {
+			stream_sample_switches(d->stream, false);
+			d->switch_off = INT64_MAX;
+		}
+		if (mono >= d->slice_off || (in_slice && wall >= next_flush)) {
+			r = slice_close(d, mono);
+			if (r < 0)
+				return r;
+			next_drain = INT64_MAX;
+		}
+		if (mono >= next_slice_on(d) && wall < next_flush) {
+			slice_open(d, mono);
+			if (d->stream && d->slice_off != INT64_MAX)
+				next_drain = mono + d->cfg.drain_ns;
+		}
+
+		/* continuous: the sched_switch sample windows */
 		if (mono >= switch_on) {
 			switch_on = INT64_MAX;
 			if (stream_sample_switches(d->stream, true) == 0)
@@ -883,27 +1181,36 @@ static int run(struct daemon *d, int ready_fd)
 			/* Now, while the tasks are alive to be looked up. */
 			next_drain = mono;
 		}
+
 		if (d->stream && mono >= next_drain) {
 			r = stream_drain(d->stream, d->learner, false);
 			if (r < 0)
 				return r;
-			lock_mode_after_drain(d);
-			next_drain = mono + d->cfg.drain_ns;
+			if (!d->windowed)
+				lock_mode_after_drain(d);
+			next_drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX :
+				     mono + d->cfg.drain_ns;
 		}
 		if (wall >= next_flush) {
 			/* A failed write is logged and folded into the next. */
 			if (recorder_flush(&d->rec, wall, false) == 0) {
 				after_flush(d, wall);
-				lock_mode_after_flush(d);
+				if (!d->windowed)
+					lock_mode_after_flush(d);
 			}
 			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-			if (windows_wanted(d))
+			if (d->windowed)
+				plan_interval(d, now_ns(CLOCK_MONOTONIC), wall, next_flush);
+			else if (windows_wanted(d))
 				switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC),
 							       next_flush - wall);
 		}
 	}
 
 	sd_notify(0, "STOPPING=1");
+	r = slice_close(d, now_ns(CLOCK_MONOTONIC));
+	if (r < 0)
+		log_warning_errno(r, "Failed to read the last window's learning events: %m, ignoring");
 	r = recorder_flush(&d->rec, now_ns(CLOCK_REALTIME), true);
 	if (r == 0)
 		after_flush(d, now_ns(CLOCK_REALTIME));

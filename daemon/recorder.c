@@ -46,17 +46,85 @@ uint64_t recorder_last_count(const struct recorder *r, const char *event)
 	return 0;
 }
 
+static int64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed)
+{
+	int ret;
+
+	if (!r->windowed || r->slice_start)
+		return 0;
+	r->slice_cpu0 = process_cpu_ns();
+	ret = counters_arm(r->counters);
+	if (ret < 0)
+		return ret;
+	r->slice_start = now_mono;
+	if (armed && !strstr(r->armed, armed))
+		snprintf(r->armed + strlen(r->armed), sizeof(r->armed) - strlen(r->armed), "%s%s",
+			 r->armed[0] ? " " : "", armed);
+	return 0;
+}
+
+int recorder_slice_end(struct recorder *r, int64_t now_mono)
+{
+	size_t n = counters_count(r->counters);
+	uint64_t *row;
+	int ret;
+
+	if (!r->windowed || !r->slice_start)
+		return 0;
+	/* Folded intervals could overflow the table: the last row grows. */
+	if (r->n_slices == RECORDER_MAX_SLICES)
+		r->n_slices--;
+	else
+		memset(r->slice_counts + r->n_slices * n, 0, n * sizeof(*row));
+	row = r->slice_counts + r->n_slices * n;
+	ret = counters_read(r->counters, r->cur);
+	counters_disarm(r->counters);
+	if (ret < 0) {
+		r->slice_start = 0;
+		return ret;
+	}
+	for (size_t i = 0; i < n; i++) {
+		row[i] += r->cur[i];
+		r->window_events += r->cur[i];
+	}
+	r->slice_len[r->n_slices++] += now_mono - r->slice_start;
+	r->armed_ns += now_mono - r->slice_start;
+	r->window_cpu_ns += process_cpu_ns() - r->slice_cpu0;
+	r->slice_start = 0;
+	return 0;
+}
+
+void recorder_window_note(struct recorder *r, const char *note)
+{
+	snprintf(r->window_note, sizeof(r->window_note), "%s", note ?: "");
+}
+
 int recorder_start(struct recorder *r, int64_t now_wall)
 {
 	size_t n = counters_count(r->counters);
 	int ret;
 
+	if (r->windowed) {
+		r->slice_counts = calloc((n + 1) * RECORDER_MAX_SLICES, sizeof(*r->slice_counts));
+		if (!r->slice_counts)
+			return log_oom();
+	}
 	r->base = calloc(n + 1, sizeof(*r->base));
 	r->last = calloc(n + 1, sizeof(*r->last));
+	r->total = calloc(n + 1, sizeof(*r->total));
 	r->prev = calloc(n + 1, sizeof(*r->prev));
 	r->cur = calloc(n + 1, sizeof(*r->cur));
 	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
-	if (!r->base || !r->last || !r->prev || !r->cur || !r->event_ids)
+	if (!r->base || !r->last || !r->total || !r->prev || !r->cur || !r->event_ids)
 		return log_oom();
 	ret = counters_read(r->counters, r->prev);
 	if (ret < 0)
@@ -75,10 +143,12 @@ void recorder_done(struct recorder *r)
 {
 	free(r->base);
 	free(r->last);
+	free(r->total);
 	free(r->prev);
 	free(r->cur);
 	free(r->event_ids);
 	free(r->vmstat_ids);
+	free(r->slice_counts);
 	sys_snapshot_done(&r->snap[0]);
 	sys_snapshot_done(&r->snap[1]);
 }
@@ -90,60 +160,96 @@ static void forget_ids(struct recorder *r)
 	memset(r->vmstat_ids, 0, r->n_vmstat_ids * sizeof(*r->vmstat_ids));
 }
 
+/* One event_counts row; counted < 0: none (the count is exact). */
 static int insert_count(struct recorder *r, sqlite3_stmt *st, int64_t interval_id, int64_t event_id,
-			uint64_t count)
+			uint64_t count, const char *method, int64_t counted, double variance)
 {
 	sqlite3_bind_int64(st, 1, interval_id);
 	sqlite3_bind_int64(st, 2, event_id);
 	sqlite3_bind_int64(st, 3, (int64_t)count);
+	sqlite3_bind_text(st, 4, method, -1, SQLITE_STATIC);
+	if (counted >= 0)
+		sqlite3_bind_int64(st, 5, counted);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_double(st, 6, variance);
 	return db_step_done(r->db, st);
+}
+
+static int insert_named(struct recorder *r, sqlite3_stmt *st, int64_t interval_id, const char *name,
+			uint64_t count, const char *method, int64_t counted, double variance)
+{
+	int64_t id;
+	int ret = db_name_id(r->db, "event_names", name, &id);
+
+	if (ret < 0)
+		return ret;
+	return insert_count(r, st, interval_id, id, count, method, counted, variance);
 }
 
 /*
  * P1's work unit, same-mm context switches, is not countable in the
- * kernel; the sampled windows give its share of all switches, which the
- * counted total scales. The window counts are stored too ("sample:"), so
- * the estimate's precision can be judged and the estimate redone.
+ * kernel; the sampled switches give its share of all switches, and
+ * /proc/stat's ctxt, which the kernel counts anyway, gives all of them.
+ * The variance is the binomial one of the share, scaled. The sample
+ * counts are stored too ("sample:"), so the estimate can be redone.
  */
-static int write_switch_estimate(struct recorder *r, sqlite3_stmt *st, int64_t interval_id)
+static int write_switch_estimate(struct recorder *r, sqlite3_stmt *st, int64_t interval_id,
+				 uint64_t ctxt)
 {
 	static const char *const names[] = {
 		"sample:sched_switch", "sample:switches_to_user", "sample:same_mm_switches",
-		"derived:same_mm_switches",
 	};
-	uint64_t v[4] = { r->sw.sampled, r->sw.to_user, r->sw.same_mm, 0 };
-	size_t n = 3;
+	uint64_t v[3] = { r->sw.sampled, r->sw.to_user, r->sw.same_mm };
+	double p, var;
 	int ret;
 
 	if (!r->sw.sampled)
 		return 0;
-	for (size_t i = 0; i < counters_count(r->counters); i++)
-		if (strcmp(counters_name(r->counters, i), "sched:sched_switch") == 0) {
-			double all = (double)counter_delta(r->prev[i], r->cur[i]);
-
-			v[3] = (uint64_t)(all * r->sw.same_mm / r->sw.sampled + 0.5);
-			n = 4;
-		}
-	for (size_t i = 0; i < n; i++) {
-		int64_t id;
-
-		ret = db_name_id(r->db, "event_names", names[i], &id);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		ret = insert_named(r, st, interval_id, names[i], v[i], "sample", -1, 0);
 		if (ret < 0)
 			return ret;
-		ret = insert_count(r, st, interval_id, id, v[i]);
+	}
+	p = (double)r->sw.same_mm / (double)r->sw.sampled;
+	var = (double)ctxt * (double)ctxt * p * (1 - p) / (double)r->sw.sampled;
+	return insert_named(r, st, interval_id, "derived:same_mm_switches",
+			    (uint64_t)((double)ctxt * p + 0.5), "derived", -1, var);
+}
+
+/* Windowed: each counter's slices scaled to the interval. */
+static int write_window_counts(struct recorder *r, sqlite3_stmt *st, int64_t interval_id,
+			       int64_t len_ns)
+{
+	size_t n = counters_count(r->counters);
+	uint64_t c[RECORDER_MAX_SLICES];
+	int ret;
+
+	if (!r->n_slices)
+		return 0;	/* not measured is not zero: no rows */
+	for (size_t i = 0; i < n; i++) {
+		struct window_estimate e;
+		uint64_t sum = 0;
+
+		for (size_t k = 0; k < r->n_slices; k++)
+			sum += c[k] = r->slice_counts[k * n + i];
+		e = window_estimate(c, r->slice_len, r->n_slices, len_ns);
+		ret = insert_count(r, st, interval_id, r->event_ids[i], (uint64_t)(e.value + 0.5),
+				   "window", (int64_t)sum, e.variance);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
 }
 
-static int write_counts(struct recorder *r, int64_t interval_id)
+static int write_counts(struct recorder *r, int64_t interval_id, int64_t len_ns,
+			const struct sys_snapshot *prev, const struct sys_snapshot *cur)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int ret;
 
-	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count)"
-				     " VALUES (?1, ?2, ?3)");
+	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count, method,"
+				     " counted, variance) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < counters_count(r->counters); i++) {
@@ -153,12 +259,27 @@ static int write_counts(struct recorder *r, int64_t interval_id)
 			if (ret < 0)
 				return ret;
 		}
+		if (r->windowed)
+			continue;
 		ret = insert_count(r, st, interval_id, r->event_ids[i],
-				   counter_delta(r->prev[i], r->cur[i]));
+				   counter_delta(r->prev[i], r->cur[i]), "continuous", -1, 0);
 		if (ret < 0)
 			return ret;
 	}
-	return write_switch_estimate(r, st, interval_id);
+	if (r->windowed) {
+		ret = write_window_counts(r, st, interval_id, len_ns);
+		if (ret < 0)
+			return ret;
+	}
+	for (int f = 0; f < NR_FREE_COUNTERS; f++) {
+		if (!(cur->free_present & prev->free_present & (1u << f)))
+			continue;
+		ret = insert_named(r, st, interval_id, free_counter_name(f),
+				   counter_delta(prev->free[f], cur->free[f]), "free", -1, 0);
+		if (ret < 0)
+			return ret;
+	}
+	return write_switch_estimate(r, st, interval_id, counter_delta(prev->ctxt, cur->ctxt));
 }
 
 static int write_vmstat(struct recorder *r, int64_t interval_id, const struct sys_snapshot *prev,
@@ -281,6 +402,23 @@ static int write_samples(struct recorder *r, int64_t interval_id)
 	return ret;
 }
 
+/* A counter's slices scaled to an interval of len_ns (0 without slices). */
+static uint64_t window_total(const struct recorder *r, size_t i, int64_t len_ns)
+{
+	size_t n = counters_count(r->counters);
+	uint64_t c[RECORDER_MAX_SLICES];
+
+	for (size_t k = 0; k < r->n_slices; k++)
+		c[k] = r->slice_counts[k * n + i];
+	return (uint64_t)(window_estimate(c, r->slice_len, r->n_slices, len_ns).value + 0.5);
+}
+
+/* mmhitmd's own CPU in the windows, and the kernel's for their events. */
+static int64_t est_cost_ns(const struct recorder *r)
+{
+	return r->window_cpu_ns + (int64_t)((double)r->window_events * r->event_price_ns);
+}
+
 static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 			  const struct sys_snapshot *prev, const struct sys_snapshot *cur,
 			  const struct rusage *ru, int64_t db_bytes)
@@ -291,8 +429,10 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 
 	ret = db_prepare(r->db, &st,
 		"INSERT INTO intervals(boot_id, start_ns, end_ns, partial, learn_records, events_lost,"
-		" dropped_intervals, cpu_user_ns, cpu_sys_ns, rss_kb, db_bytes, ctxt, forks)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING interval_id");
+		" dropped_intervals, cpu_user_ns, cpu_sys_ns, rss_kb, db_bytes, ctxt, forks,"
+		" armed_ns, slices, armed, est_cost_ns, window_note)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+		" RETURNING interval_id");
 	if (ret < 0)
 		return ret;
 	sqlite3_bind_int64(st, 1, r->boot_id);
@@ -310,6 +450,15 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	sqlite3_bind_int64(st, 11, db_bytes);
 	sqlite3_bind_int64(st, 12, (int64_t)counter_delta(prev->ctxt, cur->ctxt));
 	sqlite3_bind_int64(st, 13, (int64_t)counter_delta(prev->forks, cur->forks));
+	if (r->windowed) {
+		sqlite3_bind_int64(st, 14, r->armed_ns);
+		sqlite3_bind_int64(st, 15, (int64_t)r->n_slices);
+		if (r->armed[0])
+			sqlite3_bind_text(st, 16, r->armed, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 17, est_cost_ns(r));
+	}
+	if (r->window_note[0])
+		sqlite3_bind_text(st, 18, r->window_note, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
 		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to insert interval: %s",
@@ -317,7 +466,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	interval_id = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 
-	ret = write_counts(r, interval_id);
+	ret = write_counts(r, interval_id, end_ns - r->start_ns, prev, cur);
 	if (ret < 0)
 		return ret;
 	ret = write_vmstat(r, interval_id, prev, cur);
@@ -387,9 +536,11 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		r->samp.throttled += st.throttled;
 	}
 
-	ret = counters_read(r->counters, r->cur);
-	if (ret < 0)
-		return ret;
+	if (!r->windowed) {
+		ret = counters_read(r->counters, r->cur);
+		if (ret < 0)
+			return ret;
+	}
 	ret = sys_snapshot_take(cur, r->lru_gen);
 	if (ret < 0)
 		return ret;
@@ -422,6 +573,22 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 
 	learner_commit(r->learner);
 	memset(&r->sw, 0, sizeof(r->sw));
+	for (size_t i = 0; i < counters_count(r->counters); i++) {
+		r->last[i] = r->windowed ? window_total(r, i, now_wall - r->start_ns) :
+					   counter_delta(r->prev[i], r->cur[i]);
+		r->total[i] += r->last[i];
+	}
+	r->last_armed_ns = r->armed_ns;
+	r->last_slices = r->n_slices;
+	r->last_window_cpu_ns = r->window_cpu_ns;
+	r->last_window_events = r->window_events;
+	r->last_est_cost_ns = est_cost_ns(r);
+	r->armed_total_ns += r->armed_ns;
+	r->n_slices = 0;
+	memset(r->slice_len, 0, sizeof(r->slice_len));
+	r->armed_ns = r->window_cpu_ns = 0;
+	r->window_events = 0;
+	r->armed[0] = r->window_note[0] = '\0';
 	if (r->sampler) {
 		mem_agg_reset(r->agg);
 		memset(&r->samp, 0, sizeof(r->samp));
@@ -431,15 +598,16 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -
 			 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
 	r->last_len_ns = now_wall - r->start_ns;
+	if (!r->windowed)
+		r->armed_total_ns += r->last_len_ns;
 	r->cpu_ns_total += r->last_cpu_ns;
 	r->lost_total += r->lost;
 	r->learn_records_total += r->learn_records;
 	r->dropped = 0;
 	r->learn_records = 0;
 	r->lost = 0;
-	for (size_t i = 0; i < counters_count(r->counters); i++)
-		r->last[i] = counter_delta(r->prev[i], r->cur[i]);
-	memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
+	if (!r->windowed)
+		memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = ru;
 	r->start_ns = now_wall;

@@ -14,6 +14,7 @@
 #include "sampler.h"
 #include "stream.h"
 #include "sysstat.h"
+#include "window.h"
 
 /*
  * One interval = one transaction: the counter deltas, /proc deltas,
@@ -40,11 +41,13 @@ struct recorder {
 	struct sampler *sampler;	/* borrowed, NULL without sampling */
 	struct mem_agg *agg;		/* borrowed, with sampler */
 	const struct kallsyms *ksyms;	/* borrowed, may be NULL: symbols of sampled IPs */
+	bool windowed;			/* counters armed only in slices */
 	struct sampling_stats samp;	/* since the last written interval */
 	struct switch_stats sw;		/* sched_switch windows, likewise */
 
 	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
-	uint64_t *last;			/* deltas of the last interval written */
+	uint64_t *last;			/* counts of the last interval written */
+	uint64_t *total;		/* ... and of all written since start */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */
 	struct sys_snapshot snap[2];
 	int snap_prev;
@@ -64,7 +67,39 @@ struct recorder {
 	int64_t last_cpu_ns;		/* of the last interval written */
 	int64_t last_len_ns;
 	int64_t last_rss_kb;
+
+	/* Windowed: the slices since the last written interval. */
+	uint64_t *slice_counts;		/* [RECORDER_MAX_SLICES][counters] */
+	int64_t slice_len[2 * WINDOW_MAX_SLICES];
+	size_t n_slices;
+	int64_t slice_start;		/* CLOCK_MONOTONIC; 0: no slice open */
+	int64_t slice_cpu0;		/* process CPU time at the slice's start */
+	int64_t armed_ns;		/* slices' total length */
+	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
+	uint64_t window_events;		/* events counted in them */
+	char armed[64];			/* what the slices armed */
+	char window_note[160];		/* why no or a shorter window */
+	double event_price_ns;		/* kernel cost of one counted event */
+	/* Of the last written interval, for the overhead budget. */
+	int64_t last_armed_ns;
+	size_t last_slices;
+	int64_t last_window_cpu_ns;
+	uint64_t last_window_events;
+	int64_t last_est_cost_ns;
+	int64_t armed_total_ns;		/* since start (continuous: all written) */
 };
+
+#define RECORDER_MAX_SLICES (2 * WINDOW_MAX_SLICES)
+
+/*
+ * Windowed recording: a slice starts (counters armed from zero) and ends
+ * (read, closed, its counts kept for the interval's estimate). armed says
+ * what the slice armed besides the counters, for the interval row.
+ */
+int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed);
+int recorder_slice_end(struct recorder *r, int64_t now_mono);
+/* Why this interval had no window or a shorter one; kept with the row. */
+void recorder_window_note(struct recorder *r, const char *note);
 
 /* Takes the baselines; the first interval starts now. */
 int recorder_start(struct recorder *r, int64_t now_wall);

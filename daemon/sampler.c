@@ -421,6 +421,29 @@ void sampler_tick(struct sampler *s, int64_t now)
 	}
 }
 
+void sampler_window(struct sampler *s, bool on, int64_t now)
+{
+	if (!s || on == s->on)
+		return;
+	if (on) {
+		follow_hotplug(s);
+		if (!s->open)
+			return;
+		set_enabled(s, true);
+		s->on = true;
+		s->on_since = s->counted_until = now;
+		s->next_off = INT64_MAX;
+		s->window_samples = 0;
+		return;
+	}
+	set_enabled(s, false);
+	s->on = false;
+	if (now > s->counted_until)
+		s->st.active_ns += now - s->counted_until;
+	s->counted_until = now;
+	s->next_on = INT64_MAX;
+}
+
 int64_t sampler_next_change(const struct sampler *s)
 {
 	if (!s)

@@ -53,6 +53,12 @@ void sampler_free(struct sampler *s);
 
 /* Turns sampling on or off for the duty cycle; reopens on a CPU hotplug. */
 void sampler_tick(struct sampler *s, int64_t now_monotonic_ns);
+/*
+ * Windowed recording drives the sampler instead of its own duty cycle
+ * (then sampler_tick() is never called): on at a window's start, off at
+ * its end, the active time accounted in the stats.
+ */
+void sampler_window(struct sampler *s, bool on, int64_t now_monotonic_ns);
 /* When sampler_tick() next has something to do (CLOCK_MONOTONIC). */
 int64_t sampler_next_change(const struct sampler *s);
 

@@ -22,6 +22,8 @@
 struct source {
 	enum learn_type type;
 	int id;
+	const char *system, *name;		/* the event, for arming it */
+	struct tracefs_instance *inst;		/* where it is armed */
 	struct tep_format_field *f_pid;		/* common_pid */
 	struct tep_format_field *f_addr;
 	struct tep_format_field *f_arg;
@@ -66,6 +68,8 @@ struct stream {
 	bool lock_src;			/* contention_begin set up */
 	bool lock_windowed;		/* ... and streamed only in the windows */
 	bool window_on;
+	bool windowed;			/* everything armed only by stream_arm() */
+	bool armed;
 	uint64_t lock_records;		/* read by the last drain */
 	bool held_overflow_logged;
 };
@@ -220,6 +224,8 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	memset(src, 0, sizeof(*src));
 	src->type = d->type;
 	src->id = ev->id;
+	src->system = d->system;
+	src->name = d->name;
 	src->f_pid = tep_find_common_field(ev, "common_pid");
 	src->f_addr = d->addr ? tep_find_field(ev, d->addr) : NULL;
 	src->f_arg = d->arg ? tep_find_field(ev, d->arg) : NULL;
@@ -243,6 +249,7 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 		r = arm_event(s->win.inst, d, filter, false, status);
 		if (r <= 0)
 			return r;
+		src->inst = s->win.inst;
 		s->switch_src = true;
 		s->nsrc++;
 		return event_status_add(status, d->system, d->name, "sample", true,
@@ -250,14 +257,15 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 	}
 	/* Locks go to the side instance too: a contention storm floods,
 	 * and must flood only there. */
-	r = arm_event(d->type == LEARN_LOCK ? s->win.inst : s->main.inst, d, filter, true, status);
+	src->inst = d->type == LEARN_LOCK ? s->win.inst : s->main.inst;
+	r = arm_event(src->inst, d, filter, !cfg->windowed, status);
 	if (r <= 0)
 		return r;
 	if (d->type == LEARN_LOCK)
 		s->lock_src = true;
 	s->nsrc++;
-	return event_status_add(status, d->system, d->name, "learn", true, "%s",
-				filter[0] ? filter : "no filter");
+	return event_status_add(status, d->system, d->name, "learn", true, "%s%s",
+				filter[0] ? filter : "no filter", cfg->windowed ? ", in windows" : "");
 }
 
 static int ring_open(struct ring *rg, const char *name, uint64_t buffer_size_kb, int *page_size)
@@ -313,6 +321,7 @@ struct stream *stream_new(const struct stream_config *cfg, struct event_status_l
 		return NULL;
 	}
 	s->page_size = getpagesize();
+	s->windowed = cfg->windowed;
 	/* "<instance>-win": still a name that says it is ours. */
 	snprintf(win_name, sizeof(win_name), "%s-win", cfg->instance);
 	if (ring_open(&s->main, cfg->instance, cfg->buffer_size_kb, &s->page_size) < 0)
@@ -542,20 +551,49 @@ int stream_sample_switches(struct stream *s, bool on)
 	if (!s || (!s->switch_src && !(s->lock_src && s->lock_windowed)))
 		return -ENOENT;
 	if (s->switch_src)
-		r = on ? tracefs_event_enable(s->win.inst, "sched", "sched_switch") :
-			 tracefs_event_disable(s->win.inst, "sched", "sched_switch");
-	if (r >= 0 && s->lock_src && s->lock_windowed)
+		r = tracefs_event_file_write(s->win.inst, "sched", "sched_switch", "enable",
+					     on ? "1" : "0");
+	if (r >= 0 && s->lock_src && s->lock_windowed && !s->windowed)
 		r = on ? tracefs_event_enable(s->win.inst, "lock", "contention_begin") :
 			 tracefs_event_disable(s->win.inst, "lock", "contention_begin");
 	s->window_on = on;
 	return r < 0 ? -errno : 0;
 }
 
+int stream_arm(struct stream *s, bool on)
+{
+	int r = 0;
+
+	if (!s || !s->windowed)
+		return -ENOENT;
+	if (on == s->armed)
+		return 0;
+	/* The enable files themselves: tracefs_event_enable() would scan
+	 * every event directory of the instance for a regex, each time. */
+	for (int i = 0; i < s->nsrc; i++) {
+		const struct source *src = &s->src[i];
+
+		if (src->type == LEARN_SWITCH)
+			continue;
+		if (tracefs_event_file_write(src->inst, src->system, src->name, "enable",
+					     on ? "1" : "0") < 0 && r == 0)
+			r = log_warning_errno(errno ?: EIO, "Failed to %s %s:%s: %m, ignoring",
+					      on ? "arm" : "disarm", src->system, src->name);
+	}
+	s->armed = on;
+	return r;
+}
+
+bool stream_armed(const struct stream *s)
+{
+	return s && (!s->windowed || s->armed);
+}
+
 int stream_locks_windowed(struct stream *s, bool windowed)
 {
 	int r;
 
-	if (!s || !s->lock_src)
+	if (!s || !s->lock_src || s->windowed)
 		return -ENOENT;
 	if (windowed == s->lock_windowed)
 		return 0;

@@ -22,6 +22,7 @@ struct stream_config {
 	unsigned int page_pair_shift;
 	bool learn_mm, learn_pages, learn_locks;
 	bool sample_switches;		/* sched_switch, in windows (stream_sample_switches) */
+	bool windowed;			/* learn only while stream_arm() says so */
 	/* For kernels whose kmem_cache_alloc has no cache name: the
 	 * mm_struct cache's object size and the allocating functions. */
 	uint64_t mm_object_size;
@@ -58,7 +59,16 @@ int stream_drain(struct stream *s, struct learner *l, bool final);
 int stream_sample_switches(struct stream *s, bool on);
 
 /*
- * Lock contention is learned continuously while it is rare, and only in
+ * Windowed recording: arms (on) or disarms every learning event, lock
+ * contention included; sched_switch stays with stream_sample_switches().
+ * -ENOENT when the stream is not windowed.
+ */
+int stream_arm(struct stream *s, bool on);
+/* Whether learning events are armed now (always, when not windowed). */
+bool stream_armed(const struct stream *s);
+
+/*
+ * Continuous recording only: lock contention is learned continuously while it is rare, and only in
  * the sample windows while it floods (stream_sample_switches() turns it on
  * and off with sched_switch then): a contention storm must not overrun the
  * ring buffer the mm learning events share. The main loop decides.

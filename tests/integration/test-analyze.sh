@@ -53,7 +53,7 @@ echo 1 > "$L/events/lock/contention_begin/enable"
 OLDPID=$!
 wait_until 5 grep -q pid "$WORK/old.out"
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --drain-interval 200ms --duration 120s \
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --drain-interval 200ms --duration 120s \
 	--instance "$INST" 2>"$WORK/daemon.log" &
 DPID=$!
 wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null | grep -qv '^0$'" ||

@@ -23,7 +23,7 @@ wait_until 5 grep -q pid "$WORK/old.out"
 top_before=$(top_level_state)
 ctxt_before=$(awk '/^ctxt/ {print $2}' /proc/stat)
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 2s --drain-interval 200ms --duration 120s \
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 2s --drain-interval 200ms --duration 120s \
 	--instance "$INST" --count-events "mmhitm_nosuch:*,sched:sched_nosuch_event" \
 	2>"$WORK/daemon.log" &
 DPID=$!

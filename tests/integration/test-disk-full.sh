@@ -17,7 +17,7 @@ mount -t tmpfs -o size=2m mmhitm-test "$MNT" || skip "cannot mount a small tmpfs
 trap 'kill $DPID 2>/dev/null; umount "$MNT"; rm -rf "$WORK"' EXIT
 DB=$MNT/t.db
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --drain-interval 100ms --instance "$INST" \
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --drain-interval 100ms --instance "$INST" \
 	--metrics-file "" 2>"$WORK/daemon.log" &
 DPID=$!
 rows() { sqlite3 "$DB" 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0; }

@@ -15,7 +15,7 @@ WORK=$(mktemp -d /tmp/mmhitm-test-storm.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 DB=$WORK/t.db
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance mmhitm-test-storm-$$ --switch-sample 0 \
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --instance mmhitm-test-storm-$$ --switch-sample 0 \
 	2>"$WORK/daemon.log" &
 DPID=$!
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 1 ]" ||

@@ -16,7 +16,7 @@ trap 'rm -rf "$WORK"' EXIT
 DB=$WORK/t.db
 N=300
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 60s --instance mmhitm-test-sampling-$$ \
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --duration 60s --instance mmhitm-test-sampling-$$ \
 	--sample-events page-faults --sample-period 1 --sample-window 1s --sample-every 1s \
 	--sample-budget-ppm 1000000 \
 	2>"$WORK/daemon.log" &

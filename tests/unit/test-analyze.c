@@ -121,7 +121,7 @@ static void count(sqlite3 *db, int64_t iv, const char *event, int64_t n)
 	int64_t id;
 
 	CHECK_INT(db_name_id(db, "event_names", event, &id), ==, 0);
-	CHECK_INT(ex(db, "INSERT INTO event_counts VALUES (%" PRId64 ", %" PRId64 ", %" PRId64 ")",
+	CHECK_INT(ex(db, "INSERT INTO event_counts (interval_id, event_id, count) VALUES (%" PRId64 ", %" PRId64 ", %" PRId64 ")",
 		     iv, id, n), ==, 0);
 }
 

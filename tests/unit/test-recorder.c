@@ -49,7 +49,7 @@ int main(void)
 		SKIP("needs root for system-wide perf counting of tracepoints");
 	if (!tracefs_dir())
 		SKIP("no tracefs");
-	c = counters_new();
+	c = counters_new(true);
 	if (!c || counters_add(c, EVENT, &status) < 0 || counters_count(c) != 1)
 		SKIP("cannot count %s here (%s)", EVENT, status.n ? status.v[0].detail : "?");
 

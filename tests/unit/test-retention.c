@@ -51,7 +51,7 @@ static void add_interval(sqlite3 *db, int64_t i)
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO intervals(interval_id, boot_id, start_ns, end_ns, cpu_user_ns, cpu_sys_ns, rss_kb)"
 		 " VALUES (%" PRId64 ", 1, %" PRId64 ", %" PRId64 ", 1000, 1000, 4000);"
-		 "INSERT INTO event_counts VALUES (%" PRId64 ", 1, %" PRId64 "), (%" PRId64 ", 2, 5);"
+		 "INSERT INTO event_counts (interval_id, event_id, count) VALUES (%" PRId64 ", 1, %" PRId64 "), (%" PRId64 ", 2, 5);"
 		 "INSERT INTO vmstat_deltas SELECT %" PRId64 ", value, value * 1000 FROM temp.series;"
 		 "INSERT INTO mem_lines(interval_id, line_addr, offset, ip, kernel, lcl_hitm, loads)"
 		 " SELECT %" PRId64 ", -131941395267520 + value * 64, 8, -2130706432 + value, 1, 3, 9"

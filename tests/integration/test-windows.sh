@@ -1,0 +1,133 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Windowed recording (the default): nothing of mmhitmd's is armed in the
+# kernel between windows; the windows take the configured share of each
+# interval; the counts scaled from them are honest (the sched_switch
+# estimate agrees with /proc/stat's count of every switch within its
+# stated error); fleet_share leaves the stated share of intervals without
+# windows; and the main loop sleeps between its deadlines, whatever is
+# turned off.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_tracefs
+[ -x "$O/mmhitmd" ] && [ -x "$O/mmhitm-load" ] || { echo "build first: make all"; exit 1; }
+
+WORK=$(mktemp -d /tmp/mmhitm-test-windows.XXXXXX)
+INST=mmhitm-test-win-$$
+PIDS=
+trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+BEFORE=$(top_level_state)
+
+# --- 1. a steady reproducer, 6 s intervals with 1 s of windows ----------
+DB=$WORK/steady.db
+"$O/mmhitm-load" ctxswitch --duration 100s >/dev/null 2>&1 &
+LOAD=$!
+PIDS="$PIDS $LOAD"
+"$O/mmhitmd" --foreground --db "$DB" --interval 6s --window 1s --window-slices 4 \
+	--instance "$INST" --analyze no 2>"$WORK/steady.log" &
+D=$!
+PIDS="$PIDS $D"
+wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
+
+# Poll what is armed: perf fds of the daemon, enabled events of its instances.
+EVENTS=
+for i in "$INST" "$INST-win"; do
+	for e in kmem/kmem_cache_alloc kmem/kmem_cache_free sched/sched_process_fork \
+		 sched/sched_process_exec mmap_lock/mmap_lock_acquire_returned pagemap/mm_lru_insertion \
+		 pagemap/mm_lru_activate lock/contention_begin sched/sched_switch; do
+		EVENTS="$EVENTS $i/events/$e/enable"
+	done
+done
+polls=0 armed=0 fds_seen=0 idle_seen=0
+end=$(( $(date +%s) + 30 ))
+while [ "$(date +%s)" -lt "$end" ]; do
+	fds=$(ls -l /proc/$D/fd 2>/dev/null | grep -c 'perf_event')
+	en=$(cd "$TRACING/instances" && cat $EVENTS 2>/dev/null | grep -c 1)
+	polls=$((polls + 1))
+	if [ "$fds" -gt 0 ] || [ "$en" -gt 0 ]; then armed=$((armed + 1)); fi
+	[ "$fds" -gt 0 ] && fds_seen=1
+	[ "$fds" -eq 0 ] && [ "$en" -eq 0 ] && idle_seen=1
+	sleep 0.05
+done
+check "between windows: no perf event open, no event enabled (polls)" "$idle_seen" -eq 1
+check "in a window: the counters are open" "$fds_seen" -eq 1
+# 1/6 of the time armed; the polls are themselves a sample (~500 of them).
+check "polls that found something armed (% of $polls)" "$((100 * armed / polls))" -le 35
+check "polls that found something armed (% of $polls)" "$((100 * armed / polls))" -ge 5
+
+wait $LOAD
+kill -TERM $D
+wait $D
+check "daemon exit status" $? -eq 0
+
+FULL="partial = 0 AND slices > 0"
+n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
+check "full intervals with windows" "$n" -ge 10
+# A window is shortened only by the overhead budget (0.2 % of 2 CPUs over
+# 6 s: 24 ms), which then says so and keeps the estimated cost under it.
+BUDGET_NS=$((6000000000 / 500 * $(nproc)))
+check "armed share of full intervals the budget left alone: within 10 % of 1/6" \
+	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
+		AND window_note IS NULL AND abs(armed_share - 1.0 / 6) > 0.1 / 6")" -eq 0
+check "shortened windows say why and are shorter" \
+	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
+		AND window_note IS NOT NULL AND (window_note NOT LIKE '%overhead_budget%'
+		OR armed_share >= 1.0 / 6)")" -eq 0
+q "SELECT interval_id, round(armed_share, 3), slices, est_cost_s, window_note FROM interval_summary" |
+	sed 's/^/  interval|armed share|slices|est. cost s|note: /'
+check "shortened windows' estimated cost: within 1.5x the budget (median)" \
+	"$(q "SELECT coalesce((SELECT est_cost_ns FROM intervals WHERE partial = 0 AND window_note
+		LIKE '%overhead_budget%' ORDER BY est_cost_ns LIMIT 1 OFFSET (SELECT count(*) / 2 FROM
+		intervals WHERE partial = 0 AND window_note LIKE '%overhead_budget%')), 0) <= 1.5 * $BUDGET_NS")" -eq 1
+check "what was armed is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE 'counters%'")" -eq "$n"
+check "the windows' cost is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND est_cost_ns > 0")" -eq "$n"
+check "windowed counts carry their raw count and variance" \
+	"$(q "SELECT count(*) FROM event_rates WHERE method = 'window' AND (counted IS NULL OR stderr IS NULL)")" -eq 0
+check "free counters recorded every interval" \
+	"$(q "SELECT count(DISTINCT interval_id) FROM event_rates WHERE method = 'free'")" -ge "$n"
+
+# The scaled sched_switch estimate against /proc/stat's ctxt (every switch).
+EST="SELECT i.interval_id, e.count AS est, e.stderr AS se, i.ctxt AS truth
+	FROM event_rates e JOIN intervals i USING (interval_id)
+	WHERE e.event = 'sched:sched_switch' AND e.method = 'window' AND i.partial = 0"
+q "$EST" | sed 's/^/  interval|estimate|stderr|ctxt: /'
+# 95 % intervals: at most 2 of >= 10 may miss (binomial: P(>2 misses) < 2 %).
+check "intervals whose 95 % interval misses ctxt" \
+	"$(q "SELECT count(*) FROM ($EST) WHERE abs(est - truth) > 1.96 * se")" -le 2
+check "over the run: |sum(est) - sum(ctxt)| within 3 sd" \
+	"$(q "SELECT abs(sum(est) - sum(truth)) <= 3 * sqrt(sum(se * se)) FROM ($EST)")" -eq 1
+check "the estimate is not the truth copied (it varies around it)" \
+	"$(q "SELECT count(*) FROM ($EST) WHERE est != truth")" -ge 5
+check "top-level instance untouched" "$(top_level_state)" = "$BEFORE"
+
+# --- 2. fleet_share 0.5: windows in exactly half the intervals -----------
+DB=$WORK/share.db
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 16s --fleet-share 0.5 \
+	--instance "$INST" --analyze no 2>"$WORK/share.log"
+total=$(q "SELECT count(*) FROM intervals WHERE partial = 0")
+active=$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND slices > 0")
+echo "  fleet_share 0.5: $active of $total full intervals had windows"
+check "half of the intervals, give or take one" "$(( (2 * active - total) * (2 * active - total) ))" -le 4
+check "the others say why" \
+	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND slices IS 0 AND window_note LIKE '%fleet_share%'")" \
+	-eq "$((total - active))"
+check "and counted nothing they could not see" \
+	"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id) WHERE slices = 0 AND method = 'window'")" -eq 0
+
+# --- 3. the main loop sleeps: learning off, windowed and continuous -------
+for mode in windowed continuous; do
+	DB=$WORK/idle-$mode.db
+	"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 4s --record-mode $mode \
+		--learn-mm no --learn-pages no --learn-locks no --switch-sample 0 \
+		--instance "$INST" --analyze no 2>"$WORK/idle-$mode.log" &
+	D=$!
+	sleep 3.5
+	sw=$(awk '/ctxt_switches/ { n += $2 } END { print n }' /proc/$D/status)
+	wait $D
+	# A loop polling with a zero timeout switches ~10^5 times in 3.5 s.
+	check "$mode, learning off: context switches of the daemon in 3.5 s" "$sw" -le 500
+done
+check "instances gone" "$(ls -d "$TRACING/instances/$INST"* 2>/dev/null | wc -l)" -eq 0
+finish
