@@ -4,19 +4,22 @@
 # make bench: what recording costs the workloads mmhitm watches.
 #
 # For every reproducer this kernel supports, each round runs the workload
-# alone, under mmhitmd, under `perf stat -a` and under `perf record -a` (the
-# same tracepoints mmhitmd counts), in an order rotated every round so that
-# drift on a shared machine spreads over all modes. BENCH_MODES can add
-# mmhitmd-count: mmhitmd with its learning stream off, to tell what counting
-# and what learning costs (not by default: without a stream mmhitmd's main
-# loop spins, see below). Each mode's throughput
-# is compared with the same round's run alone; the table gives the median
-# overhead and its spread over the rounds, plus mmhitmd's own CPU time per
-# million kernel events it counted and its peak RSS. The same goes to
-# $BENCH_OUT/bench-<time>.json (and latest.json, latest.txt).
+# alone, alone again (the control: the baseline against itself, which shows
+# this machine's noise), under mmhitmd as it ships (windowed), under
+# mmhitmd --record-mode continuous (the lab mode: everything armed all the
+# time) and under `perf stat -a` (the same tracepoints mmhitmd counts), in
+# an order rotated every round so that drift on a shared machine spreads
+# over all modes. BENCH_MODES can add perf-record (`perf record -a` of the
+# same tracepoints) and mmhitmd-count (continuous, learning off). Each
+# mode's throughput is compared with the same round's run alone; the table
+# gives the median overhead, the mean with its 95 % confidence interval
+# (Student's t over the paired rounds) and the spread, plus mmhitmd's own
+# CPU time, the share of wall time its windows were armed and its peak RSS.
+# The same goes to $BENCH_OUT/bench-<time>.json (and latest.json, latest.txt).
 #
 # Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (5, per run),
-# BENCH_INTERVAL (mmhitmd --interval, 5s), BENCH_WORKLOADS (default: all),
+# BENCH_INTERVAL (mmhitmd --interval; default: the daemon's own, 60s),
+# BENCH_WORKLOADS (default: all),
 # BENCH_MODES (default: all of "$MODES" below),
 # BENCH_OUT (bench/results), BENCH_INGEST_LEARNED (learned objects per
 # ingest flush, see bench/bench-ingest.c).
@@ -25,15 +28,13 @@ set -u
 O=${O:-build}
 ROUNDS=${BENCH_ROUNDS:-5}
 SECS=${BENCH_SECONDS:-5}
-INTERVAL=${BENCH_INTERVAL:-5s}
+INTERVAL=${BENCH_INTERVAL:-}
 WORKLOADS=${BENCH_WORKLOADS:-"ctxswitch ctxswitch-private pwrite tlbflush aging"}
 OUT=${BENCH_OUT:-bench/results}
 LOAD=$O/mmhitm-load
 DAEMON=$O/mmhitmd
 INGEST=$O/bench/bench-ingest
-# mmhitmd-count is left out by default: with --learn-* false the daemon's
-# main loop never advances next_drain and polls with a zero timeout.
-MODES=${BENCH_MODES:-"alone mmhitmd perf-stat perf-record"}
+MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-continuous perf-stat"}
 TRACEFS=/sys/kernel/tracing
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -44,7 +45,7 @@ note() { echo "bench: $*" >&2; }
 mkdir -p "$OUT" || die "cannot create $OUT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmhitm-bench.XXXXXX") || die "mktemp failed"
 raw=$tmp/raw.tsv	# workload mode round value higher_is_better metric unit
-dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s
+dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s armed_s
 rec=$tmp/record.tsv	# workload round bytes lost_chunks
 : >"$raw"; : >"$dmn"; : >"$rec"
 dpid=
@@ -138,10 +139,13 @@ run_daemon() {	# WORKLOAD MODE ROUND ARGS...
 	db=$tmp/mmhitmd.db log=$tmp/mmhitmd.log inst=mmhitm-bench-$$-$r
 	rm -f "$db" "$db-wal" "$db-shm"
 	learn=
-	[ "$dmode" = mmhitmd-count ] && learn="--learn-mm false --learn-pages false --learn-locks false"
+	case $dmode in
+	mmhitmd-count)	learn="--record-mode continuous --learn-mm false --learn-pages false --learn-locks false" ;;
+	mmhitmd-continuous) learn="--record-mode continuous" ;;
+	esac
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
 	# shellcheck disable=SC2086
-	"$DAEMON" --db "$db" --interval "$INTERVAL" --duration "$((SECS * 4 + 60))s" \
+	"$DAEMON" --db "$db" ${INTERVAL:+--interval "$INTERVAL"} --duration "$((SECS * 4 + 60))s" \
 		--instance "$inst" $learn --foreground 2>"$log" &
 	dpid=$!
 	i=0
@@ -162,13 +166,15 @@ run_daemon() {	# WORKLOAD MODE ROUND ARGS...
 	record_result "$w" "$dmode" "$r" "$tmp/run.json" || return 1
 	stats=$(sqlite3 -separator ' ' "$db" \
 		"SELECT (SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) / 1e9 FROM intervals),
-			(SELECT coalesce(sum(count), 0) FROM event_rates),
+			(SELECT coalesce(sum(count), 0) FROM event_rates
+				WHERE method IN ('window', 'continuous')),
 			(SELECT coalesce(sum(end_ns - start_ns), 0) / 1e9 FROM intervals),
-			(SELECT coalesce(max(rss_kb), 0) FROM intervals)") ||
+			(SELECT coalesce(max(rss_kb), 0) FROM intervals),
+			(SELECT coalesce(sum(coalesce(armed_ns, end_ns - start_ns)), 0) / 1e9 FROM intervals)") ||
 		{ note "cannot read $db"; return 1; }
 	set -- $stats
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$dmode" "$r" "$1" "$2" "$3" "$hwm" "$4" \
-		"$pcpu" >>"$dmn"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$dmode" "$r" "$1" "$2" "$3" "$hwm" "$4" \
+		"$pcpu" "$5" >>"$dmn"
 }
 
 run_one() {	# WORKLOAD MODE ROUND
@@ -176,7 +182,7 @@ run_one() {	# WORKLOAD MODE ROUND
 	# shellcheck disable=SC2046
 	set -- $(args_of "$w")
 	case $mode in
-	alone)
+	alone|control)
 		"$LOAD" "$@" --duration "$SECS" --json >"$tmp/run.json" &&
 			record_result "$w" "$mode" "$r" "$tmp/run.json" ;;
 	perf-stat)
@@ -192,7 +198,7 @@ run_one() {	# WORKLOAD MODE ROUND
 			printf '%s\t%s\t%s\t%s\n' "$w" "$r" "$(stat -c %s "$tmp/perf.data")" \
 				"$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p' "$tmp/record.err" | head -n 1)" >>"$rec"
 		rm -f "$tmp/perf.data" "$tmp/perf.data.old" ;;
-	mmhitmd|mmhitmd-count)
+	mmhitmd|mmhitmd-continuous|mmhitmd-count)
 		run_daemon "$w" "$mode" "$r" "$@" ;;
 	esac
 }
@@ -242,7 +248,7 @@ json=$OUT/bench-$stamp.json
 txt=$OUT/bench-$stamp.txt
 command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS"}
 awk -f bench/summarize.awk \
-	-v rounds="$ROUNDS" -v secs="$SECS" -v interval="$INTERVAL" \
+	-v rounds="$ROUNDS" -v secs="$SECS" -v interval="${INTERVAL:-60s (default)}" \
 	-v kernel="$(uname -r)" -v cpus="$(nproc)" -v host="$(hostname)" \
 	-v stamp="$stamp" -v elapsed="$(($(date +%s) - start))" -v command="$command" \
 	-v events="$(echo $events | sed 's/-e //g')" \

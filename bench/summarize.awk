@@ -9,7 +9,10 @@
 #
 # Overhead of a mode in a round = throughput lost against the same round's
 # run alone, in %: (1 - mode/alone) * 100 for rates, (1 - alone/mode) * 100
-# for times (lower is better), so positive is always slower.
+# for times (lower is better), so positive is always slower. The control
+# mode is the workload alone again: its overhead is this machine's noise.
+# The 95 % confidence interval of the mean overhead is Student's t over the
+# paired rounds.
 
 function sort_(a, n,    i, j, t) {
 	for (i = 2; i <= n; i++) {
@@ -61,6 +64,32 @@ function jstats(s,    v, n, i, out) {
 	return out "]}"
 }
 
+# 97.5 % quantile of Student's t with df degrees of freedom.
+function t975(df) {
+	if (df < 1)
+		return "nan"
+	if (df <= 10)
+		return substr("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228", 1 + (df - 1) * 6, 6) + 0
+	return 1.96 + 2.4 / df
+}
+
+# Mean and half-width of the 95 % CI of the list s: sets ci_mean, ci_half.
+function ci(s,    v, n, i, m, ss) {
+	n = split(s, v, " ")
+	ci_mean = "nan"; ci_half = "nan"
+	if (n < 2)
+		return
+	m = 0
+	for (i = 1; i <= n; i++)
+		m += v[i]
+	m /= n
+	ss = 0
+	for (i = 1; i <= n; i++)
+		ss += (v[i] - m) * (v[i] - m)
+	ci_mean = m
+	ci_half = t975(n - 1) * sqrt(ss / (n - 1) / n)
+}
+
 function human(x) {
 	if (x == "nan")
 		return "n/a"
@@ -106,6 +135,8 @@ BEGIN {
 			dbrss[k] = f[8]
 		pcpu[k] = pcpu[k] " " f[9]
 		dcpu[k] = dcpu[k] " " f[4]
+		if (f[6] > 0 && f[10] != "")
+			armed[k] = armed[k] " " (f[10] / f[6] * 100)
 	}
 	while ((getline line < rec) > 0) {
 		split(line, f, "\t")
@@ -120,10 +151,12 @@ BEGIN {
 			ingest_json = ingest_json line
 	}
 
-	nm = split("mmhitmd mmhitmd-count perf-stat perf-record", modes, " ")
-	nd = split("mmhitmd mmhitmd-count", dmodes, " ")
-	label["mmhitmd"] = "mmhitmd"
-	label["mmhitmd-count"] = "mmhitmd, counting only"
+	nm = split("control mmhitmd mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
+	nd = split("mmhitmd mmhitmd-continuous mmhitmd-count", dmodes, " ")
+	label["control"] = "alone again (control)"
+	label["mmhitmd"] = "mmhitmd (default, windowed)"
+	label["mmhitmd-continuous"] = "mmhitmd, continuous"
+	label["mmhitmd-count"] = "mmhitmd, continuous, counting only"
 	label["perf-stat"] = "perf stat -a"
 	label["perf-record"] = "perf record -a"
 
@@ -149,8 +182,9 @@ BEGIN {
 	printf "rotated per round; mmhitmd --interval %s. Tracepoints (for all three recorders):\n", interval
 	printf "%s.\n", events
 	printf "Overhead = throughput lost against the same round's run alone (positive = slower):\n"
-	printf "median over rounds, [min .. max], IQR.\n\n"
-	printf "| workload | metric | alone (median) | recorder | overhead median | min .. max | IQR |\n"
+	printf "median over rounds, mean [95 %% CI, Student's t over the paired rounds], min .. max.\n"
+	printf "The control row is the workload alone against itself: this machine's noise.\n\n"
+	printf "| workload | metric | alone (median) | recorder | overhead median | mean [95 %% CI] | min .. max |\n"
 	printf "|---|---|---:|---|---:|---:|---:|\n"
 	for (i = 1; i <= nw; i++) {
 		w = order[i]
@@ -161,11 +195,14 @@ BEGIN {
 			if (!(m in have_mode))
 				continue
 			no = load_sorted(ovh[w, m], xo)
-			printf "| %s | %s | %s %s | %s | %s | %s .. %s | %s .. %s |\n",
+			ci(ovh[w, m])
+			printf "| %s | %s | %s %s | %s | %s | %s [%s .. %s] | %s .. %s |\n",
 				first ? w : "", first ? metric[w] : "",
 				first ? human(quant(xa, n, 0.5)) : "", first ? unit[w] : "", label[m],
-				pct(quant(xo, no, 0.5)), pct(no ? xo[1] : "nan"), pct(no ? xo[no] : "nan"),
-				pct(quant(xo, no, 0.25)), pct(quant(xo, no, 0.75))
+				pct(quant(xo, no, 0.5)), pct(ci_mean),
+				pct(ci_mean == "nan" ? "nan" : ci_mean - ci_half),
+				pct(ci_mean == "nan" ? "nan" : ci_mean + ci_half),
+				pct(no ? xo[1] : "nan"), pct(no ? xo[no] : "nan")
 			first = 0
 		}
 	}
@@ -175,8 +212,10 @@ BEGIN {
 		printf "From its database (intervals.cpu_user_ns + cpu_sys_ns over event_rates.count), peak\n"
 		printf "RSS from /proc/PID/status VmHWM; median [min .. max] over rounds. This is the\n"
 		printf "daemon's own CPU time; what counting costs inside the kernel shows as overhead above.\n\n"
-		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | peak RSS |\n"
-		printf "|---|---|---:|---:|---:|---:|\n"
+		printf "Armed = share of wall time the windows had anything armed in the kernel\n"
+		printf "(continuous: all of it).\n\n"
+		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | armed | peak RSS |\n"
+		printf "|---|---|---:|---:|---:|---:|---:|\n"
 		for (i = 1; i <= nw; i++) {
 			w = order[i]
 			for (d = 1; d <= nd; d++) {
@@ -186,10 +225,11 @@ BEGIN {
 				ne = load_sorted(evs[k], xe)
 				nc = load_sorted(cpm[k], xc)
 				np = load_sorted(cpupct[k], xp)
-				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f MiB |\n",
-					d == 1 ? w : "", d == 1 ? "default" : "counting only",
+				nar = load_sorted(armed[k], xar)
+				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f%% | %.1f MiB |\n",
+					w, label[dmodes[d]],
 					human(quant(xe, ne, 0.5)), quant(xc, nc, 0.5), nc ? xc[1] : 0,
-					nc ? xc[nc] : 0, quant(xp, np, 0.5), hwm[k] / 1024
+					nc ? xc[nc] : 0, quant(xp, np, 0.5), quant(xar, nar, 0.5), hwm[k] / 1024
 			}
 		}
 	}
@@ -233,8 +273,11 @@ BEGIN {
 			m = modes[k]
 			if (!(m in have_mode))
 				continue
-			printf "%s%s: {\"throughput\": %s, \"overhead_pct\": %s}", sep, jstr(m),
-				jstats(vals[w, m]), jstats(ovh[w, m]) > json
+			ci(ovh[w, m])
+			printf "%s%s: {\"throughput\": %s, \"overhead_pct\": %s, \"overhead_mean_pct\": %s, \"overhead_ci95_pct\": [%s, %s]}", sep, jstr(m),
+				jstats(vals[w, m]), jstats(ovh[w, m]), jnum(ci_mean),
+				jnum(ci_mean == "nan" ? "nan" : ci_mean - ci_half),
+				jnum(ci_mean == "nan" ? "nan" : ci_mean + ci_half) > json
 			sep = ", "
 		}
 		printf "}" > json
@@ -244,9 +287,9 @@ BEGIN {
 			k = w SUBSEP dmodes[d]
 			if (!(dmodes[d] in have_mode))
 				continue
-			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s}",
+			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s, \"armed_pct\": %s}",
 				sep, jstr(dmodes[d]), jstats(cpm[k]), jstats(evs[k]), jstats(cpupct[k]),
-				jstats(dcpu[k]), jstats(pcpu[k]), jnum(hwm[k]), jnum(dbrss[k]) > json
+				jstats(dcpu[k]), jstats(pcpu[k]), jnum(hwm[k]), jnum(dbrss[k]), jstats(armed[k]) > json
 			sep = ", "
 		}
 		printf "}" > json
