@@ -218,6 +218,11 @@ fuzz: $(FUZZ_BINS)
 # FUZZ_SECONDS bounds each fuzzer's run inside make check.
 FUZZ_SECONDS	?= 20
 
+# tests/run derives the tests expected from the sources (tests/unit/test-*.c
+# plain and ASan, tests/fuzz/fuzz-*.c, tests/integration/test-*.sh), as
+# UNIT_TESTS and FUZZERS above do, prints "N expected" first and fails when
+# a binary is missing or fewer ran; with CI=true (from the environment) a
+# skip not in tests/allowed-skips fails too.
 check: all $(TEST_BINS) $(FUZZ_BINS)
 	$(Q)O=$(O) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run
 

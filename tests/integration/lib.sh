@@ -10,10 +10,20 @@ cd "$TOP" || exit 1
 TRACING=/sys/kernel/tracing
 HELPER=$O/tests/mmhitm-test-helper
 FAILURES=0
+# The real recordings that ship with the repository (tests/fixtures/PROVENANCE);
+# MMHITM_FIXTURES points elsewhere. Missing ones fail a test: see fixture().
+FIXTURES=${MMHITM_FIXTURES:-$TOP/tests/fixtures/real}
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 pass() { echo "ok: $*"; }
+
+# fixture NAME: the path of a real recording; a broken checkout is a failure,
+# never a skip.
+fixture() {
+	[ -f "$FIXTURES/$1" ] || { echo "FAIL: fixture $FIXTURES/$1 is missing" >&2; exit 1; }
+	echo "$FIXTURES/$1"
+}
 
 require_root() { [ "$(id -u)" = 0 ] || skip "needs root (tracefs, perf counting)"; }
 

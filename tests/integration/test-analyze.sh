@@ -18,7 +18,7 @@ for p in "$O/mmhitmd" "$O/mmhitm" "$HELPER"; do
 	[ -x "$p" ] || { echo "build first: make all $HELPER"; exit 1; }
 done
 command -v python3 >/dev/null || skip "python3 is not installed"
-"$O/mmhitm" import --help >/dev/null 2>&1 || skip "this mmhitm has no 'import' command yet"
+"$O/mmhitm" import --help >/dev/null 2>&1 || { echo "FAIL: $O/mmhitm has no working 'import'"; exit 1; }
 [ -r /proc/kallsyms ] && [ "$(awk 'NR == 1 {print $1}' /proc/kallsyms)" != 0000000000000000 ] ||
 	skip "/proc/kallsyms shows no addresses"
 

@@ -15,7 +15,7 @@
 
 command -v perf >/dev/null 2>&1 || skip "perf is not installed (Debian: linux-perf)"
 command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 is not installed"
-FIX=${MMHITM_FIXTURES:-../shared/fixtures/real}
+FIX=$FIXTURES
 MMHITM=$O/mmhitm
 TMP=$(mktemp -d /tmp/mmhitm-test-import-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -109,9 +109,10 @@ for f in "$FIX"/*.perf.data; do
 		"$(q "SELECT nr_cpus_online FROM boots WHERE boot_id = $B")" "$(header "$f" "nrcpus online")"
 	check_str "$name: Intel PEBS recognized" "$(q "SELECT pmu_kind FROM boots WHERE boot_id = $B")" intel-pebs
 done
-[ "$n" -gt 0 ] || echo "note: no fixtures in $FIX (set MMHITM_FIXTURES)"
+# perf 4.4, 5.4 and 5.17 files ship with the repository (tests/fixtures/PROVENANCE)
+check "real perf.data fixtures in $FIX" "$n" -ge 3
 
-C2C=$FIX/perfdata_prospar_c2c_record_userspace.perf.data
+C2C=$(fixture perfdata_prospar_c2c_record_userspace.perf.data) || exit 1
 if [ -f "$C2C" ]; then
 	# user-space samples are counted, stored per line only with --user
 	check "c2c fixture: no user lines by default" \

@@ -3,7 +3,8 @@
 #
 # make install/uninstall into a scratch prefix; the installed units pass
 # systemd-analyze verify and keep their security exposure; the docs name
-# every configuration option and subcommand.
+# every configuration option and subcommand, and mmhitm-load(1) every
+# command and option of mmhitm-load.
 
 . "$(dirname "$0")/lib.sh"
 command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed"
@@ -13,9 +14,10 @@ trap 'rm -rf "$ROOT"' EXIT
 P="PREFIX=$ROOT/usr SYSCONFDIR=$ROOT/etc UNITDIR=$ROOT/units"
 
 make -s install $P >"$ROOT.log" 2>&1 || { cat "$ROOT.log"; fail "make install"; finish; }
-for f in usr/sbin/mmhitmd usr/bin/mmhitm units/mmhitmd.service units/mmhitm-report.service \
-	 units/mmhitm-report.timer etc/mmhitm/mmhitm.conf usr/share/man/man8/mmhitmd.8 \
-	 usr/share/man/man5/mmhitm.conf.5 usr/share/man/man1/mmhitm.1; do
+for f in usr/sbin/mmhitmd usr/bin/mmhitm usr/bin/mmhitm-load units/mmhitmd.service \
+	 units/mmhitm-report.service units/mmhitm-report.timer etc/mmhitm/mmhitm.conf \
+	 usr/share/man/man8/mmhitmd.8 usr/share/man/man5/mmhitm.conf.5 \
+	 usr/share/man/man1/mmhitm.1 usr/share/man/man1/mmhitm-load.1; do
 	check "installed $f" "$(test -f "$ROOT/$f" && echo yes)" = yes
 done
 check_str "units name the installed daemon" \
@@ -42,6 +44,23 @@ for cmd in $("$O/mmhitm" --help | sed -n 's/^  \([a-z]*\)  .*/\1/p'); do
 	check "mmhitm(1) documents $cmd" "$(grep -c "^\.B $cmd\$" man/mmhitm.1)" -ge 1
 	"$O/mmhitm" $cmd --help >/dev/null 2>&1
 	check "mmhitm $cmd --help" $? -eq 0
+done
+# mmhitm-load(1): every command, and every long option each command's
+# --help lists, as the page spells it (\-\-name) in the tag of an entry
+# (the line after .TP), not merely mentioned.
+tags=$(awk 'prev == ".TP" { print } { prev = $0 }' man/mmhitm-load.1)
+for cmd in $("$O/mmhitm-load" --help | sed -n 's/^  \([a-z]*\)  *P[1-4]  .*/\1/p'); do
+	check "mmhitm-load(1) documents $cmd" "$(grep -c "^\.B $cmd\$" man/mmhitm-load.1)" -ge 1
+	for opt in $("$O/mmhitm-load" $cmd --help |
+		    sed -n 's/^ *\(-[a-z], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p' | sort -u); do
+		pat=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
+		check "mmhitm-load(1) documents $cmd $opt" "$(printf '%s\n' "$tags" | grep -c -- "$pat\\($\\|[^a-z\\\\]\\)")" -ge 1
+	done
+done
+check "mmhitm-load lists its commands" "$("$O/mmhitm-load" --help | grep -c '^  [a-z]*  *P[1-4]  ')" -eq 4
+# Every program has its page.
+for p in mmhitmd.8 mmhitm.1 mmhitm-load.1; do
+	check "man/$p exists" "$(test -f "man/$p" && echo yes)" = yes
 done
 for m in man/*.[1-8]; do
 	check "$m renders without warnings" "$(man --warnings -l "$m" 2>&1 >/dev/null | grep -c .)" -eq 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Our c2c classes against perf c2c itself. The real `perf c2c record` file
- * in ../shared/fixtures/real/ is copied with each sample's data source
+ * in tests/fixtures/real/ is copied with each sample's data source
  * replaced by a kernel encoding from mem-encodings.h (and the address
  * zeroed where the encoding says so), read back through our reader and
  * decoder, and given to `perf c2c report --stdio`: its "Trace Event
@@ -141,7 +141,7 @@ static int perf_c2c_report(const char *path, uint64_t *vals, uint64_t *nr)
 
 int main(void)
 {
-	const char *dir = getenv("MMHITM_FIXTURES") ?: "../shared/fixtures/real";
+	const char *dir = test_fixtures_dir();
 	char fixture[4096], tmp[] = "/tmp/mmhitm-test-c2c-XXXXXX";
 	uint64_t *offsets = NULL, addr_off = 0, ds_off = 0, type;
 	size_t n_samples = 0, alloc = 0, len = 0, done = 0, compared = 0, rounds = 0;
@@ -154,8 +154,11 @@ int main(void)
 	if (system("perf version >/dev/null 2>&1") != 0)
 		SKIP("perf is not installed (Debian: linux-perf)");
 	snprintf(fixture, sizeof(fixture), "%s/" FIXTURE, dir);
-	if (read_all(fixture, &orig, &len) < 0)
-		SKIP("fixture %s is missing (set MMHITM_FIXTURES)", fixture);
+	/* It ships with the repository: missing is a broken checkout, a failure. */
+	if (read_all(fixture, &orig, &len) < 0) {
+		fprintf(stderr, "fixture %s is missing or unreadable\n", fixture);
+		return 1;
+	}
 
 	/* where the samples and their ADDR / DATA_SRC words are */
 	r = perf_data_open_mem(orig, len, &pd, &err);

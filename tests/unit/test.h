@@ -59,6 +59,27 @@ static const char *test_current = "";
 	exit(77);								\
 } while (0)
 
+/*
+ * Where the real recordings are (tests/fixtures/real, see
+ * tests/fixtures/PROVENANCE): $MMHITM_FIXTURES when set, else the
+ * repository's copy, found from $TOP (tests/run exports it) or from the
+ * current directory, the repository root under tests/run and make check.
+ * They ship with the repository, so a test that misses one fails: a skip
+ * here would hide a broken checkout.
+ */
+static inline const char *test_fixtures_dir(void)
+{
+	static char buf[4096];
+	const char *env = getenv("MMHITM_FIXTURES"), *top = getenv("TOP");
+
+	if (env && *env)
+		return env;
+	if (!top || !*top)
+		return "tests/fixtures/real";
+	snprintf(buf, sizeof(buf), "%s/tests/fixtures/real", top);
+	return buf;
+}
+
 static inline int test_exit(void)
 {
 	if (test_failures) {
