@@ -93,14 +93,14 @@ FUZZ_FLAGS	:= -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 # libraries, never the mains.
 
 COMMON_SRCS	:= $(wildcard common/*.c)
-DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c,$(wildcard daemon/*.c))
+DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c daemon/%.bpf.c,$(wildcard daemon/*.c))
 ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 		   $(wildcard reports/*.c)
 # reports/ headers, for analyzer/cmd-report.c and the tests.
 BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c
+GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -135,6 +135,20 @@ all: $(PROGS)
 # schema/ at run time.
 $(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+# The BPF task iterator of windowed recording's mm snapshots
+# (daemon/snapshot.c), compiled in. Where clang cannot build it the object
+# is empty, and mmhitmd says per boot that it has no snapshot.
+$(O)/gen/mm-snapshot.bpf.o: daemon/mm-snapshot.bpf.c
+	$(call quiet,BPF,$@)mkdir -p $(@D) && \
+	if command -v $(CLANG) >/dev/null 2>&1; then \
+		$(CLANG) -O2 -g -target bpf -I/usr/include/$$($(CC) -dumpmachine) -c $< -o $@; \
+	else \
+		echo "warning: $(CLANG) not found: mmhitmd without mm snapshots" >&2; : > $@; \
+	fi
+
+$(O)/gen/mm-snapshot-bpf.c: $(O)/gen/mm-snapshot.bpf.o common/gen-blob.sh
+	$(call quiet,GEN,$@)sh common/gen-blob.sh mm_snapshot_bpf $< > $@.tmp && mv $@.tmp $@
 
 # The default attribution rules, compiled in like the schema.
 $(O)/gen/rules-conf.c: analyzer/rules.conf analyzer/gen-rules.sh

@@ -25,6 +25,7 @@ struct mm_obj {
 	int64_t last_seen_ns;
 	bool dirty;
 	bool queued;		/* on the dirty list */
+	uint32_t snap_gen;	/* the last snapshot that listed it */
 };
 
 struct lock_obj {
@@ -66,6 +67,7 @@ struct learner {
 	struct u64map *tasks;		/* tid -> tgid << 1 | kthread, + 1; per window */
 	bool oom_logged;
 	bool drop_logged;
+	uint32_t snap_gen;		/* the snapshot being fed */
 };
 
 static int proc_tgid_of(void *ctx, int32_t tid, int32_t *ret_tgid, bool *ret_kthread)
@@ -343,6 +345,66 @@ static void on_mmap_lock(struct learner *l, const struct learn_event *ev)
 	mm_mark_dirty(l, o);
 }
 
+/* A live mm listed by a snapshot: the owner as the kernel says now. */
+static void on_snapshot(struct learner *l, const struct learn_event *ev)
+{
+	struct mm_obj *o = u64map_get(l->live_mm, ev->addr);
+
+	/* Another process at the address: the one we knew died unwatched. */
+	if (o && o->tgid && o->tgid != ev->pid) {
+		mm_free_obj(l, o, ev->ts_ns);
+		o = NULL;
+	}
+	if (!o) {
+		o = mm_new_obj(l, ev->addr, ev->ts_ns);
+		if (!o)
+			return;
+		mm_bind(l, o, ev->pid, ev->comm, "task_iter", ev->ts_ns);
+	} else if (!o->tgid) {
+		mm_bind(l, o, ev->pid, ev->comm, o->learned_from, ev->ts_ns);
+	} else {
+		/* Not marked dirty: a row per live mm per window would be a
+		 * write per process per interval, for a timestamp. */
+		o->last_seen_ns = ev->ts_ns;
+	}
+	o->snap_gen = l->snap_gen;
+}
+
+void learner_snapshot_begin(struct learner *l)
+{
+	l->snap_gen++;
+}
+
+void learner_snapshot_end(struct learner *l, int64_t ts_ns)
+{
+	struct mm_obj **dead = NULL;
+	size_t n = 0, alloc = 0, it = 0;
+	uint64_t addr;
+	void *v;
+
+	while (u64map_next(l->live_mm, &it, &addr, &v)) {
+		struct mm_obj *o = v;
+
+		/* Being set up by its allocator: not listed under a task yet. */
+		if (o->snap_gen == l->snap_gen || o->alloc_tid)
+			continue;
+		if (grow_array((void **)&dead, &alloc, sizeof(*dead), n + 1) < 0) {
+			learner_oom(l);
+			break;
+		}
+		dead[n++] = o;
+	}
+	for (size_t i = 0; i < n; i++)
+		mm_free_obj(l, dead[i], dead[i]->last_seen_ns > ts_ns ? dead[i]->last_seen_ns : ts_ns);
+	free(dead);
+}
+
+void learner_snapshot_abort(struct learner *l)
+{
+	/* The next snapshot starts a new generation; this one closes nothing. */
+	l->snap_gen++;
+}
+
 static void on_page(struct learner *l, const struct learn_event *ev)
 {
 	struct page_pair *p;
@@ -453,6 +515,7 @@ void learner_feed(struct learner *l, const struct learn_event *ev)
 	case LEARN_SWITCH:	if (l->tasks)
 					on_switch(l, ev);
 				break;
+	case LEARN_MM_SNAPSHOT:	on_snapshot(l, ev); break;
 	}
 }
 

@@ -33,6 +33,7 @@ enum learn_type {
 	LEARN_PAGE,		/* addr = folio, arg = pfn */
 	LEARN_LOCK,		/* addr = lock, arg = LCB_F_* flags */
 	LEARN_SWITCH,		/* pid = prev tid, pid2 = next tid (sampled windows) */
+	LEARN_MM_SNAPSHOT,	/* pid = tgid, addr = its live mm, comm (snapshot.h) */
 };
 
 struct learn_event {
@@ -80,6 +81,16 @@ struct learner *learner_new(const struct learn_limits *lim, const struct learn_p
 void learner_free(struct learner *l);
 
 void learner_feed(struct learner *l, const struct learn_event *ev);
+
+/*
+ * A snapshot of every live mm (LEARN_MM_SNAPSHOT events between begin and
+ * end) is the whole truth at its time: an object believed alive that it
+ * did not list died since it was last seen, and is closed at that time
+ * (the free itself was not watched). An aborted snapshot closes nothing.
+ */
+void learner_snapshot_begin(struct learner *l);
+void learner_snapshot_end(struct learner *l, int64_t ts_ns);
+void learner_snapshot_abort(struct learner *l);
 
 /*
  * Writes what changed since the last committed flush, inside the caller's

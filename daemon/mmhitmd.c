@@ -42,6 +42,7 @@
 #include "recorder.h"
 #include "retention.h"
 #include "sampler.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "util.h"
 #include "window.h"
@@ -368,6 +369,7 @@ struct daemon {
 	int64_t boot_id;
 	struct counters *counters;
 	struct stream *stream;
+	struct mm_snapshot *snapshot;	/* windowed, with learn_mm: every live mm per window */
 	struct learner *learner;
 	struct sampler *sampler;
 	struct mem_agg *agg;
@@ -685,6 +687,9 @@ static int setup(struct daemon *d)
 		r = log_oom();
 		goto out;
 	}
+	/* Not fatal: the windows' learning streams still learn new mms. */
+	if (d->windowed && d->cfg.learn_mm)
+		d->snapshot = mm_snapshot_new(&d->status);
 
 	r = setup_sampler(d);
 	if (r < 0)
@@ -760,6 +765,7 @@ static void teardown(struct daemon *d)
 	rules_free(d->rules);
 	kallsyms_free(d->ksyms);
 	stream_free(d->stream);
+	mm_snapshot_free(d->snapshot);
 	learner_free(d->learner);
 	counters_free(d->counters);
 	btf_layout_done(&d->btf);
@@ -1008,8 +1014,16 @@ static void slice_open(struct daemon *d, int64_t mono)
 	/* Woken late past the slice's end: it is lost, not stretched. */
 	if (mono >= sl->end_ns)
 		return;
-	snprintf(armed, sizeof(armed), "counters%s%s%s", d->stream ? " learn" : "",
-		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "");
+	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->stream ? " learn" : "",
+		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
+		 d->snapshot ? " snapshot" : "");
+	/* Every live mm as the window opens, after what the streams still
+	 * hold (the learner takes events in time order). */
+	if (d->snapshot) {
+		if (d->stream && stream_drain(d->stream, d->learner, false) < 0)
+			log_warning("Failed to drain the learning streams before a snapshot, ignoring");
+		mm_snapshot_take(d->snapshot, d->learner, now_ns(CLOCK_REALTIME));
+	}
 	if (recorder_slice_begin(&d->rec, mono, armed) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
 		return;

@@ -108,6 +108,7 @@ static bool def_wanted(const struct stream_config *cfg, const struct source_def 
 	case LEARN_PAGE:	return cfg->learn_pages;
 	case LEARN_LOCK:	return cfg->learn_locks;
 	case LEARN_SWITCH:	return cfg->sample_switches;
+	case LEARN_MM_SNAPSHOT:	return false;	/* not a tracepoint: snapshot.c */
 	}
 	return false;
 }
@@ -172,6 +173,7 @@ static int build_filter(const struct stream_config *cfg, const struct source_def
 	case LEARN_FORK:
 	case LEARN_EXEC:
 	case LEARN_SWITCH:
+	case LEARN_MM_SNAPSHOT:
 		return 0;
 	}
 	return 0;

@@ -116,7 +116,36 @@ check "the others say why" \
 check "and counted nothing they could not see" \
 	"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id) WHERE slices = 0 AND method = 'window'")" -eq 0
 
-# --- 3. the main loop sleeps: learning off, windowed and continuous -------
+# --- 3. objects on demand: an idle process older than the daemon ----------
+# It never allocates, forks, execs or write-locks its mm while a window is
+# open; the task iterator must still list it, and close it once it exited.
+DB=$WORK/snap.db
+sleep 60 &
+OLD=$!
+PIDS="$PIDS $OLD"
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --analyze no \
+	2>"$WORK/snap.log" &
+D=$!
+PIDS="$PIDS $D"
+wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 2 ]"
+kill $OLD
+wait $OLD 2>/dev/null
+wait_until 20 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(*) FROM mm_objects WHERE tgid = $OLD AND free_ns IS NOT NULL\" 2>/dev/null || echo 0) -ge 1 ]"
+kill -TERM $D
+wait $D
+if [ "$(q "SELECT available FROM event_availability WHERE event = 'bpf:task_iter'")" = 1 ]; then
+	check "the idle process's mm, from the task iterator" \
+		"$(q "SELECT count(*) FROM mm_objects WHERE tgid = $OLD AND comm = 'sleep' AND learned_from = 'task_iter'")" -eq 1
+	check "... closed once it was gone" \
+		"$(q "SELECT count(*) FROM mm_objects WHERE tgid = $OLD AND free_ns IS NOT NULL")" -eq 1
+	check "the daemon's own mm too, alive to the end" \
+		"$(q "SELECT count(*) FROM mm_objects WHERE tgid = $D AND free_ns IS NULL")" -eq 1
+	check "snapshots are recorded as armed" "$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%snapshot%'")" -ge 2
+else
+	fail "no task iterator here: $(q "SELECT detail FROM event_availability WHERE event = 'bpf:task_iter'")"
+fi
+
+# --- 4. the main loop sleeps: learning off, windowed and continuous -------
 for mode in windowed continuous; do
 	DB=$WORK/idle-$mode.db
 	"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 4s --record-mode $mode \

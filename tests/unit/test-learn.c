@@ -277,6 +277,62 @@ static void test_unwritten_cap(void)
 }
 
 /* sched_switch windows: what is a switch to a user task, what stays in one mm. */
+/*
+ * Windowed recording's snapshot: every live mm as a window opens. Old
+ * processes are learned with their owner from it; an mm it no longer
+ * lists died unwatched and is closed at the snapshot; an address now
+ * listed under another process ends the old object; an mm still being
+ * set up by its allocator is not declared dead; an aborted snapshot
+ * closes nothing.
+ */
+static void snap(struct learner *l, int32_t tgid, uint64_t mm, const char *comm)
+{
+	ev(l, LEARN_MM_SNAPSHOT, tgid, mm, 0, comm);
+}
+
+static void test_snapshot(void)
+{
+	struct learner *l = learner_new(&lim, &fake);
+	int64_t t_end;
+
+	reset_db();
+	learner_snapshot_begin(l);
+	snap(l, 300, MM_OLD, "oldproc");
+	snap(l, 100, MM_PARENT, "parent");
+	snap(l, 500, MM_EXEC, "gone-soon");
+	learner_snapshot_end(l, ts++);
+	CHECK_INT(flush(l), ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE learned_from = 'task_iter' AND free_ns IS NULL"), ==, 3);
+	CHECK_INT(q("SELECT tgid FROM mm_objects WHERE comm = 'oldproc'"), ==, 300);
+
+	/* Between the windows: 500 exits and 100 forks a child whose mm
+	 * allocation is seen in the window, not yet bound. */
+	ev(l, LEARN_MM_ALLOC, 100, MM_CHILD, 0, NULL);
+	/* Next window: 500 is gone; 300's address now belongs to 600. */
+	learner_snapshot_begin(l);
+	snap(l, 100, MM_PARENT, "parent");
+	snap(l, 600, MM_OLD, "newcomer");
+	t_end = ts++;
+	learner_snapshot_end(l, t_end);
+	CHECK_INT(flush(l), ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE tgid = 500 AND free_ns IS NOT NULL"), ==, 1);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE tgid = 300 AND free_ns IS NOT NULL"), ==, 1);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE tgid = 600 AND free_ns IS NULL"
+		    " AND learned_from = 'task_iter'"), ==, 1);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE tgid = 100 AND free_ns IS NULL"), ==, 1);
+	/* the child's mm, pending in its allocator, is still alive */
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE printf('%x', addr) = 'ffff888000100000'"
+		    " AND free_ns IS NULL"), ==, 1);
+
+	/* An aborted snapshot (the read failed half-way) frees nothing. */
+	learner_snapshot_begin(l);
+	snap(l, 600, MM_OLD, "newcomer");
+	learner_snapshot_abort(l);
+	CHECK_INT(flush(l), ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE tgid = 100 AND free_ns IS NULL"), ==, 1);
+	learner_free(l);
+}
+
 static void test_switches(void)
 {
 	struct learner *l = learner_new(&lim, &fake);
@@ -317,6 +373,7 @@ int main(void)
 	RUN(test_abort_retry);
 	RUN(test_unwritten_cap);
 	RUN(test_switches);
+	RUN(test_snapshot);
 	db_close(db);
 	unlink(path);
 	return test_exit();
