@@ -525,6 +525,7 @@ static int setup(struct daemon *d)
 		.sample_switches = d->cfg.switch_sample_ns > 0,
 		.mm_object_size = mm_object_size(&d->btf),
 		.ksyms = ks,
+		.max_held = d->cfg.max_held_records,
 	};
 	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks || sc.sample_switches) {
 		d->stream = stream_new(&sc, &d->status);
@@ -536,7 +537,7 @@ static int setup(struct daemon *d)
 
 	lim = (struct learn_limits){
 		.max_page_pairs = d->cfg.max_page_pairs,
-		.max_locks = 65536,
+		.max_locks = d->cfg.max_locks,
 		.max_unwritten = 1 << 18,	/* ~40 MiB of objects */
 	};
 	d->learner = learner_new(&lim, &learn_proc_default);
