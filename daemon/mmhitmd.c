@@ -696,7 +696,8 @@ static void reload(struct daemon *d)
 	if (strcmp(c.db_path, d->cfg.db_path) != 0 || strcmp(c.instance, d->cfg.instance) != 0 ||
 	    c.buffer_size_kb != d->cfg.buffer_size_kb || c.learn_mm != d->cfg.learn_mm ||
 	    c.learn_pages != d->cfg.learn_pages || c.learn_locks != d->cfg.learn_locks ||
-	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0)
+	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0 ||
+	    c.max_locks != d->cfg.max_locks || c.max_held_records != d->cfg.max_held_records)
 		log_notice("db, instance, buffer, learning and counted-event changes take effect "
 			   "at the next restart");
 	d->cfg.interval_ns = c.interval_ns;
