@@ -13,7 +13,13 @@
  * and prints wall time per call and the peak RSS the calls added (the
  * process's ru_maxrss before and after). Numbers only: no thresholds.
  *
- *   build/bench/bench-analyze [--objects N] [--locks N] [--samples N] [--db PATH]
+ * With --learn N, every measured interval also learns N new mm_structs
+ * (a host that forks), which makes the analysis retry unresolved rows;
+ * --history-samples N puts N unresolved samples in every history interval.
+ *
+ *   build/bench/bench-analyze [--objects N] [--locks N] [--samples N]
+ *                             [--intervals N] [--learn N] [--history-samples N]
+ *                             [--db PATH]
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -38,6 +44,8 @@
 #define MM_SIZE	1344			/* sizeof(struct mm_struct), roughly */
 
 static uint64_t n_objects = 500000, n_locks = 20000, n_samples = 200, n_intervals = 100;
+static uint64_t n_learn;	/* mm_structs learned per measured interval */
+static uint64_t n_hist_samples;	/* samples per history interval (nobody's) */
 static int rounds = 5;
 
 static int build(const char *path)
@@ -90,6 +98,16 @@ static int build(const char *path)
 		sqlite3_bind_int64(iv, 2, T0 + (int64_t)(i - 1) * IV_NS);
 		sqlite3_bind_int64(iv, 3, T0 + (int64_t)i * IV_NS);
 		r = db_step_done(db, iv);
+		for (uint64_t k = 0; r >= 0 && k < n_hist_samples; k++) {
+			char sql[256];
+
+			snprintf(sql, sizeof(sql), "INSERT INTO mem_lines(interval_id, line_addr, offset, ip,"
+				 " callchain_id, kernel, loads, lcl_hitm, rmt_hitm) VALUES (%" PRIu64 ", %" PRId64
+				 ", 8, %" PRId64 ", 0, 1, 2, 1, 0)", i,
+				 (int64_t)(0xffff8b0000000000ULL + (i * n_hist_samples + k) * 64),
+				 (int64_t)0xffffffff81000000ULL);
+			r = db_exec(db, sql);
+		}
 	}
 	if (r >= 0)
 		r = db_commit(db);
@@ -119,6 +137,15 @@ static int add_interval(sqlite3 *db, int64_t id, uint64_t samples)
 		 " VALUES (%" PRId64 ", 1, %" PRId64 ", %" PRId64 ")", id, (int64_t)(T0 + (id - 1) * IV_NS),
 		 (int64_t)(T0 + id * IV_NS));
 	r = db_exec(db, sql);
+	for (uint64_t i = 0; r >= 0 && i < n_learn; i++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from,"
+			 " alloc_ns, first_seen_ns, last_seen_ns) VALUES (1, %" PRId64 ", 1, 'new', 'fork',"
+			 " %" PRId64 ", %" PRId64 ", %" PRId64 ")",
+			 (int64_t)(MM_BASE + 0x10000000ULL + ((uint64_t)id * n_learn + i) * MM_STEP),
+			 (int64_t)(T0 + (id - 1) * IV_NS), (int64_t)(T0 + (id - 1) * IV_NS),
+			 (int64_t)(T0 + (id - 1) * IV_NS));
+		r = db_exec(db, sql);
+	}
 	if (r < 0 || !samples)
 		return r;
 	snprintf(sql, sizeof(sql), "INSERT INTO sampling(interval_id, samples) VALUES (%" PRId64 ", %" PRIu64 ")",
@@ -213,6 +240,8 @@ int main(int argc, char **argv)
 		{ "samples", required_argument, NULL, 's' },
 		{ "intervals", required_argument, NULL, 'i' },
 		{ "db", required_argument, NULL, 'd' },
+		{ "learn", required_argument, NULL, 'n' },
+		{ "history-samples", required_argument, NULL, 'h' },
 		{}
 	};
 	char path[256];
@@ -227,6 +256,8 @@ int main(int argc, char **argv)
 		case 's': n_samples = strtoull(optarg, NULL, 10); break;
 		case 'i': n_intervals = strtoull(optarg, NULL, 10); break;
 		case 'd': snprintf(path, sizeof(path), "%s", optarg); break;
+		case 'n': n_learn = strtoull(optarg, NULL, 10); break;
+		case 'h': n_hist_samples = strtoull(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
