@@ -855,7 +855,6 @@ struct ival {
 
 static int retry_rows(struct ctx *c, bool all)
 {
-	_cleanup_finalize_ sqlite3_stmt *iv = NULL;
 	struct u64map *touched = u64map_new();
 	struct row *rows = NULL;
 	size_t n = 0, alloc = 0;
