@@ -264,6 +264,8 @@ static int attribute(struct ctx *c, const struct row *row, struct attribution *a
 			return r;
 	}
 	objects_resolve(c->obj, row->addr, row->t0, row->t1, &a->t);
+	if (objects_error(c->obj))
+		return objects_error(c->obj);
 	a->has_symbol = !!k;
 	symtab_format(syms, row->ip, a->symbol, sizeof(a->symbol));
 	in = (struct rule_input){
@@ -408,8 +410,11 @@ static int anchor_try(struct ctx *c, struct anchor_hits *h, uint64_t addr, const
 					    rule_anchor_field(rule));
 			continue;
 		}
-		if (!anchor_base(c->obj, f, addr, &base, &lock_id))
+		if (!anchor_base(c->obj, f, addr, &base, &lock_id)) {
+			if (objects_error(c->obj))
+				return objects_error(c->obj);
 			continue;
+		}
 		if (anchor_add(h, rule_anchor_struct(rule), base, l->size, lock_id, rule_name(rule),
 			       interval_id) < 0)
 			return log_oom();
@@ -458,6 +463,8 @@ static int anchors_store(struct ctx *c, struct anchor_hits *h)
 		objects_resolve(c->obj, x->base + x->size - 1, INT64_MIN, INT64_MAX, &t);
 		if (t.object_type && (strcmp(t.object_type, x->st) != 0 || t.object_addr != x->base))
 			clash = true;
+		if (objects_error(c->obj))
+			return objects_error(c->obj);
 		if (clash) {
 			log_debug("Anchor %s at 0x%016" PRIx64 " overlaps a %s at 0x%016" PRIx64 ", ignoring",
 				  x->anchor, x->base, t.object_type, t.object_addr);
@@ -504,6 +511,9 @@ static int anchors_scan(struct ctx *c, int64_t lo, int64_t hi)
 
 		row_read(c->rows, &row);
 		objects_resolve(c->obj, row.addr, row.t0, row.t1, &t);
+		r = objects_error(c->obj);
+		if (r < 0)
+			goto out;
 		if (t.object_type && strcmp(t.object_type, "lruvec") != 0)
 			continue;
 		if (row.callchain_id) {
@@ -845,7 +855,6 @@ struct ival {
 
 static int retry_rows(struct ctx *c, bool all)
 {
-	_cleanup_finalize_ sqlite3_stmt *iv = NULL;
 	struct u64map *touched = u64map_new();
 	struct row *rows = NULL;
 	size_t n = 0, alloc = 0;
@@ -1241,7 +1250,9 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		s.last = batch[n - 1].id;
 		s.exists = true;
 		if (!before[0])		/* first run: what we knew as we started */
-			objects_signature(c.obj, before, sizeof(before));
+			r = objects_signature(c.obj, NULL, before, sizeof(before));
+		if (r < 0)
+			break;
 		snprintf(s.knowledge, sizeof(s.knowledge), "%s", before);
 		r = state_write(&c, &s);
 		if (r >= 0)
@@ -1255,7 +1266,9 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		goto out;
 
 	/* Learned more than the earlier rows saw: attribute those again. */
-	objects_signature(c.obj, s.knowledge, sizeof(s.knowledge));
+	r = objects_signature(c.obj, before, s.knowledge, sizeof(s.knowledge));
+	if (r < 0)
+		goto out;
 	if (strcmp(before, s.knowledge) != 0) {
 		bool symbols = objects_signature_symbols_differ(before, s.knowledge);
 
@@ -1268,7 +1281,8 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 			r = anchors_scan(&c, 0, s.last);
 		if (r >= 0)
 			r = retry_rows(&c, symbols);
-		objects_signature(c.obj, s.knowledge, sizeof(s.knowledge));
+		if (r >= 0)
+			r = objects_signature(c.obj, before, s.knowledge, sizeof(s.knowledge));
 		if (r >= 0)
 			r = state_write(&c, &s);
 		if (r >= 0)

@@ -8,6 +8,7 @@
 #include "db.h"
 #include "log.h"
 #include "objects.h"
+#include "u64map.h"
 #include "util.h"
 
 struct mm_obj {
@@ -48,6 +49,16 @@ struct objects {
 	char boots[128];		/* "1 3" */
 	int64_t boot_ids[16];
 	size_t n_boot_ids;
+
+	/* After objects_load(), mm_structs and locks are read from db only
+	 * near the addresses asked about, not all of them: a boot's history
+	 * holds hundreds of thousands, an interval's samples touch a few. */
+	sqlite3 *db;
+	sqlite3_stmt *mm_near, *lock_near;
+	struct u64map *mm_ids, *lock_ids;	/* rows read: id -> 1 */
+	struct u64map *mm_done, *lock_done;	/* addresses whose rows are read */
+	int64_t lock_max_id;
+	int err;				/* a failed read, sticky */
 };
 
 struct objects *objects_new(void)
@@ -86,6 +97,12 @@ void objects_free(struct objects *o)
 	free(o->anch);
 	free(o->locks);
 	symtab_free(o->syms);
+	sqlite3_finalize(o->mm_near);
+	sqlite3_finalize(o->lock_near);
+	u64map_free(o->mm_ids);
+	u64map_free(o->lock_ids);
+	u64map_free(o->mm_done);
+	u64map_free(o->lock_done);
 	free(o);
 }
 
@@ -94,6 +111,12 @@ const struct symtab *objects_symtab(const struct objects *o) { return o->syms; }
 const char *objects_boots(const struct objects *o) { return o->boots; }
 void objects_set_vmemmap(struct objects *o, const struct vmemmap_cal *cal) { o->cal = *cal; }
 void objects_set_cpus(struct objects *o, int64_t n) { o->nr_cpus_possible = n; }
+
+void objects_loaded(const struct objects *o, size_t *ret_mm, size_t *ret_locks)
+{
+	*ret_mm = o->n_mm;
+	*ret_locks = o->n_locks;
+}
 
 /* --- layouts --------------------------------------------------------------- */
 
@@ -371,6 +394,8 @@ int objects_add_lock(struct objects *o, int64_t id, uint64_t addr)
 	if (grow_array((void **)&o->locks, &o->alloc_locks, sizeof(*o->locks), o->n_locks + 1) < 0)
 		return -ENOMEM;
 	o->locks[o->n_locks++] = (struct lock_obj){ id, addr };
+	if (id > o->lock_max_id)
+		o->lock_max_id = id;
 	o->locks_sorted = false;
 	return 0;
 }
@@ -429,12 +454,161 @@ static size_t upper(const void *base, size_t n, size_t esize, size_t addr_off, u
 	return lo;
 }
 
+/* --- reading objects near an address ---------------------------------------- */
+
+static void fetch_failed(struct objects *o, int rc)
+{
+	if (!o->err)
+		o->err = log_error_errno(db_errno(rc), "Failed to read learned objects: %s",
+					 sqlite3_errmsg(o->db));
+}
+
+/*
+ * Runs a near statement (?1 boot, ?2..?3 the address range, as SQLite's
+ * signed integers) for every object boot and adds the rows not read yet.
+ * The range is given unsigned and may straddle the sign boundary.
+ */
+static int fetch_range(struct objects *o, sqlite3_stmt *st, struct u64map *ids, uint64_t lo,
+		       uint64_t hi, bool mm)
+{
+	uint64_t parts[2][2] = { { lo, hi } };
+	size_t n_parts = 1;
+	int r, rc;
+
+	if ((int64_t)lo > (int64_t)hi) {	/* [lo, 2^63 - 1] and [-2^63, hi] */
+		parts[0][1] = (uint64_t)INT64_MAX;
+		parts[1][0] = (uint64_t)INT64_MIN;
+		parts[1][1] = hi;
+		n_parts = 2;
+	}
+	for (size_t b = 0; b < o->n_boot_ids; b++) {
+		for (size_t p = 0; p < n_parts; p++) {
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, o->boot_ids[b]);
+			sqlite3_bind_int64(st, 2, (int64_t)parts[p][0]);
+			sqlite3_bind_int64(st, 3, (int64_t)parts[p][1]);
+			while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+				int64_t id = sqlite3_column_int64(st, 0);
+				uint64_t addr = (uint64_t)sqlite3_column_int64(st, 1);
+
+				if (u64map_get(ids, (uint64_t)id))
+					continue;
+				r = u64map_put(ids, (uint64_t)id, (void *)1);
+				if (r >= 0 && mm)
+					r = objects_add_mm(o, id, addr,
+						sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MIN :
+						sqlite3_column_int64(st, 2),
+						sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MAX :
+						sqlite3_column_int64(st, 3),
+						sqlite3_column_int64(st, 4));
+				else if (r >= 0)
+					r = objects_add_lock(o, id, addr);
+				if (r < 0) {
+					sqlite3_reset(st);
+					if (!o->err)
+						o->err = log_oom();
+					return o->err;
+				}
+			}
+			sqlite3_reset(st);
+			if (rc != SQLITE_DONE) {
+				fetch_failed(o, rc);
+				return o->err;
+			}
+		}
+	}
+	return 0;
+}
+
+static uint64_t mm_tail(const struct objects *o);
+
+/* Reads every learned mm_struct that could contain a: those starting at
+ * most sizeof(mm_struct) plus its cpumasks below it. */
+static int fetch_mm(struct objects *o, uint64_t a)
+{
+	const struct layout *l;
+	uint64_t span;
+
+	if (!o->db || o->err || u64map_get(o->mm_done, a))
+		return o->err;
+	l = objects_layout(o, "mm_struct");
+	if (!l || !l->size)
+		return 0;
+	span = l->size + mm_tail(o);
+	if (u64map_put(o->mm_done, a, (void *)1) < 0)
+		return o->err = log_oom();
+	return fetch_range(o, o->mm_near, o->mm_ids, a >= span - 1 ? a - (span - 1) : 0, a, true);
+}
+
+/* A lock word is 4 bytes: the locks starting up to 3 bytes below a. */
+static int fetch_lock(struct objects *o, uint64_t a)
+{
+	if (!o->db || o->err || u64map_get(o->lock_done, a))
+		return o->err;
+	if (u64map_put(o->lock_done, a, (void *)1) < 0)
+		return o->err = log_oom();
+	return fetch_range(o, o->lock_near, o->lock_ids, a >= 3 ? a - 3 : 0, a, false);
+}
+
+/* Inserts what fetches appended in order, without sorting it all again:
+ * few rows are added per address. */
+static void sort_mm_tail(struct objects *o, size_t from)
+{
+	for (size_t i = from; i < o->n_mm; i++) {
+		struct mm_obj x = o->mm[i];
+		size_t j = i;
+
+		while (j > 0 && cmp_mm(&o->mm[j - 1], &x) > 0) {
+			o->mm[j] = o->mm[j - 1];
+			j--;
+		}
+		o->mm[j] = x;
+	}
+}
+
+static void sort_lock_tail(struct objects *o, size_t from)
+{
+	for (size_t i = from; i < o->n_locks; i++) {
+		struct lock_obj x = o->locks[i];
+		size_t j = i;
+
+		while (j > 0 && cmp_lock(&o->locks[j - 1], &x) > 0) {
+			o->locks[j] = o->locks[j - 1];
+			j--;
+		}
+		o->locks[j] = x;
+	}
+}
+
+/* Sorted objects with everything near a read. */
+static int objects_prepare_at(struct objects *o, uint64_t a, bool mm)
+{
+	size_t n_mm, n_locks;
+
+	objects_sort(o);
+	n_mm = o->n_mm;
+	n_locks = o->n_locks;
+	if (mm)
+		fetch_mm(o, a);
+	fetch_lock(o, a);
+	sort_mm_tail(o, n_mm);
+	sort_lock_tail(o, n_locks);
+	o->mm_sorted = o->locks_sorted = true;
+	return o->err;
+}
+
+int objects_error(const struct objects *o)
+{
+	return o->err;
+}
+
 int64_t objects_lock_at(const struct objects *oc, uint64_t addr, uint64_t *ret_lock_addr)
 {
 	struct objects *o = (struct objects *)(uintptr_t)oc;	/* sorting is a cache */
 	size_t i;
 
-	objects_sort(o);
+	if (objects_prepare_at(o, addr, false) < 0)
+		return 0;
 	i = upper(o->locks, o->n_locks, sizeof(*o->locks), offsetof(struct lock_obj, addr), addr);
 	/* a lock word is 4 bytes (spinlock_t without debug options) */
 	if (i > 0 && addr - o->locks[i - 1].addr < 4) {
@@ -597,8 +771,11 @@ void objects_resolve(const struct objects *oc, uint64_t a, int64_t t0, int64_t t
 	uint64_t lock;
 	int64_t lock_id;
 
-	objects_sort(o);
 	*t = (struct typed_addr){ .object_ref = -1, .object_offset = -1 };
+	if (objects_prepare_at(o, a, true) < 0) {
+		snprintf(t->reason, sizeof(t->reason), "learned objects could not be read");
+		return;
+	}
 	if (resolve_page(o, a, t) || resolve_mm(o, a, t0, t1, t) || resolve_anchored(o, a, t))
 		return;
 	if (t->reason[0])
@@ -700,21 +877,6 @@ static int row_layout(struct objects *o, void *data, sqlite3_stmt *st)
 					(const char *)sqlite3_column_text(st, 4));
 }
 
-static int row_mm(struct objects *o, void *data, sqlite3_stmt *st)
-{
-	return objects_add_mm(o, sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
-			      sqlite3_column_type(st, 2) == SQLITE_NULL ? INT64_MIN :
-			      sqlite3_column_int64(st, 2),
-			      sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MAX :
-			      sqlite3_column_int64(st, 3),
-			      sqlite3_column_int64(st, 4));
-}
-
-static int row_lock(struct objects *o, void *data, sqlite3_stmt *st)
-{
-	return objects_add_lock(o, sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1));
-}
-
 static int row_anchored(struct objects *o, void *data, sqlite3_stmt *st)
 {
 	return objects_add_anchored(o, sqlite3_column_int64(st, 0),
@@ -759,13 +921,24 @@ int objects_load(struct objects *o, sqlite3 *db, int64_t boot_id)
 	/* Layouts: the boot's own BTF, else the first object boot's. */
 	r = for_each_boot_row(o, db, "SELECT struct, field, offset, size, type FROM btf_layouts"
 			      " WHERE boot_id = ?1", true, row_layout, NULL);
+	/* mm_structs and locks: on demand, near the addresses resolved (the
+	 * UNIQUE (boot_id, addr, ...) indexes serve these). */
 	if (r >= 0)
-		r = for_each_boot_row(o, db, "SELECT mm_object_id, addr, alloc_ns, free_ns,"
-				      " first_seen_ns FROM mm_objects WHERE boot_id = ?1", false, row_mm,
-				      NULL);
+		r = db_prepare(db, &o->mm_near, "SELECT mm_object_id, addr, alloc_ns, free_ns,"
+			       " first_seen_ns FROM mm_objects WHERE boot_id = ?1 AND addr BETWEEN ?2 AND ?3");
 	if (r >= 0)
-		r = for_each_boot_row(o, db, "SELECT lock_object_id, addr FROM lock_objects"
-				      " WHERE boot_id = ?1", false, row_lock, NULL);
+		r = db_prepare(db, &o->lock_near, "SELECT lock_object_id, addr FROM lock_objects"
+			       " WHERE boot_id = ?1 AND addr BETWEEN ?2 AND ?3");
+	if (r >= 0) {
+		o->mm_ids = u64map_new();
+		o->lock_ids = u64map_new();
+		o->mm_done = u64map_new();
+		o->lock_done = u64map_new();
+		if (!o->mm_ids || !o->lock_ids || !o->mm_done || !o->lock_done)
+			r = log_oom();
+	}
+	if (r >= 0)
+		o->db = db;
 	if (r >= 0)
 		r = objects_reload_anchored(o, db);
 	if (r >= 0)
@@ -791,11 +964,64 @@ out:
 	return r;
 }
 
-void objects_signature(const struct objects *o, char *buf, size_t size)
+/* The largest id > *id of table's rows of the object boots, into *id:
+ * a range scan of the rows added since, whatever the history. */
+static int max_id_since(struct objects *o, const char *table, const char *id_col, int64_t *id)
 {
-	snprintf(buf, size, "mm=%zu/%" PRId64 " pairs=%" PRIu64 " anchored=%zu locks=%zu layouts=%zu"
-		 " ksyms=%zu boots=%s", o->n_mm, o->mm_max_id, o->cal.pairs, o->n_anch, o->n_locks,
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	char sql[256];
+	int r, rc;
+
+	snprintf(sql, sizeof(sql), "SELECT max(%s) FROM %s WHERE %s > ?1 AND"
+		 " instr(' ' || ?2 || ' ', ' ' || boot_id || ' ') > 0", id_col, table, id_col);
+	r = db_prepare(o->db, &st, sql);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, *id);
+	sqlite3_bind_text(st, 2, o->boots, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*id = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_ROW)
+		return log_error_errno(db_errno(rc), "Failed to read learned objects: %s",
+				       sqlite3_errmsg(o->db));
+	return 0;
+}
+
+/* "key=N" in a signature, or 0. */
+static int64_t signature_value(const char *sig, const char *key)
+{
+	const char *p = sig ? strstr(sig, key) : NULL;
+
+	return p && (p == sig || p[-1] == ' ') ? strtoll(p + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * Learned mm_structs and locks are not all in memory: their newest ids
+ * stand for them. An id only grows (rows are added, updated in place, or
+ * dropped by retention when dead before every interval kept), so the new
+ * rows since the previous signature are all that is read.
+ */
+int objects_signature(struct objects *o, const char *prev, char *buf, size_t size)
+{
+	int64_t mm = signature_value(prev, "mm_id="), locks = signature_value(prev, "lock_id=");
+	int r;
+
+	if (mm < o->mm_max_id)
+		mm = o->mm_max_id;
+	if (locks < o->lock_max_id)
+		locks = o->lock_max_id;
+	if (o->db) {
+		r = max_id_since(o, "mm_objects", "mm_object_id", &mm);
+		if (r >= 0)
+			r = max_id_since(o, "lock_objects", "lock_object_id", &locks);
+		if (r < 0)
+			return r;
+	}
+	snprintf(buf, size, "mm_id=%" PRId64 " pairs=%" PRIu64 " anchored=%zu lock_id=%" PRId64
+		 " layouts=%zu ksyms=%zu boots=%s", mm, o->cal.pairs, o->n_anch, locks,
 		 o->n_layouts, symtab_count(o->syms), o->boots);
+	return 0;
 }
 
 bool objects_signature_symbols_differ(const char *a, const char *b)

@@ -101,7 +101,9 @@ void objects_free(struct objects *o);
  * Loads what boot_id's addresses are resolved against: its own rows and,
  * for an imported boot, those of the live boot recorded on the same host
  * and kernel over the same time (same boot, same KASLR layout). Also
- * loads the boot's symbols. Errors are logged.
+ * loads the boot's symbols. Learned mm_structs and locks are read later,
+ * from db, only near the addresses resolved: db must stay open while o
+ * is used. Errors are logged.
  */
 int objects_load(struct objects *o, sqlite3 *db, int64_t boot_id);
 /* Reloads anchored_objects only (after an analysis added some). */
@@ -112,10 +114,18 @@ const struct symtab *objects_symtab(const struct objects *o);
 const struct layout *objects_layout(const struct objects *o, const char *name);
 /* The boots whose rows were loaded, as "1 3". */
 const char *objects_boots(const struct objects *o);
-/* What is known, as a comparable string: when it changes, retry unresolved. */
-void objects_signature(const struct objects *o, char *buf, size_t size);
+/*
+ * What is known, as a comparable string: when it changes, retry unresolved.
+ * prev is the last signature of the same boot ("" or NULL: none), so only
+ * what was learned since is read. Returns 0 or -errno (logged).
+ */
+int objects_signature(struct objects *o, const char *prev, char *buf, size_t size);
 /* Whether the symbols changed between two signatures. */
 bool objects_signature_symbols_differ(const char *a, const char *b);
+
+/* A failure to read learned objects during resolution (logged once), or 0:
+ * a resolution that failed says so in its reason and is not to be stored. */
+int objects_error(const struct objects *o);
 
 /* The contended lock (lock_objects) whose word contains addr: id, or 0. */
 int64_t objects_lock_at(const struct objects *o, uint64_t addr, uint64_t *ret_lock_addr);
@@ -137,5 +147,7 @@ int objects_add_anchored(struct objects *o, int64_t id, const char *st, uint64_t
 int objects_add_lock(struct objects *o, int64_t id, uint64_t addr);
 void objects_set_vmemmap(struct objects *o, const struct vmemmap_cal *cal);
 void objects_set_cpus(struct objects *o, int64_t nr_cpus_possible);
+/* For tests: how many mm_structs and locks are in memory now. */
+void objects_loaded(const struct objects *o, size_t *ret_mm, size_t *ret_locks);
 
 #endif

@@ -22,6 +22,8 @@ struct config {
 	int64_t drain_ns;		/* drain_interval: how often the ring buffer is read */
 	uint64_t page_pair_shift;	/* page_pair_shift: learn 1 pfn in 2^N */
 	uint64_t max_page_pairs;	/* max_page_pairs: per boot */
+	uint64_t max_locks;		/* max_locks: lock addresses in memory (LRU) */
+	uint64_t max_held_records;	/* max_held_records: stream records between drains */
 	bool learn_mm;
 	bool learn_pages;
 	bool learn_locks;

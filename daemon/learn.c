@@ -29,6 +29,7 @@ struct mm_obj {
 };
 
 struct lock_obj {
+	struct lock_obj *prev, *next;	/* least recently contended first */
 	uint64_t addr;
 	uint64_t flags;
 	uint64_t unflushed;	/* contentions not yet in the DB */
@@ -49,11 +50,13 @@ struct learner {
 	struct learn_proc proc;
 
 	struct u64map *live_mm;		/* addr -> mm_obj */
+	struct u64map *seen_mm;		/* addrs of mms seen since the comm refresh */
 	struct u64map *pending;		/* alloc tid -> mm_obj not yet bound */
 	struct mm_obj **dirty;		/* to write; freed ones are owned here */
 	size_t n_dirty, alloc_dirty;
 
 	struct u64map *locks;		/* addr -> lock_obj */
+	struct lock_obj *lru_head, *lru_tail;	/* the oldest is evicted first */
 	struct lock_obj **dirty_locks;
 	size_t n_dirty_locks, alloc_dirty_locks;
 
@@ -123,11 +126,12 @@ struct learner *learner_new(const struct learn_limits *lim, const struct learn_p
 	l->lim = *lim;
 	l->proc = *proc;
 	l->live_mm = u64map_new();
+	l->seen_mm = u64map_new();
 	l->pending = u64map_new();
 	l->locks = u64map_new();
 	l->pfns = u64map_new();
 	l->tasks = u64map_new();
-	if (!l->live_mm || !l->pending || !l->locks || !l->pfns || !l->tasks) {
+	if (!l->live_mm || !l->seen_mm || !l->pending || !l->locks || !l->pfns || !l->tasks) {
 		learner_free(l);
 		return NULL;
 	}
@@ -157,6 +161,7 @@ void learner_free(struct learner *l)
 		while (u64map_next(l->locks, &it, NULL, &v))
 			free(v);
 	u64map_free(l->live_mm);
+	u64map_free(l->seen_mm);
 	u64map_free(l->pending);
 	u64map_free(l->locks);
 	u64map_free(l->pfns);
@@ -228,6 +233,13 @@ static struct mm_obj *mm_new_obj(struct learner *l, uint64_t addr, int64_t ts)
 	return o;
 }
 
+/* Its process did something this interval: its comm is worth a look. */
+static void mm_seen(struct learner *l, const struct mm_obj *o)
+{
+	if (!l->seen_mm || u64map_put(l->seen_mm, o->addr, (void *)1) < 0)
+		learner_oom(l);
+}
+
 static void mm_bind(struct learner *l, struct mm_obj *o, int32_t tgid, const char *comm,
 		    const char *how, int64_t ts)
 {
@@ -240,6 +252,7 @@ static void mm_bind(struct learner *l, struct mm_obj *o, int32_t tgid, const cha
 	o->last_seen_ns = ts;
 	l->stats.mm_learned++;
 	mm_mark_dirty(l, o);
+	mm_seen(l, o);
 }
 
 static void on_mm_alloc(struct learner *l, const struct learn_event *ev)
@@ -317,6 +330,7 @@ static void on_mmap_lock(struct learner *l, const struct learn_event *ev)
 		if (o->alloc_tid)
 			return;
 		o->last_seen_ns = ev->ts_ns;
+		mm_seen(l, o);
 		if (o->tgid)
 			set_memcg(l, o, ev);
 		else if (l->proc.tgid_of(l->proc.ctx, ev->pid, &tgid, &kthread) == 0 && !kthread) {
@@ -426,12 +440,57 @@ static void on_page(struct learner *l, const struct learn_event *ev)
 	l->stats.page_pairs++;
 }
 
+static void lru_unlink(struct learner *l, struct lock_obj *o)
+{
+	if (o->prev)
+		o->prev->next = o->next;
+	else
+		l->lru_head = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	else
+		l->lru_tail = o->prev;
+	o->prev = o->next = NULL;
+}
+
+static void lru_append(struct learner *l, struct lock_obj *o)
+{
+	o->prev = l->lru_tail;
+	o->next = NULL;
+	if (l->lru_tail)
+		l->lru_tail->next = o;
+	else
+		l->lru_head = o;
+	l->lru_tail = o;
+}
+
+/*
+ * Makes room for one more lock: the least recently contended one goes,
+ * unless its contentions are not in the database yet (then every lock is
+ * that recent, and the new one is dropped instead). An evicted lock seen
+ * again is learned again; the database row adds its contentions up.
+ */
+static bool lock_make_room(struct learner *l)
+{
+	struct lock_obj *old = l->lru_head;
+
+	if (u64map_count(l->locks) < l->lim.max_locks)
+		return true;
+	if (!old || old->queued)
+		return false;
+	lru_unlink(l, old);
+	u64map_remove(l->locks, old->addr);
+	free(old);
+	l->stats.locks_evicted++;
+	return true;
+}
+
 static void on_lock(struct learner *l, const struct learn_event *ev)
 {
 	struct lock_obj *o = u64map_get(l->locks, ev->addr);
 
 	if (!o) {
-		if (u64map_count(l->locks) >= l->lim.max_locks) {
+		if (!lock_make_room(l)) {
 			l->stats.locks_dropped++;
 			return;
 		}
@@ -445,7 +504,10 @@ static void on_lock(struct learner *l, const struct learn_event *ev)
 		o->flags = ev->arg;
 		o->first_seen_ns = ev->ts_ns;
 		l->stats.locks++;
+	} else {
+		lru_unlink(l, o);
 	}
+	lru_append(l, o);
 	o->unflushed++;
 	o->last_seen_ns = ev->ts_ns;
 	if (!o->queued) {
@@ -685,19 +747,25 @@ void learner_abort(struct learner *l)
 void learner_refresh_comms(struct learner *l)
 {
 	size_t it = 0;
-	void *v;
+	uint64_t addr;
 
-	while (u64map_next(l->live_mm, &it, NULL, &v)) {
-		struct mm_obj *o = v;
+	/* Only the mms seen since the last refresh: reading /proc for every
+	 * live mm every interval costs in proportion to all processes. */
+	while (l->seen_mm && u64map_next(l->seen_mm, &it, &addr, NULL)) {
+		struct mm_obj *o = u64map_get(l->live_mm, addr);
 		char comm[16];
 
-		if (!o->tgid || l->proc.comm_of(l->proc.ctx, o->tgid, comm) < 0)
+		if (!o || !o->tgid || l->proc.comm_of(l->proc.ctx, o->tgid, comm) < 0)
 			continue;
 		if (strcmp(comm, o->comm) != 0) {
 			snprintf(o->comm, sizeof(o->comm), "%s", comm);
 			mm_mark_dirty(l, o);
 		}
 	}
+	u64map_free(l->seen_mm);
+	l->seen_mm = u64map_new();
+	if (!l->seen_mm)
+		learner_oom(l);
 }
 
 void learner_get_stats(const struct learner *l, struct learn_stats *ret)

@@ -62,7 +62,8 @@ extern const struct learn_proc learn_proc_default;
 
 struct learn_limits {
 	uint64_t max_page_pairs;	/* per boot */
-	uint64_t max_locks;		/* live lock addresses tracked */
+	uint64_t max_locks;		/* lock addresses tracked; the least recently
+					 * contended is evicted past it */
 	uint64_t max_unwritten;		/* objects waiting for a writable DB */
 };
 
@@ -71,7 +72,8 @@ struct learn_stats {
 	uint64_t mm_freed;
 	uint64_t page_pairs;
 	uint64_t locks;
-	uint64_t locks_dropped;		/* over max_locks */
+	uint64_t locks_evicted;		/* aged out to make room (max_locks) */
+	uint64_t locks_dropped;		/* over max_locks, nothing evictable */
 	uint64_t mm_dropped;		/* freed, never written: DB unwritable too long */
 };
 
@@ -101,7 +103,8 @@ int learner_flush(struct learner *l, sqlite3 *db, int64_t boot_id);
 void learner_commit(struct learner *l);
 void learner_abort(struct learner *l);
 
-/* Re-reads the comm of live objects' processes (prctl(PR_SET_NAME) after
+/* Re-reads the comm of the processes of live objects seen (bound, or
+ * their mmap_lock taken) since the last call (prctl(PR_SET_NAME) after
  * exec); a changed one is written at the next flush. */
 void learner_refresh_comms(struct learner *l);
 

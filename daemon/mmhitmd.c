@@ -668,6 +668,7 @@ static int setup(struct daemon *d)
 		.windowed = d->windowed,
 		.mm_object_size = mm_object_size(&d->btf),
 		.ksyms = ks,
+		.max_held = d->cfg.max_held_records,
 	};
 	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks || sc.sample_switches) {
 		d->stream = stream_new(&sc, &d->status);
@@ -679,7 +680,7 @@ static int setup(struct daemon *d)
 
 	lim = (struct learn_limits){
 		.max_page_pairs = d->cfg.max_page_pairs,
-		.max_locks = 65536,
+		.max_locks = d->cfg.max_locks,
 		.max_unwritten = 1 << 18,	/* ~40 MiB of objects */
 	};
 	d->learner = learner_new(&lim, &learn_proc_default);
@@ -845,9 +846,10 @@ static void reload(struct daemon *d)
 	    c.buffer_size_kb != d->cfg.buffer_size_kb || c.learn_mm != d->cfg.learn_mm ||
 	    c.learn_pages != d->cfg.learn_pages || c.learn_locks != d->cfg.learn_locks ||
 	    c.page_pair_shift != d->cfg.page_pair_shift || strcmp(c.count_events, d->cfg.count_events) != 0 ||
-	    strcmp(c.record_mode, d->cfg.record_mode) != 0)
-		log_notice("db, instance, buffer, learning, counted-event and record_mode changes "
-			   "take effect at the next restart");
+	    strcmp(c.record_mode, d->cfg.record_mode) != 0 ||
+	    c.max_locks != d->cfg.max_locks || c.max_held_records != d->cfg.max_held_records)
+		log_notice("db, instance, buffer, learning, counted-event, record_mode and table-bound "
+			   "changes take effect at the next restart");
 	d->cfg.interval_ns = c.interval_ns;
 	d->cfg.drain_ns = c.drain_ns;
 	d->cfg.log_level = c.log_level;

@@ -16,8 +16,8 @@
 
 /* Pages read from one CPU per drain, so a flood can't starve the loop. */
 #define STREAM_MAX_PAGES_PER_CPU 2048
-/* Records held back because they were newer than the drain's start. */
-#define STREAM_MAX_HELD (1 << 20)
+/* The held array shrinks back to this after a storm (records). */
+#define MERGE_MIN_ALLOC 1024
 
 struct source {
 	enum learn_type type;
@@ -36,6 +36,139 @@ struct held {
 	struct learn_event ev;
 	char text[128];
 };
+
+/*
+ * Records read from every CPU's ring, merged into timestamp order before
+ * the learner sees them. What may be fed in a drain ends at the earliest
+ * of: the drain's start (minus a margin), and for a CPU whose reading
+ * stopped at the page cap, its last record read (its next ones, still in
+ * the ring, are later than that and must not be overtaken). The rest is
+ * held for the next drain, up to max_held records; past that, records
+ * are dropped and counted.
+ */
+struct stream_merge {
+	struct held *held;
+	size_t n_held, alloc_held;
+	size_t max_held;
+	int64_t limit;			/* this drain's capped CPUs' bound */
+	uint64_t dropped_main, dropped_side;
+	bool overflow_logged;
+};
+
+struct stream_merge *stream_merge_new(size_t max_held)
+{
+	struct stream_merge *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->max_held = max_held ? max_held : 1;
+	m->limit = INT64_MAX;
+	return m;
+}
+
+void stream_merge_free(struct stream_merge *m)
+{
+	if (!m)
+		return;
+	free(m->held);
+	free(m);
+}
+
+/* A slot for one more record, or NULL when it is dropped (counted). */
+static struct held *merge_slot(struct stream_merge *m, bool main)
+{
+	if (m->n_held >= m->max_held ||
+	    grow_array((void **)&m->held, &m->alloc_held, sizeof(*m->held), m->n_held + 1) < 0) {
+		if (!m->overflow_logged)
+			log_warning("More than %zu learning records held in one drain, dropping some "
+				    "(counted as lost), ignoring", m->max_held);
+		m->overflow_logged = true;
+		if (main)
+			m->dropped_main++;
+		else
+			m->dropped_side++;
+		return NULL;
+	}
+	return &m->held[m->n_held++];
+}
+
+int stream_merge_add(struct stream_merge *m, const struct learn_event *ev, const char *text,
+		     bool main)
+{
+	struct held *h = merge_slot(m, main);
+
+	if (!h)
+		return 0;
+	h->ev = *ev;
+	h->ev.text = NULL;
+	snprintf(h->text, sizeof(h->text), "%s", text ? text : "");
+	return 1;
+}
+
+void stream_merge_cpu_capped(struct stream_merge *m, int64_t last_ts)
+{
+	if (last_ts < m->limit)
+		m->limit = last_ts;
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	return x->ev.ts_ns < y->ev.ts_ns ? -1 : x->ev.ts_ns > y->ev.ts_ns;
+}
+
+size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, bool final,
+			 void (*feed)(void *ctx, const struct learn_event *ev), void *ctx)
+{
+	int64_t upto = watermark < m->limit ? watermark : m->limit;
+	size_t fed = 0;
+
+	/* (qsort is not stable: equal stamps from two CPUs have no order) */
+	if (m->n_held)
+		qsort(m->held, m->n_held, sizeof(*m->held), cmp_held);
+	for (; fed < m->n_held; fed++) {
+		struct held *h = &m->held[fed];
+
+		if (!final && h->ev.ts_ns > upto)
+			break;
+		h->ev.text = h->text[0] ? h->text : NULL;
+		feed(ctx, &h->ev);
+	}
+	if (fed)
+		memmove(m->held, m->held + fed, (m->n_held - fed) * sizeof(*m->held));
+	m->n_held -= fed;
+	m->limit = INT64_MAX;
+
+	/* A storm grew the array: give the memory back once it has passed. */
+	if (m->alloc_held > MERGE_MIN_ALLOC && m->n_held < m->alloc_held / 4) {
+		size_t n = m->n_held * 2 > MERGE_MIN_ALLOC ? m->n_held * 2 : MERGE_MIN_ALLOC;
+		struct held *p = realloc(m->held, n * sizeof(*m->held));
+
+		if (p) {
+			m->held = p;
+			m->alloc_held = n;
+		}
+	}
+	return fed;
+}
+
+size_t stream_merge_capacity(const struct stream_merge *m)
+{
+	return m->alloc_held;
+}
+
+size_t stream_merge_held(const struct stream_merge *m)
+{
+	return m->n_held;
+}
+
+void stream_merge_take_dropped(struct stream_merge *m, uint64_t *ret_main, uint64_t *ret_side)
+{
+	*ret_main = m->dropped_main;
+	*ret_side = m->dropped_side;
+	m->dropped_main = m->dropped_side = 0;
+}
 
 /* One tracefs instance and its per-CPU readers. */
 struct ring {
@@ -61,8 +194,7 @@ struct stream {
 	struct kbuffer *kbuf;
 	void *page;
 	int page_size;
-	struct held *held;
-	size_t n_held, alloc_held;
+	struct stream_merge *merge;
 	uint64_t records;
 	bool switch_src;		/* sched_switch set up for windows */
 	bool lock_src;			/* contention_begin set up */
@@ -71,7 +203,6 @@ struct stream {
 	bool windowed;			/* everything armed only by stream_arm() */
 	bool armed;
 	uint64_t lock_records;		/* read by the last drain */
-	bool held_overflow_logged;
 };
 
 static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
@@ -324,6 +455,11 @@ struct stream *stream_new(const struct stream_config *cfg, struct event_status_l
 	}
 	s->page_size = getpagesize();
 	s->windowed = cfg->windowed;
+	s->merge = stream_merge_new(cfg->max_held ? cfg->max_held : STREAM_DEFAULT_MAX_HELD);
+	if (!s->merge) {
+		log_oom();
+		goto fail;
+	}
 	/* "<instance>-win": still a name that says it is ours. */
 	snprintf(win_name, sizeof(win_name), "%s-win", cfg->instance);
 	if (ring_open(&s->main, cfg->instance, cfg->buffer_size_kb, &s->page_size) < 0)
@@ -370,7 +506,7 @@ void stream_free(struct stream *s)
 	kbuffer_free(s->kbuf);
 	tep_free(s->tep);
 	free(s->page);
-	free(s->held);
+	stream_merge_free(s->merge);
 	free(s);
 }
 
@@ -417,69 +553,53 @@ static void field_str(struct tep_format_field *f, const char *data, int size, ch
 }
 
 static int decode(struct stream *s, const struct source *src, const char *data, int size,
-		  int64_t ts_wall)
+		  int64_t ts_wall, bool main)
 {
-	struct held *h;
-	char tmp[256];
+	struct learn_event ev = { .type = src->type, .ts_ns = ts_wall };
+	char tmp[256], text[128] = "";
 
-	if (s->n_held >= STREAM_MAX_HELD) {
-		if (!s->held_overflow_logged)
-			log_warning("Too many learning records in one drain, dropping some, ignoring");
-		s->held_overflow_logged = true;
-		return 0;
-	}
-	if (grow_array((void **)&s->held, &s->alloc_held, sizeof(*s->held), s->n_held + 1) < 0)
-		return log_oom();
-	h = &s->held[s->n_held++];
-	memset(&h->ev, 0, sizeof(h->ev));
-	h->text[0] = '\0';
-	h->ev.type = src->type;
-	h->ev.ts_ns = ts_wall;
-	h->ev.pid = (int32_t)field_u64(src->f_pid, data);
-
+	ev.pid = (int32_t)field_u64(src->f_pid, data);
 	switch (src->type) {
 	case LEARN_SWITCH:
-		h->ev.pid = (int32_t)field_u64(src->f_addr, data);
-		h->ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
+		ev.pid = (int32_t)field_u64(src->f_addr, data);
+		ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
 		break;
 	case LEARN_FORK:
 	case LEARN_EXEC:
-		h->ev.pid = (int32_t)field_u64(src->f_addr, data);
-		h->ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
+		ev.pid = (int32_t)field_u64(src->f_addr, data);
+		ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
 		field_str(src->f_comm, data, size, tmp, sizeof(tmp));
 		/* exec's is a path: comm is its basename, as the kernel sets it. */
-		snprintf(h->ev.comm, sizeof(h->ev.comm), "%.15s",
+		snprintf(ev.comm, sizeof(ev.comm), "%.15s",
 			 strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp);
 		break;
 	default:
-		h->ev.addr = field_u64(src->f_addr, data);
+		ev.addr = field_u64(src->f_addr, data);
 		if (src->f_arg) {
-			h->ev.arg = field_u64(src->f_arg, data);
-			h->ev.has_arg = true;
+			ev.arg = field_u64(src->f_arg, data);
+			ev.has_arg = true;
 		} else if (src->f_text) {
-			field_str(src->f_text, data, size, h->text, sizeof(h->text));
+			field_str(src->f_text, data, size, text, sizeof(text));
 		}
 		break;
 	}
+	stream_merge_add(s->merge, &ev, text, main);
 	return 0;
 }
 
-static int cmp_held(const void *a, const void *b)
-{
-	const struct held *x = a, *y = b;
-
-	return x->ev.ts_ns < y->ev.ts_ns ? -1 : x->ev.ts_ns > y->ev.ts_ns;
-}
-
-/* Reads what a ring holds into the held records. */
+/* Reads what a ring holds into the merge. */
 static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
 {
+	bool main = rg == &s->main;
 	int r;
 
 	for (int c = 0; rg->cpu && c < rg->ncpu; c++) {
+		int64_t last = INT64_MIN;
+		int pages;
+
 		if (!rg->cpu[c])
 			continue;
-		for (int pages = 0; pages < STREAM_MAX_PAGES_PER_CPU; pages++) {
+		for (pages = 0; pages < STREAM_MAX_PAGES_PER_CPU; pages++) {
 			unsigned long long ts;
 			void *data;
 			int n;
@@ -498,20 +618,30 @@ static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
 				int id = tep_data_type(s->tep, &rec);
 
 				s->records++;
+				last = (int64_t)ts + wall_off;
 				for (int i = 0; i < s->nsrc; i++) {
 					if (s->src[i].id != id)
 						continue;
 					if (s->src[i].type == LEARN_LOCK)
 						s->lock_records++;
-					r = decode(s, &s->src[i], data, rec.size, (int64_t)ts + wall_off);
+					r = decode(s, &s->src[i], data, rec.size, last, main);
 					if (r < 0)
 						return r;
 					break;
 				}
 			}
 		}
+		/* Stopped at the cap: this CPU's unread records are later than
+		 * its last one read, and the other CPUs' later ones wait. */
+		if (pages == STREAM_MAX_PAGES_PER_CPU && last != INT64_MIN)
+			stream_merge_cpu_capped(s->merge, last);
 	}
 	return 0;
+}
+
+static void feed_learner(void *ctx, const struct learn_event *ev)
+{
+	learner_feed(ctx, ev);
 }
 
 int stream_drain(struct stream *s, struct learner *l, bool final)
@@ -521,7 +651,6 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 	/* A record stamped before now is committed within microseconds; the
 	 * margin covers one still being written on another CPU. */
 	int64_t watermark = boot_now - NSEC_PER_MSEC + wall_off;
-	size_t fed = 0;
 	int r;
 
 	s->lock_records = 0;
@@ -530,19 +659,7 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 		r = ring_read(s, &s->win, wall_off);
 	if (r < 0)
 		return r;
-
-	qsort(s->held, s->n_held, sizeof(*s->held), cmp_held);
-	for (; fed < s->n_held; fed++) {
-		struct held *h = &s->held[fed];
-
-		if (!final && h->ev.ts_ns > watermark)
-			break;
-		h->ev.text = h->text[0] ? h->text : NULL;
-		learner_feed(l, &h->ev);
-	}
-	if (fed)
-		memmove(s->held, s->held + fed, (s->n_held - fed) * sizeof(*s->held));
-	s->n_held -= fed;
+	stream_merge_feed(s->merge, watermark, final, feed_learner, l);
 	return 0;
 }
 
@@ -647,12 +764,15 @@ static uint64_t ring_take_lost(struct ring *rg)
 
 void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost)
 {
-	uint64_t win_lost = ring_take_lost(&s->win);
+	uint64_t win_lost = ring_take_lost(&s->win), dropped_main, dropped_side;
 
+	/* Records read but dropped over max_held are lost like overruns. */
+	stream_merge_take_dropped(s->merge, &dropped_main, &dropped_side);
+	win_lost += dropped_side;
 	/* Lock contention and switch samples, not the mm learning. */
 	if (win_lost)
-		log_debug("The side instance overran its buffer by %" PRIu64 " records", win_lost);
+		log_debug("The side instance lost %" PRIu64 " records", win_lost);
 	*ret_records = s->records;
 	s->records = 0;
-	*ret_lost = ring_take_lost(&s->main);
+	*ret_lost = ring_take_lost(&s->main) + dropped_main;
 }

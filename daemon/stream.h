@@ -27,7 +27,11 @@ struct stream_config {
 	 * mm_struct cache's object size and the allocating functions. */
 	uint64_t mm_object_size;
 	const struct kallsyms *ksyms;
+	size_t max_held;		/* records held between drains; 0: the default */
 };
+
+/* Records held back between drains, at most (max_held_records). */
+#define STREAM_DEFAULT_MAX_HELD 131072
 
 struct stream;
 
@@ -79,7 +83,34 @@ bool stream_locks_are_windowed(const struct stream *s);
 uint64_t stream_last_lock_records(const struct stream *s);
 
 /* Records read, and object-learning records lost (overrun or dropped in
- * the main instance; the side instance's are samples), since the last call. */
+ * the main instance's ring, or read from it and dropped over max_held;
+ * the side instance's are samples, only logged), since the last call. */
 void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lost);
+
+/*
+ * The merge behind stream_drain(), for tests: records of every CPU in,
+ * one timestamp-ordered stream out.
+ *
+ * stream_merge_add() keeps a record (its text copied) until it may be fed;
+ * past max_held it is dropped and counted, as the main instance's (main)
+ * or the side instance's. Returns 1 kept, 0 dropped.
+ * stream_merge_cpu_capped(): reading a CPU stopped at the page cap after a
+ * record stamped last_ts; nothing later is fed in this drain.
+ * stream_merge_feed() feeds, in timestamp order, what is stamped at or
+ * before both watermark and the capped CPUs' bound (everything if final),
+ * holds the rest, and shrinks the array back after a storm. Returns how
+ * many were fed.
+ */
+struct stream_merge;
+struct stream_merge *stream_merge_new(size_t max_held);
+void stream_merge_free(struct stream_merge *m);
+int stream_merge_add(struct stream_merge *m, const struct learn_event *ev, const char *text,
+		     bool main);
+void stream_merge_cpu_capped(struct stream_merge *m, int64_t last_ts);
+size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, bool final,
+			 void (*feed)(void *ctx, const struct learn_event *ev), void *ctx);
+size_t stream_merge_held(const struct stream_merge *m);
+size_t stream_merge_capacity(const struct stream_merge *m);
+void stream_merge_take_dropped(struct stream_merge *m, uint64_t *ret_main, uint64_t *ret_side);
 
 #endif

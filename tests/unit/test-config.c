@@ -85,6 +85,15 @@ static void test_set_values(void)
 	CHECK_INT(config_set(&c, "page_pair_shift", "21", err, sizeof(err)), ==, -EINVAL);
 	CHECK_INT(config_set(&c, "page_pair_shift", "0", err, sizeof(err)), ==, 0);
 
+	/* the daemon's memory bounds: defaults, and no "unbounded" value */
+	CHECK_INT(c.max_locks, ==, 65536);
+	CHECK_INT(c.max_held_records, ==, 131072);
+	CHECK_INT(config_set(&c, "max_locks", "1000", err, sizeof(err)), ==, 0);
+	CHECK_INT(c.max_locks, ==, 1000);
+	CHECK_INT(config_set(&c, "max_locks", "0", err, sizeof(err)), ==, -EINVAL);
+	CHECK_INT(config_set(&c, "max_held_records", "0", err, sizeof(err)), ==, -EINVAL);
+	CHECK_INT(config_set(&c, "max_held_records", "100000000", err, sizeof(err)), ==, -EINVAL);
+
 	CHECK_INT(config_set(&c, "db", "relative/x.db", err, sizeof(err)), ==, 0);
 	CHECK_INT(config_set(&c, "db", "", err, sizeof(err)), ==, -EINVAL);
 	CHECK_INT(config_set(&c, "metrics_file", "", err, sizeof(err)), ==, 0);

@@ -221,6 +221,109 @@ static void test_pages_and_locks(void)
 	learner_free(l);
 }
 
+
+/* More distinct contended locks than max_locks, over several flushes: the
+ * least recently contended are evicted, the new and the recent are kept,
+ * and the database keeps every one. */
+static void test_lock_eviction(void)
+{
+	struct learn_limits small = { .max_page_pairs = 4, .max_locks = 8 };
+	struct learner *l = learner_new(&small, &fake);
+	struct learn_stats st;
+	const uint64_t base = 0xffff888000800000ULL;
+
+	reset_db();
+	/* 8 locks fill the table */
+	for (uint64_t i = 0; i < 8; i++)
+		ev_arg(l, LEARN_LOCK, 1, base + i * 64, 1);
+	CHECK_INT(flush(l), ==, 0);
+	/* lock 0 contended again: now the most recent */
+	ev_arg(l, LEARN_LOCK, 1, base, 1);
+	CHECK_INT(flush(l), ==, 0);
+	/* 20 new ones, one flush each: each evicts the oldest flushed lock */
+	for (uint64_t i = 8; i < 28; i++) {
+		ev_arg(l, LEARN_LOCK, 1, base + i * 64, 1);
+		CHECK_INT(flush(l), ==, 0);
+	}
+	learner_get_stats(l, &st);
+	CHECK_INT(st.locks, ==, 28);
+	CHECK_INT(st.locks_evicted, ==, 20);
+	CHECK_INT(st.locks_dropped, ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM lock_objects"), ==, 28);
+	/* in memory: the 8 newest; contending one of them adds to its row
+	 * without a new entry, an evicted one comes back and evicts another */
+	ev_arg(l, LEARN_LOCK, 1, base + 27 * 64, 1);
+	CHECK_INT(flush(l), ==, 0);
+	learner_get_stats(l, &st);
+	CHECK_INT(st.locks, ==, 28);
+	CHECK_INT(st.locks_evicted, ==, 20);
+	CHECK_INT(q("SELECT contentions FROM lock_objects WHERE printf('%x', addr) = 'ffff888000800000'"), ==, 2);
+	ev_arg(l, LEARN_LOCK, 1, base, 1);	/* lock 0: evicted by now */
+	CHECK_INT(flush(l), ==, 0);
+	learner_get_stats(l, &st);
+	CHECK_INT(st.locks, ==, 29);
+	CHECK_INT(st.locks_evicted, ==, 21);
+	CHECK_INT(q("SELECT contentions FROM lock_objects WHERE printf('%x', addr) = 'ffff888000800000'"), ==, 3);
+	CHECK_INT(q("SELECT count(*) FROM lock_objects"), ==, 28);
+	/* 9 new ones in one flush: 8 fit by evicting flushed ones, the ninth
+	 * finds only locks whose contentions are not written yet: dropped */
+	for (uint64_t i = 100; i < 109; i++)
+		ev_arg(l, LEARN_LOCK, 1, base + i * 64, 1);
+	CHECK_INT(flush(l), ==, 0);
+	learner_get_stats(l, &st);
+	CHECK_INT(st.locks_evicted, ==, 29);
+	CHECK_INT(st.locks_dropped, ==, 1);
+	CHECK_INT(q("SELECT count(*) FROM lock_objects"), ==, 36);
+	learner_free(l);
+}
+
+/* The comm refresh reads /proc only for the mms seen since the last one. */
+static int comm_reads;
+
+static int counting_comm(void *ctx, int32_t tgid, char *buf)
+{
+	comm_reads++;
+	snprintf(buf, 16, "renamed-%d", tgid);
+	return 0;
+}
+
+static int counting_tgid(void *ctx, int32_t tid, int32_t *ret, bool *kthread)
+{
+	*ret = tid;
+	*kthread = false;
+	return 0;
+}
+
+static void test_comm_refresh(void)
+{
+	static const struct learn_proc counting = { counting_tgid, counting_comm, NULL };
+	struct learner *l = learner_new(&lim, &counting);
+
+	reset_db();
+	/* 50 processes older than us: each binding reads its comm once */
+	for (int32_t i = 0; i < 50; i++)
+		ev_arg(l, LEARN_MMAP_LOCK, 1000 + i, MM_PARENT + (uint64_t)i * 0x1000, 1);
+	CHECK_INT(comm_reads, ==, 50);
+	learner_refresh_comms(l);
+	CHECK_INT(comm_reads, ==, 100);		/* the 50 seen this interval */
+	CHECK_INT(flush(l), ==, 0);
+
+	/* a quiet interval: nothing seen, nothing read */
+	comm_reads = 0;
+	learner_refresh_comms(l);
+	CHECK_INT(comm_reads, ==, 0);
+
+	/* 3 of them active (twice each): 3 reads, and a new name is written */
+	for (int i = 0; i < 6; i++)
+		ev_arg(l, LEARN_MMAP_LOCK, 1000 + i % 3, MM_PARENT + (uint64_t)(i % 3) * 0x1000, 1);
+	CHECK_INT(comm_reads, ==, 0);		/* bound already: no read */
+	learner_refresh_comms(l);
+	CHECK_INT(comm_reads, ==, 3);
+	CHECK_INT(flush(l), ==, 0);
+	CHECK_INT(q("SELECT count(*) FROM mm_objects WHERE comm LIKE 'renamed-%'"), ==, 50);
+	learner_free(l);
+}
+
 /* A flush whose transaction fails is written again, exactly once. */
 static void test_abort_retry(void)
 {
@@ -370,6 +473,8 @@ int main(void)
 	RUN(test_old_objects);
 	RUN(test_lost_free);
 	RUN(test_pages_and_locks);
+	RUN(test_lock_eviction);
+	RUN(test_comm_refresh);
 	RUN(test_abort_retry);
 	RUN(test_unwritten_cap);
 	RUN(test_switches);

@@ -13,6 +13,11 @@
 #include "test.h"
 #include "analyzer-fixture.h"
 
+static int ex_objects(sqlite3 *db, const char *sql)
+{
+	return db_exec(db, sql);
+}
+
 static void test_calibrate(void)
 {
 	struct page_pair p[64];
@@ -193,6 +198,130 @@ out:
 	fix_unlink();
 }
 
+
+/*
+ * Learned mm_structs and locks are read from the database only near the
+ * addresses resolved (a boot's history holds hundreds of thousands of
+ * them), and that resolves exactly as the whole set in memory does.
+ */
+static void test_lazy(void)
+{
+	sqlite3 *db = fix_db("lazy");
+	struct objects *lazy = objects_new(), *full = objects_new();
+	_cleanup_finalize_ sqlite3_stmt *mm = NULL, *lk = NULL;
+	const int64_t s = FIX_SEC, t0 = FIX_T0;
+	/* slots 0x400 apart: closer than sizeof(mm_struct) + cpumasks, so a
+	 * neighbour's tail overlaps; addresses reused every 64 objects */
+	const uint64_t base = 0xffff888200000000ULL, step = 0x400;
+	const int n = 2000, nlocks = 500;
+	size_t n_mm = 0, n_locks = 0, differ = 0;
+	uint64_t rnd = 12345;
+
+	CHECK(db && lazy && full);
+	if (!db || !lazy || !full)
+		goto out;
+	CHECK_INT(db_prepare(db, &mm, "INSERT INTO mm_objects(mm_object_id, boot_id, addr, learned_from,"
+			     " alloc_ns, free_ns, first_seen_ns, last_seen_ns) VALUES (?1, 1, ?2, 'fork', ?3, ?4, ?5, ?5)"), ==, 0);
+	CHECK_INT(db_prepare(db, &lk, "INSERT INTO lock_objects(lock_object_id, boot_id, addr, flags,"
+			     " contentions, first_seen_ns, last_seen_ns) VALUES (?1, 1, ?2, 1, 1, ?3, ?3)"), ==, 0);
+	CHECK_INT(db_begin(db), ==, 0);
+	for (int i = 1; i <= n; i++) {
+		uint64_t addr = base + (uint64_t)(i % 64) * step;
+		int64_t a0 = t0 + i * s, a1 = a0 + 3 * s;
+		/* some from before the recorder, some never freed */
+		bool old = i % 17 == 0, live = i % 13 == 0;
+
+		sqlite3_bind_int64(mm, 1, i);
+		sqlite3_bind_int64(mm, 2, (int64_t)addr);
+		if (old)
+			sqlite3_bind_null(mm, 3);
+		else
+			sqlite3_bind_int64(mm, 3, a0);
+		if (live)
+			sqlite3_bind_null(mm, 4);
+		else
+			sqlite3_bind_int64(mm, 4, a1);
+		sqlite3_bind_int64(mm, 5, a0);
+		CHECK_INT(db_step_done(db, mm), ==, 0);
+		CHECK_INT(objects_add_mm(full, i, addr, old ? INT64_MIN : a0, live ? INT64_MAX : a1, a0), ==, 0);
+	}
+	for (int i = 1; i <= nlocks; i++) {
+		uint64_t addr = base + 0x100000 + (uint64_t)i * 8;
+
+		sqlite3_bind_int64(lk, 1, i);
+		sqlite3_bind_int64(lk, 2, (int64_t)addr);
+		sqlite3_bind_int64(lk, 3, t0);
+		CHECK_INT(db_step_done(db, lk), ==, 0);
+		CHECK_INT(objects_add_lock(full, i, addr), ==, 0);
+	}
+	CHECK_INT(db_commit(db), ==, 0);
+
+	CHECK_INT(objects_load(lazy, db, 1), ==, 0);
+	CHECK_INT(objects_load(full, db, 1), ==, 0);	/* the layouts; its objects are added */
+	objects_loaded(lazy, &n_mm, &n_locks);
+	CHECK_INT(n_mm, ==, 0);
+	CHECK_INT(n_locks, ==, 0);
+
+	/* one address: only the objects that can contain it are read */
+	{
+		struct typed_addr t;
+
+		objects_resolve(lazy, base + 5 * step + 8, t0 + 5 * s, t0 + 6 * s, &t);
+		CHECK_STR(t.object_type, "mm_struct");
+		CHECK_INT(t.object_addr, ==, base + 5 * step);
+		objects_loaded(lazy, &n_mm, &n_locks);
+		/* slot 5 and the 3 below whose tails reach it, ~31 objects each */
+		CHECK(n_mm > 0 && n_mm <= (size_t)(4 * (n / 64 + 1)));
+		CHECK_INT(n_locks, ==, 0);
+	}
+
+	/* random addresses and times, mm and lock regions: the same answers */
+	for (int i = 0; i < 20000; i++) {
+		struct typed_addr a, b;
+		uint64_t addr;
+		int64_t t;
+
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		addr = (rnd >> 33) % 2 ? base + (rnd >> 20) % (66 * step) :
+					 base + 0x100000 + (rnd >> 20) % (nlocks * 8 + 16);
+		t = t0 + (int64_t)((rnd >> 8) % (uint64_t)(n + 10)) * s;
+		objects_resolve(lazy, addr, t, t + 2 * s, &a);
+		objects_resolve(full, addr, t, t + 2 * s, &b);
+		if ((a.object_type == NULL) != (b.object_type == NULL) || a.object_ref != b.object_ref ||
+		    a.object_offset != b.object_offset || strcmp(a.reason, b.reason) != 0 ||
+		    strcmp(a.field, b.field) != 0)
+			differ++;
+		if (objects_lock_at(lazy, addr, NULL) != objects_lock_at(full, addr, NULL))
+			differ++;
+	}
+	CHECK_INT(differ, ==, 0);
+	CHECK_INT(objects_error(lazy), ==, 0);
+
+	/* the signature stands for every object, read or not, and reads
+	 * only the rows added since the previous one */
+	{
+		char a[512], b[512];
+
+		CHECK_INT(objects_signature(lazy, NULL, a, sizeof(a)), ==, 0);
+		CHECK(strstr(a, "mm_id=2000 ") != NULL);
+		CHECK(strstr(a, "lock_id=500 ") != NULL);
+		CHECK_INT(objects_signature(lazy, a, b, sizeof(b)), ==, 0);
+		CHECK_STR(b, a);
+		CHECK_INT(ex_objects(db, "INSERT INTO mm_objects(mm_object_id, boot_id, addr, learned_from,"
+				     " first_seen_ns, last_seen_ns) VALUES (2001, 1, 0, 'mmap_lock', 1, 1)"), ==, 0);
+		CHECK_INT(objects_signature(lazy, a, b, sizeof(b)), ==, 0);
+		CHECK(strstr(b, "mm_id=2001 ") != NULL);
+	}
+out:
+	sqlite3_finalize(mm);
+	sqlite3_finalize(lk);
+	mm = lk = NULL;
+	objects_free(lazy);
+	objects_free(full);
+	db_close(db);
+	fix_unlink();
+}
+
 static void test_symtab(void)
 {
 	struct symtab *t = symtab_new();
@@ -226,6 +355,7 @@ int main(void)
 	RUN(test_calibrate);
 	RUN(test_fields);
 	RUN(test_resolve);
+	RUN(test_lazy);
 	RUN(test_symtab);
 	return test_exit();
 }
