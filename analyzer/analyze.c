@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The attribution engine: mem_lines -> line_attribution -> path_intervals. */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,24 @@ const char *analyze_work_event(const char *path)
  * counter; a recorder without the estimator leaves sched:sched_switch,
  * all switches, as the only measure. */
 #define SAME_MM_SWITCHES "derived:same_mm_switches"
+
+/*
+ * A count's precision travels with it into path_intervals: windowed
+ * counts (and the same-mm estimate, sampled in the windows) were seen in
+ * the interval's armed share only; free and continuous counts all along.
+ */
+#define WORK_SHARE_SQL \
+	"(CASE WHEN c.method IN ('window', 'derived') AND i.armed_ns IS NOT NULL" \
+	" THEN i.armed_ns * 1.0 / max(i.end_ns - i.start_ns, 1) ELSE 1.0 END)"
+/* The share of a live interval inside [?2, ?3), for borrowed counts. */
+#define OVERLAP_SQL "((min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0 / max(i.end_ns - i.start_ns, 1))"
+
+/* The path's work in an interval, and how precisely it is known. */
+struct work {
+	double value;
+	double variance;	/* of value; 0: counted exactly */
+	double share;		/* of the interval it was counted in */
+};
 
 static void chain_free(struct chain *ch)
 {
@@ -143,15 +162,19 @@ static int ctx_prepare(struct ctx *c)
 			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->count,
-			       "SELECT c.count FROM event_counts c JOIN event_names n USING (event_id)"
+			       "SELECT c.count, c.variance, " WORK_SHARE_SQL
+			       " FROM event_counts c JOIN event_names n USING (event_id)"
+			       " JOIN intervals i USING (interval_id)"
 			       " WHERE c.interval_id = ?1 AND n.name = ?2");
 	/* An imported boot has no counters of its own: the live boot recorded
 	 * over the same time has them, apportioned by overlap. */
 	if (r >= 0)
 		r = db_prepare(c->db, &c->count_borrowed,
-			       "SELECT sum(c.count * (min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0"
-			       "           / max(i.end_ns - i.start_ns, 1)),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2))"
+			       "SELECT sum(c.count * " OVERLAP_SQL "),"
+			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)),"
+			       " sum(c.variance * " OVERLAP_SQL " * " OVERLAP_SQL "),"
+			       " sum(" WORK_SHARE_SQL " * (min(i.end_ns, ?3) - max(i.start_ns, ?2)))"
+			       "   / max(sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 1)"
 			       " FROM event_counts c JOIN event_names n USING (event_id)"
 			       " JOIN intervals i USING (interval_id)"
 			       " WHERE i.boot_id = ?1 AND n.name = ?4 AND i.end_ns > ?2 AND i.start_ns < ?3");
@@ -160,9 +183,8 @@ static int ctx_prepare(struct ctx *c)
 			       "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->aging_borrowed,
-			       "SELECT sum(g.d * (min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0"
-			       "           / max(i.end_ns - i.start_ns, 1)),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2))"
+			       "SELECT sum(g.d * " OVERLAP_SQL "),"
+			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 0, 1"
 			       " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
 			       "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
 			       " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3");
@@ -598,7 +620,7 @@ out:
  * or aging_borrowed.
  */
 static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0, int64_t t1,
-		  double *ret, char *source, size_t size)
+		  struct work *ret, char *source, size_t size)
 {
 	const char *boots = objects_boots(c->obj);
 	int rc;
@@ -615,7 +637,9 @@ static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
 		    sqlite3_column_int64(st, 1) * 10 >= (t1 - t0) * 9) {
-			*ret = sqlite3_column_double(st, 0);
+			ret->value = sqlite3_column_double(st, 0);
+			ret->variance = sqlite3_column_double(st, 2);
+			ret->share = sqlite3_column_double(st, 3);
 			snprintf(source, size, "%s of boot %" PRId64 " over the same time", event, b);
 			sqlite3_reset(st);
 			return 1;
@@ -630,7 +654,7 @@ static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0
 
 /* A counter of the interval, or of the live boot over the same time. */
 static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
-			  const char *event, double *ret, char *source, size_t size)
+			  const char *event, struct work *ret, char *source, size_t size)
 {
 	int rc;
 
@@ -639,7 +663,9 @@ static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_
 	sqlite3_bind_text(c->count, 2, event, -1, SQLITE_STATIC);
 	rc = sqlite3_step(c->count);
 	if (rc == SQLITE_ROW) {
-		*ret = (double)sqlite3_column_int64(c->count, 0);
+		ret->value = (double)sqlite3_column_int64(c->count, 0);
+		ret->variance = sqlite3_column_double(c->count, 1);
+		ret->share = sqlite3_column_double(c->count, 2);
 		snprintf(source, size, "%s", event);
 		sqlite3_reset(c->count);
 		return 1;
@@ -672,7 +698,7 @@ static int same_mm_estimated(struct ctx *c)
 
 /* The path's own work in the interval; 0 when not counted (NULL work). */
 static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64_t t0, int64_t t1,
-		     double *ret, char *source, size_t size)
+		     struct work *ret, char *source, size_t size)
 {
 	int r, rc;
 
@@ -699,7 +725,8 @@ static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64
 		rc = sqlite3_step(c->aging);
 		r = 0;
 		if (rc == SQLITE_ROW && sqlite3_column_type(c->aging, 0) != SQLITE_NULL) {
-			*ret = (double)sqlite3_column_int64(c->aging, 0);
+			/* lru_gen's max_seq: exact, read every interval */
+			*ret = (struct work){ (double)sqlite3_column_int64(c->aging, 0), 0, 1 };
 			snprintf(source, size, "%s", analyze_work_event(path));
 			r = 1;
 		} else if (rc != SQLITE_ROW) {
@@ -713,6 +740,14 @@ static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64
 		return r;
 	}
 	return interval_count(c, interval_id, t0, t1, analyze_work_event(path), ret, source, size);
+}
+
+static void bind_work(sqlite3_stmt *ins, const struct work *w, const char *source)
+{
+	sqlite3_bind_double(ins, 7, w->value);
+	sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(ins, 9, sqrt(w->variance > 0 ? w->variance : 0));
+	sqlite3_bind_double(ins, 10, w->share);
 }
 
 static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1)
@@ -740,7 +775,8 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 	if (r >= 0)
 		r = db_prepare(c->db, &ins,
 			       "INSERT INTO path_intervals(interval_id, path, lcl_hitm, rmt_hitm, peer,"
-			       " samples, work, work_source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+			       " samples, work, work_source, work_stderr, work_share)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(del, 1, interval_id);
@@ -754,7 +790,7 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 	for (;;) {
 		const char *path;
 		char source[160] = "";
-		double work = 0;
+		struct work work = { 0, 0, 1 };
 		int w = 0;
 
 		rc = sqlite3_step(c->path_sums);
@@ -777,10 +813,8 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 		sqlite3_bind_text(ins, 2, path, -1, SQLITE_TRANSIENT);
 		for (int k = 1; k <= 4; k++)
 			sqlite3_bind_int64(ins, 2 + k, sqlite3_column_int64(c->path_sums, k));
-		if (w > 0) {
-			sqlite3_bind_double(ins, 7, work);
-			sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
-		}
+		if (w > 0)
+			bind_work(ins, &work, source);
 		r = db_step_done(c->db, ins);
 		if (r < 0) {
 			sqlite3_reset(c->path_sums);
@@ -794,7 +828,7 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 	/* P1..P4 without samples: zero when sampled, NULL when not measured */
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
 		char source[160] = "";
-		double work = 0;
+		struct work work = { 0, 0, 1 };
 		int w;
 
 		if (seen[i])
@@ -809,10 +843,8 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 		if (measured)
 			for (int k = 3; k <= 6; k++)
 				sqlite3_bind_int64(ins, k, 0);
-		if (w > 0) {
-			sqlite3_bind_double(ins, 7, work);
-			sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
-		}
+		if (w > 0)
+			bind_work(ins, &work, source);
 		r = db_step_done(c->db, ins);
 		if (r < 0)
 			return r;

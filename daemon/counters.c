@@ -76,6 +76,8 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 		.size = sizeof(attr),
 		/* Software events are never multiplexed, but say so. */
 		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+		/* Windowed: opened disabled, all enabled together once open. */
+		.disabled = !c->armed,
 	};
 	struct perf_evsel *evsel;
 	char *idstr;
@@ -174,8 +176,22 @@ int counters_arm(struct counters *c)
 			return r;
 		}
 	}
+	/*
+	 * Opening registered the tracepoints' probes, patching kernel text
+	 * (IPIs to every CPU) one event after another; the counting starts
+	 * only now, all events at once, so the window measures the workload
+	 * and not that.
+	 */
+	for (size_t i = 0; i < c->n; i++)
+		perf_evsel__enable(c->v[i].evsel);
 	c->armed = true;
 	return 0;
+}
+
+void counters_pause(struct counters *c)
+{
+	for (size_t i = 0; c && c->armed && i < c->n; i++)
+		perf_evsel__disable(c->v[i].evsel);
 }
 
 void counters_disarm(struct counters *c)

@@ -34,6 +34,8 @@ const char *counters_name(const struct counters *c, size_t i);	/* "system:name" 
 /* Opens every added event (counting from zero); closes them again. */
 int counters_arm(struct counters *c);
 void counters_disarm(struct counters *c);
+/* Stops counting (all events at once) before a read that closes them. */
+void counters_pause(struct counters *c);
 bool counters_armed(const struct counters *c);
 
 /* Reads every counter's total since it was armed into ret[0..count);

@@ -391,7 +391,8 @@ struct daemon {
 	struct window_plan plan;	/* this interval's slices */
 	size_t next_slice;		/* plan.s[] index of the next to open */
 	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
-	int64_t switch_off;		/* the sched_switch sample's end in it */
+	int64_t switch_off;		/* the end of the sched_switch sample after it */
+	int64_t switch_cpu0;		/* mmhitmd's CPU time as that sample began */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 };
 
@@ -1007,7 +1008,25 @@ static int64_t next_slice_on(const struct daemon *d)
 	return d->next_slice < d->plan.n ? d->plan.s[d->next_slice].start_ns : INT64_MAX;
 }
 
-/* Arms everything for one slice: counters, learning, switches, PMU. */
+/* The end of a slice's sched_switch sample: its cost is the window's. */
+static int switch_sample_close(struct daemon *d, int64_t mono)
+{
+	int r;
+
+	(void)mono;
+	stream_sample_switches(d->stream, false);
+	d->switch_off = INT64_MAX;
+	r = stream_drain(d->stream, d->learner, false);
+	recorder_window_cpu(&d->rec, process_cpu_time_ns() - d->switch_cpu0);
+	return r;
+}
+
+/*
+ * Arms everything for one slice: the counters, the learning events and the
+ * PMU. The sched_switch sample comes after the counting (slice_close): a
+ * streamed switch costs the workload far more than a counted one, and
+ * counting beside it would measure the switch rate it slows down.
+ */
 static void slice_open(struct daemon *d, int64_t mono)
 {
 	const struct window_slice *sl = &d->plan.s[d->next_slice++];
@@ -1016,6 +1035,8 @@ static void slice_open(struct daemon *d, int64_t mono)
 	/* Woken late past the slice's end: it is lost, not stretched. */
 	if (mono >= sl->end_ns)
 		return;
+	if (d->switch_off != INT64_MAX)
+		switch_sample_close(d, mono);
 	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->stream ? " learn" : "",
 		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
 		 d->snapshot ? " snapshot" : "");
@@ -1026,30 +1047,33 @@ static void slice_open(struct daemon *d, int64_t mono)
 			log_warning("Failed to drain the learning streams before a snapshot, ignoring");
 		mm_snapshot_take(d->snapshot, d->learner, now_ns(CLOCK_REALTIME));
 	}
-	if (recorder_slice_begin(&d->rec, mono, armed) < 0) {
+	/* The counters last: arming the learning events patches the kernel's
+	 * text (IPIs to every CPU), which must not fall into the counting. */
+	if (d->stream)
+		stream_arm(d->stream, true);
+	if (d->sampler)
+		sampler_window(d->sampler, true, mono);
+	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
+		if (d->stream)
+			stream_arm(d->stream, false);
+		if (d->sampler)
+			sampler_window(d->sampler, false, now_ns(CLOCK_MONOTONIC));
 		return;
 	}
 	d->slice_off = sl->end_ns;
-	if (d->stream) {
-		stream_arm(d->stream, true);
-		if (d->cfg.switch_sample_ns && stream_sample_switches(d->stream, true) == 0)
-			d->switch_off = mono + (d->cfg.switch_sample_ns < sl->end_ns - mono ?
-						d->cfg.switch_sample_ns : sl->end_ns - mono);
-	}
-	if (d->sampler)
-		sampler_window(d->sampler, true, mono);
 }
 
-/* Disarms everything and keeps what the slice saw. */
+/*
+ * Disarms everything and keeps what the slice saw; then, with the counters
+ * closed, streams the slice's sched_switch sample (switch_sample long).
+ */
 static int slice_close(struct daemon *d, int64_t mono)
 {
 	if (d->slice_off == INT64_MAX)
 		return 0;
-	if (d->switch_off != INT64_MAX) {
-		stream_sample_switches(d->stream, false);
-		d->switch_off = INT64_MAX;
-	}
+	if (recorder_slice_end(&d->rec, mono) < 0)
+		log_warning("Failed to read the window's counters, its counts are lost");
 	if (d->sampler) {
 		sampler_window(d->sampler, false, mono);
 		if (sampler_drain(d->sampler, d->agg) < 0)
@@ -1057,9 +1081,12 @@ static int slice_close(struct daemon *d, int64_t mono)
 	}
 	if (d->stream)
 		stream_arm(d->stream, false);
-	if (recorder_slice_end(&d->rec, mono) < 0)
-		log_warning("Failed to read the window's counters, its counts are lost");
 	d->slice_off = INT64_MAX;
+	if (d->stream && d->cfg.switch_sample_ns && stream_sample_switches(d->stream, true) == 0) {
+		d->switch_off = mono + d->cfg.switch_sample_ns;
+		d->switch_cpu0 = process_cpu_time_ns();
+		return 0;
+	}
 	/* Now, while the tasks seen are alive to be looked up. */
 	return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
 }
@@ -1168,10 +1195,11 @@ static int run(struct daemon *d, int ready_fd)
 				log_warning("Failed to read memory samples, ignoring");
 		}
 
-		/* windowed: the slices */
+		/* windowed: the slices, and the switch sample after each */
 		if (mono >= d->switch_off) {
-			stream_sample_switches(d->stream, false);
-			d->switch_off = INT64_MAX;
+			r = switch_sample_close(d, mono);
+			if (r < 0)
+				return r;
 		}
 		if (mono >= d->slice_off || (in_slice && wall >= next_flush)) {
 			r = slice_close(d, mono);
@@ -1225,6 +1253,8 @@ static int run(struct daemon *d, int ready_fd)
 
 	sd_notify(0, "STOPPING=1");
 	r = slice_close(d, now_ns(CLOCK_MONOTONIC));
+	if (r >= 0 && d->switch_off != INT64_MAX)
+		r = switch_sample_close(d, now_ns(CLOCK_MONOTONIC));
 	if (r < 0)
 		log_warning_errno(r, "Failed to read the last window's learning events: %m, ignoring");
 	r = recorder_flush(&d->rec, now_ns(CLOCK_REALTIME), true);

@@ -65,7 +65,10 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 	ret = counters_arm(r->counters);
 	if (ret < 0)
 		return ret;
-	r->slice_start = now_mono;
+	/* The slice is what was counted: from the moment the counters were
+	 * enabled, after the milliseconds that opening them takes. */
+	r->slice_start = now_ns(CLOCK_MONOTONIC);
+	(void)now_mono;
 	if (armed && !strstr(r->armed, armed))
 		snprintf(r->armed + strlen(r->armed), sizeof(r->armed) - strlen(r->armed), "%s%s",
 			 r->armed[0] ? " " : "", armed);
@@ -86,6 +89,9 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 	else
 		memset(r->slice_counts + r->n_slices * n, 0, n * sizeof(*row));
 	row = r->slice_counts + r->n_slices * n;
+	/* ... to the moment they stopped, not when the main loop woke. */
+	now_mono = now_ns(CLOCK_MONOTONIC);
+	counters_pause(r->counters);
 	ret = counters_read(r->counters, r->cur);
 	counters_disarm(r->counters);
 	if (ret < 0) {
@@ -101,6 +107,12 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 	r->window_cpu_ns += process_cpu_ns() - r->slice_cpu0;
 	r->slice_start = 0;
 	return 0;
+}
+
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns)
+{
+	if (cpu_ns > 0)
+		r->window_cpu_ns += cpu_ns;
 }
 
 void recorder_window_note(struct recorder *r, const char *note)

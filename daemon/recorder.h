@@ -98,6 +98,9 @@ struct recorder {
  */
 int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed);
 int recorder_slice_end(struct recorder *r, int64_t now_mono);
+/* mmhitmd's CPU time spent for the windows outside a slice (the switch
+ * sample after it), for the window cost. */
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns);
 /* Why this interval had no window or a shorter one; kept with the row. */
 void recorder_window_note(struct recorder *r, const char *note);
 

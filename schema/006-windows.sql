@@ -50,8 +50,13 @@ SELECT	i.interval_id, i.boot_id,
 		      ELSE 1.0 END AS armed_share
 FROM event_counts c JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id);
 
--- path_rates carries the precision of each path's work: its standard
--- error and the share of the interval it was counted in (1: all along).
+-- The precision of each path's work, from the counts it came from (also
+-- when an import borrows a live boot's): its standard error and the share
+-- of the interval it was counted in (1: all along). Derived rows, filled
+-- by mmhitm analyze (--rebuild fills them for earlier intervals).
+ALTER TABLE path_intervals ADD COLUMN work_stderr REAL;
+ALTER TABLE path_intervals ADD COLUMN work_share REAL;
+
 DROP VIEW path_rates;
 CREATE VIEW path_rates AS
 SELECT	p.interval_id, i.boot_id, h.hostname, b.kernel_release,
@@ -63,16 +68,9 @@ SELECT	p.interval_id, i.boot_id, h.hostname, b.kernel_release,
 	p.work, t.work_unit,
 	(p.lcl_hitm + p.rmt_hitm + p.peer) * t.per / nullif(p.work, 0) AS hitm_per_work,
 	t.per AS per_work_units,
-	i.start_ns, i.end_ns, p.work_source,
-	CASE WHEN p.work IS NULL THEN NULL ELSE sqrt(coalesce(w.variance, 0)) END AS work_stderr,
-	CASE WHEN p.work IS NULL THEN NULL
-	     WHEN w.method = 'window' OR (w.method = 'derived' AND i.armed_ns IS NOT NULL)
-	     THEN i.armed_ns * 1.0 / max(i.end_ns - i.start_ns, 1)
-	     ELSE 1.0 END AS work_share
+	i.start_ns, i.end_ns, p.work_source, p.work_stderr, p.work_share
 FROM path_intervals p
 JOIN intervals i USING (interval_id)
 JOIN boots b USING (boot_id)
 JOIN hosts h USING (host_id)
-LEFT JOIN paths t USING (path)
-LEFT JOIN event_names wn ON wn.name = p.work_source
-LEFT JOIN event_counts w ON w.interval_id = p.interval_id AND w.event_id = wn.event_id;
+LEFT JOIN paths t USING (path);

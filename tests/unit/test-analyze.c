@@ -371,6 +371,47 @@ out:
 	fix_unlink();
 }
 
+/*
+ * Windowed counts carry their precision into path_intervals: the live
+ * boot's tlb:tlb_flush counted in 1 s of a 10 s interval, with its
+ * variance, gives P4's work its standard error and share; an import over
+ * 6 s of that interval borrows 60 % of the count, so 0.36 of the variance,
+ * and the same share. Exact counts (aging) say 0 and 1.
+ */
+static void test_windowed_work(void)
+{
+	sqlite3 *db = setup();
+	struct rules *rules = rules_default();
+	struct analyze_stats st;
+
+	CHECK(db && rules);
+	if (!db || !rules)
+		goto out;
+	CHECK_INT(ex(db, "UPDATE event_counts SET method = 'window', counted = count / 10, variance = 4e6"
+		     " WHERE interval_id = 1 AND event_id = (SELECT event_id FROM event_names"
+		     " WHERE name = 'tlb:tlb_flush'); UPDATE intervals SET armed_ns = 1000000000"
+		     " WHERE interval_id = 1"), ==, 0);
+	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (2, 'import:fleet-01', 'fleet-01');"
+		     "INSERT INTO boots(boot_id, host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
+		     " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
+		     " pmu_kind, lru_gen) VALUES (2, 2, 'perf.data:x', 'import', %" PRId64 ", %" PRId64 ","
+		     " '6.12.117+deb12-cloud-amd64', '#1 SMP', 'x86_64', 4, 64, 4096, 'intel-pebs', 'on')",
+		     T0 + 2 * S, T0 + 8 * S), ==, 0);
+	interval(db, 10, 2, T0 + 2 * S, T0 + 8 * S, true);
+	line(db, 10, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 3, 0, 1);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_STR(qs(db, "SELECT printf('%.0f|%.3f', work_stderr, work_share) FROM path_rates"
+		     " WHERE interval_id = 1 AND path = 'P4'"), "2000|0.100\n");
+	CHECK_STR(qs(db, "SELECT printf('%.0f|%.0f|%.3f', work, work_stderr, work_share) FROM path_rates"
+		     " WHERE interval_id = 10 AND path = 'P4'"), "30000|1200|0.100\n");
+	CHECK_STR(qs(db, "SELECT printf('%.0f|%.3f', work_stderr, work_share) FROM path_rates"
+		     " WHERE interval_id = 1 AND path = 'P2'"), "0|1.000\n");
+out:
+	rules_free(rules);
+	db_close(db);
+	fix_unlink();
+}
+
 /* An imported perf.data of the same host and kernel, recorded while the
  * daemon ran: its addresses resolve against the live boot's objects and
  * its work comes from the live boot's counters over the same time. */
@@ -529,6 +570,7 @@ int main(void)
 	log_set_max_level(LOG_ERR);	/* the stale-rules warning is expected */
 	RUN(test_analyze);
 	RUN(test_import_boot);
+	RUN(test_windowed_work);
 	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
 	return test_exit();
