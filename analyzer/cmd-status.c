@@ -79,7 +79,8 @@ int cmd_status(int argc, char **argv)
 	if (optind < argc)
 		path = argv[optind];
 
-	r = db_open(path, DB_NO_CREATE, &db);
+	/* a reader: never migrates, writes or creates a file */
+	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r < 0)
 		return r;
 
