@@ -6,6 +6,8 @@
 #   mmhitm database") and left byte for byte as it was, no journal made;
 # - a database from before application_id is read, and the next writer
 #   gives it the id;
+# - status shows a hostname with an escape sequence in it with '?' for the
+#   control characters;
 # - the readers (status, top, report) write nothing: the file's bytes stay,
 #   an old schema is not migrated;
 # - as an unprivileged user (root only: setpriv to nobody), a root-owned
@@ -85,6 +87,16 @@ before=$(state "$DB")
 "$MMHITM" status --db "$DB" >/dev/null 2>"$TMP/err" && fail "status read an old schema it cannot"
 check "status: old schema not migrated" "$(q "PRAGMA user_version")" -eq 1
 check_str "status: old database unchanged" "$(state "$DB")" "$before"
+
+# --- strings from a host reach the terminal made safe -----------------------
+# (an imported perf.data names its host and kernel; here the overrides do)
+DB=$TMP/own/esc.db
+esc=$(printf 'host\033]2;owned\007\033[2J')
+"$MMHITM" import "$FIXTURE" --db "$DB" --hostname "$esc" --kernel-release "$(printf '6.1\033[31m')" \
+	>/dev/null 2>&1 || fail "import with an escape sequence in the hostname failed"
+"$MMHITM" status --db "$DB" >"$TMP/out" 2>&1 || fail "status failed: $(cat "$TMP/out")"
+check "status: no ESC or BEL on the terminal" "$(tr -cd '\033\007' <"$TMP/out" | wc -c)" -eq 0
+check "status: the host shown with '?' for them" "$(grep -c 'host?\]2;owned??\[2J' "$TMP/out")" -eq 1
 
 # --- an unprivileged reader --------------------------------------------------
 [ "$(id -u)" = 0 ] || { echo "note: not root: the unprivileged reader is not tried"; finish; }
