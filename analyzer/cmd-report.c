@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "log.h"
+#include "output.h"
 #include "patchmap.h"
 #include "report.h"
 #include "util.h"
@@ -39,6 +40,8 @@ void cmd_report_help(void)
 	       "  --json FILE           write the numbers as JSON ('-': stdout, no summary)\n"
 	       "  --output-dir DIR      write DIR/report-YYYY-MM-DD.html and .json (the\n"
 	       "                        date of --until) and point DIR/latest.* at them\n"
+	       "  --follow-symlinks     write into an --output-dir that is a symbolic link\n"
+	       "                        (refused otherwise)\n"
 	       "  --patches FILE        the patch map (default %s if it\n"
 	       "                        exists, else the built-in rules)\n"
 	       "  --before DURATION     comparison window before a kernel change (default 7d)\n"
@@ -59,40 +62,48 @@ void cmd_report_help(void)
 enum {
 	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
-	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR,
+	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
 };
 
-/* Writes through a temporary file, so a reader never sees half a report. */
+struct output_job {
+	const struct report *rep;
+	int (*writer)(const struct report *, FILE *);
+};
+
+static int output_job_write(FILE *f, void *userdata)
+{
+	const struct output_job *job = userdata;
+
+	return job->writer(job->rep, f);
+}
+
+/* A regular file through a temporary one, so a reader never sees half a
+ * report; a device or FIFO in place (output_write()). */
 static int write_output(const char *path, const struct report *rep,
 			int (*writer)(const struct report *, FILE *))
 {
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
+	struct output_job job = { .rep = rep, .writer = writer };
 	int r;
 
-	if (strcmp(path, "-") == 0) {
-		r = writer(rep, stdout);
-		if (r < 0 || fflush(stdout) != 0)
-			return log_error_errno(r < 0 ? r : -errno, "Failed to write to stdout: %m");
-		return 0;
-	}
-	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
-		return log_oom();
-	f = fopen(tmp, "we");
-	if (!f)
-		return log_error_errno(errno, "Failed to create %s: %m", tmp);
-	r = writer(rep, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return log_error_errno(r, "Failed to write %s: %m", path);
-	}
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return log_error_errno(r, "Failed to rename %s to %s: %m", tmp, path);
-	}
+	r = output_write(path, 0, output_job_write, &job);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write %s: %m",
+				       strcmp(path, "-") == 0 ? "to stdout" : path);
+	return 0;
+}
+
+/*
+ * A --output-dir that is a symbolic link is refused unless follow_symlinks:
+ * a link planted where others can write would point the report (written
+ * as root by the timer) anywhere. Checked before the report is computed.
+ */
+static int check_output_dir(const char *dir, bool follow_symlinks)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !follow_symlinks)
+		return log_error_errno(ELOOP, "--output-dir %s is a symbolic link; refusing to follow "
+				       "it (--follow-symlinks to write through it)", dir);
 	return 0;
 }
 
@@ -184,6 +195,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
 		{ "db",            required_argument, NULL, OPT_DB },
 		{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
+		{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
 		{ "help",          no_argument,       NULL, 'h' },
 		{}
 	};
@@ -195,7 +207,7 @@ int cmd_report(int argc, char **argv)
 	struct report_options o;
 	struct patch_map *map = NULL;
 	struct report *rep = NULL;
-	bool quiet = false, progress = isatty(STDERR_FILENO);
+	bool quiet = false, progress = isatty(STDERR_FILENO), follow_symlinks = false;
 	int64_t now = now_ns(CLOCK_REALTIME);
 	double pct;
 	uint64_t seed;
@@ -234,6 +246,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_PROGRESS: progress = false; break;
 		case OPT_DB: dbs[nr_dbs++] = optarg; break;
 		case OPT_OUTPUT_DIR: outdir = optarg; break;
+		case OPT_FOLLOW_SYMLINKS: follow_symlinks = true; break;
 		case 'h': cmd_report_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -260,6 +273,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (json && strcmp(json, "-") == 0)
 		quiet = true;
+	if (outdir && check_output_dir(outdir, follow_symlinks) < 0)
+		return CMD_USAGE;
 
 	map = patch_map_new();
 	if (!map)

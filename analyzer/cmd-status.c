@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "db.h"
+#include "escape.h"
 #include "log.h"
 #include "util.h"
 
@@ -19,27 +20,38 @@ void cmd_status_help(void)
 	       "counted event and learned object.\n");
 }
 
+/*
+ * Column i of st for a terminal: every string here came from a host or a
+ * perf.data file (an imported hostname), and an escape sequence in one
+ * must not reach the terminal: control characters become '?'.
+ */
+static const char *col(sqlite3_stmt *st, int i, const char *null, char *buf, size_t size)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+
+	text_safe(buf, size, s ? s : null);
+	return buf;
+}
+
+#define COL(st, i, null) col(st, i, null, t[i], sizeof(t[i]))
+
 static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 {
 	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
 	int64_t boot_id = sqlite3_column_int64(b, 0);
+	char t[15][256];
 	int r;
 
 	printf("boot %" PRId64 ": %s  kernel %s (%s)\n", boot_id,
-	       sqlite3_column_text(b, 1), sqlite3_column_text(b, 2),
-	       sqlite3_column_text(b, 3) ? (const char *)sqlite3_column_text(b, 3) : "no build-id");
-	printf("  boot id %s, %d CPUs, source %s\n", sqlite3_column_text(b, 4),
-	       sqlite3_column_int(b, 5), sqlite3_column_text(b, 6));
-	printf("  PMU %s%s%s, LRU_GEN %s, BTF %s\n", sqlite3_column_text(b, 7),
-	       sqlite3_column_type(b, 8) != SQLITE_NULL ? ": " : "",
-	       sqlite3_column_type(b, 8) != SQLITE_NULL ? (const char *)sqlite3_column_text(b, 8) : "",
-	       sqlite3_column_text(b, 9),
-	       sqlite3_column_text(b, 10) ? (const char *)sqlite3_column_text(b, 10) : "?");
+	       COL(b, 1, "?"), COL(b, 2, "?"), COL(b, 3, "no build-id"));
+	printf("  boot id %s, %d CPUs, source %s\n", COL(b, 4, "?"),
+	       sqlite3_column_int(b, 5), COL(b, 6, "?"));
+	printf("  PMU %s%s%s, LRU_GEN %s, BTF %s\n", COL(b, 7, "?"),
+	       sqlite3_column_type(b, 8) != SQLITE_NULL ? ": " : "", COL(b, 8, ""),
+	       COL(b, 9, "?"), COL(b, 10, "?"));
 	printf("  %d intervals, %.0f s from %s to %s, %d lost events\n",
 	       sqlite3_column_int(b, 11), sqlite3_column_double(b, 12),
-	       sqlite3_column_text(b, 13) ? (const char *)sqlite3_column_text(b, 13) : "-",
-	       sqlite3_column_text(b, 14) ? (const char *)sqlite3_column_text(b, 14) : "-",
-	       sqlite3_column_int(b, 15));
+	       COL(b, 13, "-"), COL(b, 14, "-"), sqlite3_column_int(b, 15));
 	printf("  learned: %d mm_struct (%d live), %d page pairs, %d lock addresses\n",
 	       sqlite3_column_int(b, 16), sqlite3_column_int(b, 17),
 	       sqlite3_column_int(b, 18), sqlite3_column_int(b, 19));
@@ -52,7 +64,7 @@ static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 		return r;
 	sqlite3_bind_int64(ev, 1, boot_id);
 	while (sqlite3_step(ev) == SQLITE_ROW)
-		printf("    %-40s %15" PRId64 "\n", sqlite3_column_text(ev, 0),
+		printf("    %-40s %15" PRId64 "\n", col(ev, 0, "?", t[0], sizeof(t[0])),
 		       (int64_t)sqlite3_column_int64(ev, 1));
 	return 0;
 }
@@ -79,7 +91,8 @@ int cmd_status(int argc, char **argv)
 	if (optind < argc)
 		path = argv[optind];
 
-	r = db_open(path, DB_NO_CREATE, &db);
+	/* a reader: never migrates, writes or creates a file */
+	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r < 0)
 		return r;
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -181,6 +183,54 @@ const struct config_option_info *config_option_info(unsigned int i)
 	return i < ARRAY_SIZE(options) ? &options[i].info : NULL;
 }
 
+struct option *config_longopts_new(const struct option *fixed, size_t n_fixed, int base)
+{
+	size_t n = ARRAY_SIZE(options);
+	struct option *o;
+
+	o = calloc(n_fixed + 2 * n + 1, sizeof(*o));
+	if (!o)
+		return NULL;
+	memcpy(o, fixed, n_fixed * sizeof(*fixed));
+	for (size_t i = 0; i < n; i++) {
+		/* --buffer-size-kb and --buffer_size_kb both work. */
+		struct option *dash = &o[n_fixed + 2 * i];
+		struct option *under = dash + 1;
+		char *name = strdup(options[i].info.key);
+
+		if (!name) {
+			config_longopts_free(o);
+			return NULL;
+		}
+		for (char *p = name; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		*dash = (struct option){ name, required_argument, NULL, base + (int)i };
+		*under = (struct option){ options[i].info.key, required_argument, NULL, base + (int)i };
+	}
+	return o;
+}
+
+static bool is_key_string(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (name == options[i].info.key)
+			return true;
+	return false;
+}
+
+void config_longopts_free(struct option *o)
+{
+	/* Our copies are the names right before their key's own entry (the
+	 * table's string, same val): every key's, "db" as well as
+	 * "buffer-size-kb" (freeing only the names with a '-' leaked 38
+	 * bytes per SIGHUP). */
+	for (struct option *p = o; p && p->name; p++)
+		if (p[1].name && p[1].val == p->val && p[1].name != p->name && is_key_string(p[1].name))
+			free((void *)(uintptr_t)p->name);
+	free(o);
+}
+
 static const struct option_def *option_find(const char *key)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
@@ -305,10 +355,27 @@ static int option_set(struct config *c, const struct option_def *o, const char *
 	return -EINVAL;
 }
 
+/* The first control character of s (tab allowed), or 0. */
+static int control_char(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return (unsigned char)*s;
+	return 0;
+}
+
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen)
 {
-	const struct option_def *o = option_find(key);
+	const struct option_def *o;
+	int ch;
 
+	/* Refused before any message quotes them. */
+	if ((ch = control_char(key)) || (ch = control_char(value))) {
+		snprintf(err, errlen, "control character 0x%02x in the %s", ch,
+			 control_char(key) ? "key" : "value");
+		return -EINVAL;
+	}
+	o = option_find(key);
 	if (!o) {
 		snprintf(err, errlen, "unknown option \"%s\"", key);
 		return -ENOENT;
@@ -347,7 +414,8 @@ int config_load(struct config *c, const char *path, bool must_exist)
 	_cleanup_fclose_ FILE *f = NULL;
 	char *line = NULL;
 	size_t alloc = 0;
-	unsigned int lineno = 0;
+	unsigned int lineno = 0, set_on[ARRAY_SIZE(options)] = { 0 };
+	ssize_t len;
 	int bad = 0;
 
 	f = fopen(path, "re");
@@ -357,14 +425,28 @@ int config_load(struct config *c, const char *path, bool must_exist)
 		return log_error_errno(errno, "Failed to open config %s: %m", path);
 	}
 
-	while (getline(&line, &alloc, f) >= 0) {
+	while ((len = getline(&line, &alloc, f)) >= 0) {
+		const struct option_def *o;
 		char err[256], *key, *value, *eq, *p;
-		int r;
+		int r, ch;
 
 		lineno++;
+		/* C strings would end the value there, silently. */
+		if (memchr(line, '\0', (size_t)len)) {
+			log_error("%s:%u: a NUL byte in the line", path, lineno);
+			bad++;
+			continue;
+		}
 		p = strstrip(line);
 		if (!*p || *p == '#' || *p == ';')
 			continue;
+		/* Never echoed: a terminal would act on an escape sequence. */
+		ch = control_char(p);
+		if (ch) {
+			log_error("%s:%u: control character 0x%02x in the line", path, lineno, ch);
+			bad++;
+			continue;
+		}
 		if (*p == '[') {
 			/* One section for now; accepted so files can grow. */
 			if (strcmp(p, "[mmhitmd]") != 0) {
@@ -392,6 +474,14 @@ int config_load(struct config *c, const char *path, bool must_exist)
 			bad++;
 			continue;
 		}
+		/* The last one would win without a word: say which lines. */
+		o = option_find(key);
+		if (o && set_on[o - options]) {
+			log_error("%s:%u: \"%s\" is already set on line %u", path, lineno, key,
+				  set_on[o - options]);
+			bad++;
+			continue;
+		}
 		r = config_set(c, key, value, err, sizeof(err));
 		if (r == -ENOMEM) {
 			free(line);
@@ -400,7 +490,9 @@ int config_load(struct config *c, const char *path, bool must_exist)
 		if (r < 0) {
 			log_error("%s:%u: %s", path, lineno, err);
 			bad++;
+			continue;
 		}
+		set_on[o - options] = lineno;
 	}
 	free(line);
 	if (ferror(f))

@@ -62,14 +62,17 @@ void config_done(struct config *c);
 
 /*
  * Sets one option by key from a string, as the file or a flag gives it.
- * On error returns -EINVAL (unknown key: -ENOENT) and writes why to err.
+ * On error returns -EINVAL (unknown key: -ENOENT) and writes why to err;
+ * a key or value with a control character is refused without quoting it
+ * (a terminal would act on an escape sequence in the message).
  */
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen);
 
 /*
  * Reads a config file: "key = value" lines, '#' comments, blank lines.
  * A missing file is fine unless must_exist. Every bad line is logged as
- * "path:line: why"; returns -EINVAL if there was any.
+ * "path:line: why" (a line with a NUL byte or a control character, a key
+ * set twice are bad lines too); returns -EINVAL if there was any.
  */
 int config_load(struct config *c, const char *path, bool must_exist);
 
@@ -86,5 +89,15 @@ struct config_option_info {
 	const char *help;
 };
 const struct config_option_info *config_option_info(unsigned int i);	/* NULL past the end */
+
+struct option;
+/*
+ * A getopt_long() table: the n_fixed entries of fixed, then each config
+ * key twice, as --key-with-dashes and --key_as_in_the_file, with val =
+ * base + its index; zero-terminated. Caller frees with
+ * config_longopts_free().
+ */
+struct option *config_longopts_new(const struct option *fixed, size_t n_fixed, int base);
+void config_longopts_free(struct option *o);
 
 #endif

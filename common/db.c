@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "log.h"
@@ -124,6 +129,14 @@ int db_user_version(sqlite3 *db, unsigned int *ret)
 	return 0;
 }
 
+static int db_set_application_id(sqlite3 *db)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", (int32_t)DB_APPLICATION_ID);
+	return db_exec(db, sql);
+}
+
 int db_migrate(sqlite3 *db)
 {
 	unsigned int have, want = db_schema_version();
@@ -135,8 +148,15 @@ int db_migrate(sqlite3 *db)
 		return r;
 	if (have > want)
 		goto too_new;
-	if (have == want)
-		return 0;
+	if (have == want) {
+		int64_t id = 0;
+
+		/* A fleet database from before application_id gets it now. */
+		r = db_query_int(db, &id, "PRAGMA application_id");
+		if (r < 0 || (uint32_t)id == DB_APPLICATION_ID)
+			return r;
+		return db_set_application_id(db);
+	}
 
 	r = db_begin(db);
 	if (r < 0)
@@ -164,6 +184,9 @@ int db_migrate(sqlite3 *db)
 	r = db_exec(db, sql);
 	if (r < 0)
 		goto fail;
+	r = db_set_application_id(db);
+	if (r < 0)
+		goto fail;
 	r = db_commit(db);
 	if (r < 0)
 		goto fail;
@@ -180,33 +203,193 @@ too_new:
 			       "refusing to touch it, upgrade mmhitm", have, want);
 }
 
-int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
+/*
+ * "file:" URI of path: '%', '?' and '#' escaped, a relative path kept
+ * relative. Caller frees.
+ */
+static char *db_uri(const char *path, const char *query)
 {
-	sqlite3 *db = NULL;
-	int oflags, rc, r;
-	unsigned int have;
+	size_t len = strlen(path);
+	char *uri = malloc(5 + 3 * len + 1 + strlen(query) + 1), *p;
 
-	if (flags & DB_READONLY)
-		oflags = SQLITE_OPEN_READONLY;
-	else if (flags & DB_NO_CREATE)
-		oflags = SQLITE_OPEN_READWRITE;
+	if (!uri)
+		return NULL;
+	p = stpcpy(uri, "file:");
+	for (const char *c = path; *c; c++) {
+		if (*c == '%' || *c == '?' || *c == '#')
+			p += sprintf(p, "%%%02X", (unsigned char)*c);
+		else
+			*p++ = *c;
+	}
+	*p++ = '?';
+	strcpy(p, query);
+	return uri;
+}
+
+int db_daemon_active(const char *db_path)
+{
+	char lock[4200];
+	int fd, r = 0;
+
+	snprintf(lock, sizeof(lock), "%s.lock", db_path);
+	/* O_RDONLY: flock() needs no write access, a reader may have none */
+	fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		r = errno == EWOULDBLOCK ? 1 : -errno;
+	close(fd);	/* drops our shared lock, if we got it */
+	return r;
+}
+
+static int table_count(sqlite3 *db, const char *where, int64_t *ret)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type = 'table'%s%s",
+		 *where ? " AND " : "", where);
+	return db_query_int(db, ret, sql);
+}
+
+/*
+ * What the file is: DB_KIND_EMPTY (no tables, no ids: ours to create),
+ * DB_KIND_MMHITM (our application_id, or from before it: our user_version
+ * and our tables) or DB_KIND_FOREIGN. The first read of the file, so an
+ * SQLite error here (not a database, cannot open) is returned as is.
+ */
+enum { DB_KIND_EMPTY, DB_KIND_MMHITM, DB_KIND_FOREIGN };
+
+static int db_identify(sqlite3 *db, int *ret_kind, unsigned int *ret_version)
+{
+	int64_t app_id = 0, tables = 0, ours = 0;
+	unsigned int version = 0;
+	int r;
+
+	r = db_query_int(db, &app_id, "PRAGMA application_id");
+	if (r < 0)
+		return r;
+	r = db_user_version(db, &version);
+	if (r < 0)
+		return r;
+	r = table_count(db, "", &tables);
+	if (r < 0)
+		return r;
+	r = table_count(db, "name IN ('hosts', 'boots', 'intervals')", &ours);
+	if (r < 0)
+		return r;
+	*ret_version = version;
+	if ((uint32_t)app_id == DB_APPLICATION_ID)
+		*ret_kind = DB_KIND_MMHITM;
+	else if (app_id == 0 && version == 0 && tables == 0)
+		*ret_kind = DB_KIND_EMPTY;
+	else if (app_id == 0 && version > 0 && ours == 3)
+		*ret_kind = DB_KIND_MMHITM;	/* a fleet database from before the id */
 	else
-		oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+		*ret_kind = DB_KIND_FOREIGN;
+	return 0;
+}
 
-	rc = sqlite3_open_v2(path, &db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+/* The first read failed because the file or its -shm cannot be opened
+ * for reading as SQLite wants (a read-only directory without -shm). */
+static bool needs_immutable(int rc)
+{
+	return (rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY;
+}
+
+static int open_uri(const char *path, const char *query, int oflags, sqlite3 **ret)
+{
+	_cleanup_free_ char *uri = db_uri(path, query);
+	sqlite3 *db = NULL;
+	int rc;
+
+	if (!uri)
+		return log_oom();
+	rc = sqlite3_open_v2(uri, &db, oflags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		r = log_error_errno(db_errno(rc), "Failed to open database %s: %s", path,
-				    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+		int r = log_error_errno(db_errno(rc), "Failed to open database %s: %s", path,
+					db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+
 		sqlite3_close(db);
 		return r;
 	}
 	sqlite3_extended_result_codes(db, 1);
 	sqlite3_busy_timeout(db, DB_BUSY_TIMEOUT_MS);
+	*ret = db;
+	return 0;
+}
 
-	/* The first read tells whether this is a database at all. */
-	r = db_user_version(db, &have);
+/* Readers: mode=ro, and immutable=1 only when nobody writes the file. */
+static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsigned int *ret_version)
+{
+	char wal[4200];
+	struct stat st;
+	sqlite3 *db = NULL;
+	int r, rc, active;
+
+	r = open_uri(path, "mode=ro", SQLITE_OPEN_READONLY, &db);
+	if (r < 0)
+		return r;
+	/* sqlite3_open_v2() reads nothing: this is the first read */
+	rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+	if (rc != SQLITE_OK && needs_immutable(sqlite3_extended_errcode(db))) {
+		sqlite3_close(db);
+		db = NULL;
+		/* an immutable open of a WAL file being written reads wrong pages */
+		active = db_daemon_active(path);
+		if (active != 0)
+			return log_error_errno(active > 0 ? EROFS : -active,
+					       "Failed to open %s read-only (%s) while mmhitmd writes it "
+					       "(it holds %s.lock)", path, sqlite3_errstr(rc), path);
+		log_debug("%s cannot be opened read-only as it is (%s); no daemon writes it: "
+			  "opening it immutable", path, sqlite3_errstr(rc));
+		r = open_uri(path, "mode=ro&immutable=1", SQLITE_OPEN_READONLY, &db);
+		if (r < 0)
+			return r;
+		snprintf(wal, sizeof(wal), "%s-wal", path);
+		if (stat(wal, &st) == 0 && st.st_size > 0)
+			log_notice("Reading %s without the %lld bytes of %s that no checkpoint has "
+				   "copied yet: SQLite cannot read them here without write access "
+				   "to the directory", path, (long long)st.st_size, wal);
+	}
+	r = db_identify(db, ret_kind, ret_version);
 	if (r < 0) {
-		log_error("%s is not a usable mmhitm database", path);
+		sqlite3_close(db);
+		return r;
+	}
+	*ret_db = db;
+	return 0;
+}
+int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
+{
+	sqlite3 *db = NULL;
+	unsigned int have = 0;
+	int kind = DB_KIND_FOREIGN, r;
+
+	if (flags & DB_READONLY) {
+		r = open_reader(path, &db, &kind, &have);
+		if (r < 0) {
+			if (r != -ENOENT && r != -EROFS)
+				log_error("%s is not a usable mmhitm database", path);
+			return r;
+		}
+	} else {
+		int oflags = SQLITE_OPEN_READWRITE | (flags & DB_NO_CREATE ? 0 : SQLITE_OPEN_CREATE);
+
+		r = open_uri(path, "", oflags, &db);
+		if (r < 0)
+			return r;
+		/* The first read tells whether this is a database at all. */
+		r = db_identify(db, &kind, &have);
+		if (r < 0) {
+			log_error("%s is not a usable mmhitm database", path);
+			goto fail;
+		}
+	}
+	if (kind == DB_KIND_FOREIGN || (kind == DB_KIND_EMPTY && (flags & DB_READONLY))) {
+		/* Someone else's file: never adopted, migrated or vacuumed. */
+		r = log_error_errno(EMEDIUMTYPE, "%s is not an mmhitm database (%s); refusing to "
+				    "touch it", path, kind == DB_KIND_EMPTY ? "it is empty" :
+				    "no mmhitm application_id, schema version or tables");
 		goto fail;
 	}
 
@@ -220,12 +403,9 @@ int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 			goto fail;
 		}
 	} else {
-		int64_t tables = 0;
-
 		/* A new file: freed pages go back to the file system in steps
 		 * (retention), which must be chosen before the first table. */
-		if (have == 0 && db_query_int(db, &tables, "SELECT count(*) FROM sqlite_master") == 0 &&
-		    tables == 0) {
+		if (kind == DB_KIND_EMPTY) {
 			r = db_exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
 			if (r < 0)
 				goto fail;

@@ -16,8 +16,18 @@ struct db_migration {
 extern const struct db_migration db_migrations[];
 extern const unsigned int db_migrations_count;
 
+/*
+ * PRAGMA application_id of an mmhitm database: ASCII "MMHT". Set on
+ * creation and migration; a file with another id, or without one and
+ * without mmhitm's user_version and tables, is "not an mmhitm database".
+ */
+#define DB_APPLICATION_ID	0x4d4d4854u
+
 enum {
-	DB_READONLY	= 1 << 0,	/* never write; an old schema is an error */
+	/* never write, never create files: SQLite URI mode=ro (immutable=1
+	 * only when that fails and no daemon holds <path>.lock); an old
+	 * schema is an error */
+	DB_READONLY	= 1 << 0,
 	DB_NO_CREATE	= 1 << 1,	/* the file must exist */
 };
 
@@ -28,10 +38,20 @@ unsigned int db_schema_version(void);
  * Opens (creating unless DB_NO_CREATE) the database at path, sets WAL mode,
  * the busy timeout and foreign keys, and migrates it forward to
  * db_schema_version(). A database newer than this binary is refused with
- * -EPROTONOSUPPORT. Errors are logged. Caller closes with db_close().
+ * -EPROTONOSUPPORT, a file that is not mmhitm's (see DB_APPLICATION_ID)
+ * with -EMEDIUMTYPE; only an empty file is made an mmhitm database.
+ * Errors are logged. Caller closes with db_close().
  */
 int db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
 void db_close(sqlite3 *db);
+
+/*
+ * Whether mmhitmd is writing the database at db_path: 1 when another
+ * process holds flock(LOCK_EX) on "<db_path>.lock" (the daemon does for its
+ * lifetime), 0 when that file is absent or a shared lock was granted, or
+ * -errno.
+ */
+int db_daemon_active(const char *db_path);
 
 /* Applies the missing migrations in one transaction. */
 int db_migrate(sqlite3 *db);

@@ -8,6 +8,7 @@
 #include "db.h"
 #include "log.h"
 #include "metrics.h"
+#include "output.h"
 #include "util.h"
 
 void metrics_escape(FILE *f, const char *s)
@@ -152,26 +153,31 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	return ferror(f) ? -EIO : 0;
 }
 
+struct metrics_job {
+	const struct boot_info *b;
+	const struct recorder *r;
+	const struct path_export *p;
+	uint64_t db_bytes;
+};
+
+static int metrics_job_write(FILE *f, void *userdata)
+{
+	const struct metrics_job *job = userdata;
+
+	return metrics_write(f, job->b, job->r, job->p, job->db_bytes);
+}
+
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
 		       const struct path_export *p, uint64_t db_bytes)
 {
-	char tmp[4096];
-	FILE *f;
+	struct metrics_job job = { .b = b, .r = r, .p = p, .db_bytes = db_bytes };
 	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return log_warning_errno(errno, "Failed to write metrics to %s: %m, ignoring", tmp);
-	ret = metrics_write(f, b, r, p, db_bytes);
-	if (fclose(f) != 0 && ret >= 0)
-		ret = -errno;
-	/* The collector must never see a half-written file. */
-	if (ret >= 0 && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret < 0) {
-		unlink(tmp);
+	/* The collector must never see a half-written file: a regular file is
+	 * replaced whole; a FIFO or device is written in place, never replaced,
+	 * and never waited for (the main loop). */
+	ret = output_write(path, OUTPUT_NONBLOCK, metrics_job_write, &job);
+	if (ret < 0)
 		return log_warning_errno(ret, "Failed to write metrics to %s: %m, ignoring", path);
-	}
 	return 0;
 }

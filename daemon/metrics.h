@@ -36,7 +36,9 @@ int path_export_update(struct path_export *p, sqlite3 *db, int64_t boot_id);
 int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 		  const struct path_export *p, uint64_t db_bytes);
 
-/* Writes path.tmp.PID next to path, then renames it over path. */
+/* Writes the metrics to path with output_write(): a regular file is
+ * replaced whole (path.tmp.PID renamed over it), a FIFO or device written
+ * in place without blocking. Logs a warning on failure. */
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
 		       const struct path_export *p, uint64_t db_bytes);
 

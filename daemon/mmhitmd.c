@@ -131,7 +131,7 @@ static void help(void)
 
 enum { OPT_VERSION = 0x100, OPT_PRINT_CONFIG, OPT_CONFIG_BASE = 0x200 };
 
-/* getopt_long table: fixed options, then one per config key. */
+/* getopt_long table: fixed options, then two per config key. */
 static struct option *build_longopts(void)
 {
 	static const struct option fixed[] = {
@@ -142,37 +142,13 @@ static struct option *build_longopts(void)
 		{ "help",         no_argument,       NULL, 'h' },
 		{ "version",      no_argument,       NULL, OPT_VERSION },
 	};
-	unsigned int n = 0;
-	struct option *o;
 
-	while (config_option_info(n))
-		n++;
-	o = calloc(ARRAY_SIZE(fixed) + 2 * n + 1, sizeof(*o));
-	if (!o)
-		return NULL;
-	memcpy(o, fixed, sizeof(fixed));
-	for (unsigned int i = 0; i < n; i++) {
-		/* --buffer-size-kb and --buffer_size_kb both work. */
-		struct option *dash = &o[ARRAY_SIZE(fixed) + 2 * i];
-		struct option *under = dash + 1;
-		char *name = strdup(config_option_info(i)->key);
-
-		for (char *p = name; p && *p; p++)
-			if (*p == '_')
-				*p = '-';
-		*dash = (struct option){ name, required_argument, NULL, OPT_CONFIG_BASE + (int)i };
-		*under = (struct option){ config_option_info(i)->key, required_argument, NULL,
-					  OPT_CONFIG_BASE + (int)i };
-	}
-	return o;
+	return config_longopts_new(fixed, ARRAY_SIZE(fixed), OPT_CONFIG_BASE);
 }
 
 static void free_longopts(struct option *o)
 {
-	for (struct option *p = o; p && p->name; p++)
-		if (p->val >= OPT_CONFIG_BASE && strchr(p->name, '-'))
-			free((void *)(uintptr_t)p->name);
-	free(o);
+	config_longopts_free(o);
 }
 
 /*

@@ -745,7 +745,9 @@ static int make_cohorts(struct report *r)
 		}
 		r->hosts_rolled += rolled;
 	}
-	qsort(t, n, sizeof(*t), cmp_i64);
+	/* qsort() wants a base even for no elements: t is NULL without changes */
+	if (n)
+		qsort(t, n, sizeof(*t), cmp_i64);
 	r->cohorts = calloc(n + 1, sizeof(*r->cohorts));
 	if (!r->cohorts) {
 		free(t);

@@ -240,4 +240,21 @@ check_str "a failure inside the transaction leaves the database unchanged" "$(db
 "$MMHITM" import "$TMP/bad.data" --db "$TMP/new.db" >/dev/null 2>&1
 check_str "no database left by a failed first import" "$(ls "$TMP"/new.db* 2>/dev/null | wc -l)" 0
 
+# one sample time with a flipped byte (tests/fixtures/corrupt/, 18 memory
+# samples over 0.13 s): once a SIGSEGV or 75,060 empty intervals, now
+# that sample is dropped and said so
+for f in tests/fixtures/corrupt/c2c-sample-time-*.perf.data; do
+	name=$(basename "$f" .perf.data)
+	rm -f "$TMP"/outlier.db*
+	DB=$TMP/outlier.db
+	if "$MMHITM" import "$f" --db "$DB" --user >"$TMP/out" 2>"$TMP/err"; then
+		check "$name: intervals" "$(q "SELECT count(*) FROM intervals")" -eq 1
+		check "$name: samples stored" "$(q "SELECT sum(samples) FROM sampling")" -eq 17
+		check "$name: summary says" "$(grep -c '1 memory samples dropped' "$TMP/out")" -eq 1
+		check "$name: warning says" "$(grep -c '1 of 18 memory samples have times' "$TMP/err")" -eq 1
+	else
+		fail "$name: import failed (rc $?): $(cat "$TMP/err")"
+	fi
+done
+
 finish

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Schema migration: v0 -> current, idempotence, refusal of a newer DB. */
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -63,32 +66,117 @@ static void test_create_current(void)
 	unlink(path);
 }
 
-/* A v0 file (what sqlite3 creates, or a DB some other tool started) is
- * migrated, every step in one transaction. */
-static void test_migrate_from_zero(void)
+static void file_digest(const char *p, char *buf, size_t len)
+{
+	char cmd[512];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "md5sum < %s; ls %s-wal %s-shm %s-journal 2>/dev/null", p, p, p, p);
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	memset(buf, 0, len);
+	CHECK(fread(buf, 1, len - 1, f) > 0);
+	pclose(f);
+}
+
+/* Another program's SQLite file (user_version 0 and its own tables, or its
+ * own application_id) is refused by readers and writers, byte for byte
+ * untouched, no journal created. */
+static void test_refuse_foreign(void)
+{
+	static const char *const setups[] = {
+		"CREATE TABLE unrelated(x); INSERT INTO unrelated VALUES (7)",
+		"PRAGMA application_id = 42; CREATE TABLE hosts(x)",
+		/* an id of 0 and a user_version, but not our tables */
+		"PRAGMA user_version = 3; CREATE TABLE settings(k, v)",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(setups); i++) {
+		sqlite3 *raw = NULL, *db = NULL;
+		char before[256], after[256];
+
+		fresh_path();
+		CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
+		CHECK_INT(sqlite3_exec(raw, setups[i], NULL, NULL, NULL), ==, SQLITE_OK);
+		sqlite3_close(raw);
+		file_digest(path, before, sizeof(before));
+
+		CHECK_INT(db_open(path, 0, &db), ==, -EMEDIUMTYPE);
+		CHECK_INT(db_open(path, DB_NO_CREATE, &db), ==, -EMEDIUMTYPE);
+		CHECK_INT(db_open(path, DB_READONLY | DB_NO_CREATE, &db), ==, -EMEDIUMTYPE);
+		CHECK(db == NULL);
+		file_digest(path, after, sizeof(after));
+		CHECK_STR(after, before);
+	}
+	unlink(path);
+}
+
+/* An empty file is ours to create (the daemon's start on a touched path),
+ * but not a database a reader can show. */
+static void test_empty_file(void)
+{
+	sqlite3 *db = NULL;
+	FILE *f;
+
+	fresh_path();
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK_INT(db_open(path, DB_READONLY | DB_NO_CREATE, &db), ==, -EMEDIUMTYPE);
+	CHECK_INT(db_open(path, DB_NO_CREATE, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA application_id"), ==, DB_APPLICATION_ID);
+	CHECK_INT(q(db, "PRAGMA user_version"), ==, db_schema_version());
+	db_close(db);
+	unlink(path);
+}
+
+/* A fleet database from before application_id: read as it is, and given
+ * the id by the next writer. */
+static void test_database_without_id(void)
 {
 	sqlite3 *raw = NULL, *db = NULL;
 
 	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA application_id"), ==, DB_APPLICATION_ID);
+	db_close(db);
 	CHECK_INT(sqlite3_open(path, &raw), ==, SQLITE_OK);
-	CHECK_INT(sqlite3_exec(raw, "CREATE TABLE unrelated(x); INSERT INTO unrelated VALUES (7)",
-			       NULL, NULL, NULL), ==, SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, "PRAGMA application_id = 0", NULL, NULL, NULL), ==, SQLITE_OK);
 	sqlite3_close(raw);
 
-	CHECK_INT(db_open(path, 0, &db), ==, 0);
-	CHECK_INT(q(db, "PRAGMA user_version"), ==, db_schema_version());
-	CHECK_INT(q(db, "SELECT x FROM unrelated"), ==, 7);
-	CHECK_INT(q(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), >=, 10);
-	{
-		sqlite3_stmt *st = NULL;
-
-		CHECK_INT(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), ==, SQLITE_OK);
-		CHECK_INT(sqlite3_step(st), ==, SQLITE_ROW);
-		CHECK_STR((const char *)sqlite3_column_text(st, 0), "wal");
-		sqlite3_finalize(st);
-	}
+	CHECK_INT(db_open(path, DB_READONLY | DB_NO_CREATE, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA application_id"), ==, 0);
+	/* a reader cannot write */
+	CHECK(db_exec(db, "INSERT INTO hosts(machine_id, hostname) VALUES ('m', 'h')") < 0);
+	db_close(db);
+	CHECK_INT(db_open(path, DB_NO_CREATE, &db), ==, 0);
+	CHECK_INT(q(db, "PRAGMA application_id"), ==, DB_APPLICATION_ID);
 	db_close(db);
 	unlink(path);
+}
+
+/* The daemon's lock as readers see it (the daemon holds LOCK_EX). */
+static void test_daemon_active(void)
+{
+	char lock[96];
+	int fd;
+
+	fresh_path();
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	unlink(lock);
+	CHECK_INT(db_daemon_active(path), ==, 0);		/* no lock file */
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	CHECK_INT(db_daemon_active(path), ==, 0);		/* nobody holds it */
+	CHECK_INT(flock(fd, LOCK_EX), ==, 0);
+	CHECK_INT(db_daemon_active(path), ==, 1);
+	CHECK_INT(flock(fd, LOCK_UN), ==, 0);
+	CHECK_INT(db_daemon_active(path), ==, 0);
+	close(fd);
+	unlink(lock);
 }
 
 /* Migrations are applied in order and each from the version before: apply
@@ -179,7 +267,10 @@ int main(void)
 {
 	log_set_max_level(LOG_CRIT);	/* the failures we provoke log errors */
 	RUN(test_create_current);
-	RUN(test_migrate_from_zero);
+	RUN(test_refuse_foreign);
+	RUN(test_empty_file);
+	RUN(test_database_without_id);
+	RUN(test_daemon_active);
 	RUN(test_migrate_stepwise);
 	RUN(test_refuse_newer);
 	RUN(test_not_a_database);

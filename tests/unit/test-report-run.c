@@ -179,9 +179,50 @@ static void test_report(void)
 	report_free(NULL);
 }
 
+/* Hosts that never changed kernel: nothing to compare, and no undefined
+ * behaviour on the way (UBSan: qsort() of the NULL list of changes). */
+static void test_no_kernel_change(void)
+{
+	const char *argv[2] = { dbs[0], dbs[1] };
+	struct report_options o;
+	struct report *r;
+	char *json, *text;
+
+	make_host(0, false, "steady-a");
+	make_host(1, false, "steady-b");
+	report_options_init(&o);
+	o.since_ns = T0;
+	o.until_ns = T0 + 48 * HOUR;
+	o.replicates = 100;
+	r = report_new(&o);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_INT(report_run(r, argv, 2), ==, 0);
+	json = render(r, report_write_json);
+	text = render(r, report_write_text);
+	CHECK(json && !strstr(json, "\"verdict\":\"improved\""));
+	CHECK(text && strstr(text, "P1   insufficient data"));
+	if (text && !strstr(text, "P1   insufficient data"))
+		fputs(text, stderr);
+	free(json);
+	free(text);
+	report_free(r);
+	for (int i = 0; i < 2; i++) {
+		char p[300];
+
+		unlink(dbs[i]);
+		snprintf(p, sizeof(p), "%s-wal", dbs[i]);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s-shm", dbs[i]);
+		unlink(p);
+	}
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_WARNING);
 	RUN(test_report);
+	RUN(test_no_kernel_change);
 	return test_exit();
 }
