@@ -5,7 +5,10 @@
 #
 #   make deps        install missing Debian packages (root) and build libperf
 #   make             build/mmhitmd build/mmhitm build/mmhitm-load
-#   make check       unit tests (plain and ASan+UBSan), fuzzers, integration
+#   make check       unit tests (plain and ASan+UBSan), fuzzers, integration,
+#                    faults (kill -9 loop, locks, signals, full disk)
+#   make soak        the daemon under the reproducers and process churn for
+#                    SOAK_MINUTES (10): RSS, fds, analysis time flat
 #   make demo        record this machine for a short while and show the DB
 #   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels, the
 #                    units under a real systemd (QEMU)
@@ -122,7 +125,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
 .PHONY: all deps check check-unit check-integration check-kernels fuzz bench demo \
-	install uninstall clean distclean libperf
+	install uninstall clean distclean libperf soak check-faults
 .DELETE_ON_ERROR:
 # Objects are not intermediates: keep them for the next incremental build.
 .SECONDARY:
@@ -245,6 +248,15 @@ check-unit: $(TEST_BINS)
 
 check-integration: all $(TEST_BINS)
 	$(Q)O=$(O) sh tests/run integration
+
+check-faults: all $(TEST_BINS)
+	$(Q)O=$(O) sh tests/run faults
+
+# Not in make check: minutes of reproducers and churn (tests/faults/soak.sh).
+SOAK_MINUTES	?= 10
+
+soak: all $(TEST_BINS)
+	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) sh tests/faults/soak.sh
 
 # --- demo ------------------------------------------------------------------
 

@@ -171,6 +171,8 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(keep_user_lines), "no" },
 	{ { "analyze", "BOOL", "attribute new intervals after each one (as mmhitm analyze)" },
 	  OPT_BOOL, OFF(analyze), "yes" },
+	{ { "stop_retry", "DURATION", "on stop, keep retrying unwritten intervals this long (0: once)" },
+	  OPT_DURATION, OFF(stop_retry_ns), "20s", 0, 3600 * S },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };

@@ -48,6 +48,7 @@ struct config {
 	uint64_t sample_budget_ppm;	/* CPU share the sampling may cost */
 	bool keep_user_lines;		/* store user-space samples per line */
 	bool analyze;			/* attribute after every interval */
+	int64_t stop_retry_ns;		/* stop_retry: final write retried this long */
 	int log_level;
 };
 

@@ -12,6 +12,7 @@ static const char *log_ident = "mmhitm";
 static int log_max_level = LOG_INFO;
 static int log_prefix_priority;		/* stderr goes to journald */
 static int log_to_syslog;		/* a daemon without a terminal */
+static int log_demoted;			/* errors and warnings at debug */
 
 void log_setup(const char *ident)
 {
@@ -58,12 +59,20 @@ int log_level_from_string(const char *s)
 	return -EINVAL;
 }
 
+void log_demote_errors(int on)
+{
+	log_demoted = on;
+}
+
 int log_internalv(int level, int error, const char *fmt, va_list ap)
 {
 	int saved = errno;
 	int err = error < 0 ? -error : error;
 	char buf[2048];
+	int rc;
 
+	if (log_demoted && level < LOG_NOTICE)
+		level = LOG_DEBUG;
 	if (level > log_max_level)
 		return -err;
 
@@ -71,12 +80,22 @@ int log_internalv(int level, int error, const char *fmt, va_list ap)
 	errno = err;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 
-	if (log_to_syslog)
+	if (log_to_syslog) {
 		syslog(level, "%s", buf);
-	else if (log_prefix_priority)
-		fprintf(stderr, "<%d>%s\n", level, buf);
-	else
-		fprintf(stderr, "%s: %s\n", log_ident, buf);
+	} else {
+		errno = 0;
+		if (log_prefix_priority)
+			rc = fprintf(stderr, "<%d>%s\n", level, buf);
+		else
+			rc = fprintf(stderr, "%s: %s\n", log_ident, buf);
+		/* Whoever read our stderr left (`mmhitmd -f 2>&1 | head -1`,
+		 * SIGPIPE ignored): syslog, which the journal also reads,
+		 * takes this line and the rest, without a word about it. */
+		if (rc < 0 && errno == EPIPE) {
+			log_use_syslog();
+			syslog(level, "%s", buf);
+		}
+	}
 
 	errno = saved;
 	return -err;

@@ -21,6 +21,12 @@ void log_setup(const char *ident);
 /* For a daemon that detached from its terminal. */
 void log_use_syslog(void);
 void log_set_max_level(int level);
+/*
+ * While on, errors and warnings are logged at debug: for a caller retrying
+ * an operation whose failure it has reported once already (a full disk),
+ * so the layers below don't repeat it on every attempt.
+ */
+void log_demote_errors(int on);
 int log_get_max_level(void);
 /* Parses "err", "warning", "notice", "info", "debug" or 0..7. */
 int log_level_from_string(const char *s);

@@ -145,7 +145,7 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	metric(f, "mmhitm_intervals_written_total", "counter", "Intervals committed to the database.");
 	fprintf(f, "mmhitm_intervals_written_total %" PRIu64 "\n", r->written);
 	metric(f, "mmhitm_intervals_dropped_total", "counter",
-	       "Interval writes that failed (folded into the next interval).");
+	       "Interval slots not written on their own (folded into a later interval).");
 	fprintf(f, "mmhitm_intervals_dropped_total %" PRIu64 "\n", r->dropped_total);
 	metric(f, "mmhitm_database_bytes", "gauge", "Size of the database file.");
 	fprintf(f, "mmhitm_database_bytes %" PRIu64 "\n", db_bytes);

@@ -35,6 +35,7 @@
 #include "events.h"
 #include "kallsyms.h"
 #include "learn.h"
+#include "lock.h"
 #include "log.h"
 #include "analyze.h"
 #include "metrics.h"
@@ -56,6 +57,13 @@
 
 /* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
 #define EXIT_CONFIG 78
+
+/* Start-up backoff while the database can't be written (s): doubling. */
+#define DB_WAIT_FIRST_S 1
+#define DB_WAIT_MAX_S 60
+/* Backoff of the final write's retries at stop (ms): doubling. */
+#define STOP_RETRY_FIRST_MS 250
+#define STOP_RETRY_MAX_MS 4000
 
 /* The tracepoints counted in the kernel (in the windows, or all along). */
 static const char *const default_counted[] = {
@@ -125,8 +133,10 @@ static void help(void)
 				*p = '-';
 		printf("      %-28s %s\n", flag, o->help);
 	}
-	printf("\nSignals: SIGTERM/SIGINT write the partial interval and stop; SIGHUP\n"
-	       "reloads the configuration without losing the current interval.\n");
+	printf("\nSignals: SIGTERM, SIGINT, SIGQUIT and SIGALRM write the partial interval\n"
+	       "and stop; SIGHUP reloads the configuration without losing the current\n"
+	       "interval; SIGUSR2 writes the partial interval now and logs a status line;\n"
+	       "SIGUSR1 is reserved (flight-recorder snapshots, not implemented yet).\n");
 }
 
 enum { OPT_VERSION = 0x100, OPT_PRINT_CONFIG, OPT_CONFIG_BASE = 0x200 };
@@ -340,6 +350,7 @@ static int ensure_incremental_vacuum(sqlite3 *db)
 struct daemon {
 	struct options opts;
 	struct config cfg;
+	struct daemon_locks *locks;	/* one daemon per database and instance */
 	sqlite3 *db;
 	struct boot_info boot;
 	int64_t boot_id;
@@ -370,6 +381,7 @@ struct daemon {
 	int64_t switch_off;		/* the end of the sched_switch sample after it */
 	int64_t switch_cpu0;		/* mmhitmd's CPU time as that sample began */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
+	bool recording;			/* the recorder has started */
 };
 
 /*
@@ -556,21 +568,160 @@ out:
 	return price;
 }
 
+static void handle_signal(struct daemon *d, const struct signalfd_siginfo *si, bool *stop);
+
+/* Whether waiting can cure a database error: another writer, a full disk. */
+static bool db_error_transient(int r)
+{
+	return r == -EBUSY || r == -ENOSPC;
+}
+
+/*
+ * Sleeps up to ms while handling signals: -ECANCELED as soon as one says
+ * stop, 0 after the time.
+ */
+static int sleep_on_signals(struct daemon *d, int64_t ms)
+{
+	int64_t until = now_ns(CLOCK_MONOTONIC) + ms * NSEC_PER_MSEC;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+		int64_t left = until - now_ns(CLOCK_MONOTONIC);
+		struct signalfd_siginfo si;
+		bool stop = false;
+
+		if (left <= 0)
+			return 0;
+		if (poll(&pfd, 1, (int)((left + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) <= 0)
+			continue;
+		while (read(d->sigfd, &si, sizeof(si)) == sizeof(si))
+			handle_signal(d, &si, &stop);
+		if (stop)
+			return -ECANCELED;
+	}
+}
+
+/*
+ * Runs step until it succeeds or fails for a reason waiting can't cure,
+ * backing off between tries and telling systemd why it is not ready yet:
+ * a long `mmhitm import` holding the write lock, or a full disk, must
+ * delay the start, never end it. -ECANCELED when a signal stops it.
+ */
+static int retry_db_step(struct daemon *d, const char *what, int (*step)(struct daemon *d, void *arg),
+			 void *arg)
+{
+	int64_t delay = DB_WAIT_FIRST_S, since = now_ns(CLOCK_MONOTONIC);
+	unsigned int tries = 0;
+	int r;
+
+	for (;;) {
+		/* The layers below said it in full the first time. */
+		log_demote_errors(tries > 0);
+		r = step(d, arg);
+		log_demote_errors(0);
+		if (r >= 0) {
+			if (tries)
+				log_notice("Could %s after waiting %.0f s", what,
+					   (now_ns(CLOCK_MONOTONIC) - since) / 1e9);
+			return r;
+		}
+		if (!db_error_transient(r))
+			return r;
+		if (!tries)
+			log_warning_errno(r, "Cannot %s yet (%m); waiting, retrying with backoff up to "
+					  "every %d s", what, DB_WAIT_MAX_S);
+		/* The busy timeout of the next try counts too: extend by both. */
+		sd_notifyf(0, "STATUS=Waiting to %s: %s (try %u, next in %" PRId64 " s)\n"
+			   "EXTEND_TIMEOUT_USEC=%" PRId64, what, strerror(-r), tries + 1, delay,
+			   (delay + 30) * 1000000);
+		r = sleep_on_signals(d, delay * 1000);
+		if (r < 0)
+			return r;
+		delay = delay * 2 > DB_WAIT_MAX_S ? DB_WAIT_MAX_S : delay * 2;
+		tries++;
+	}
+}
+
+/* A database file this start created and left empty goes again. */
+static void remove_if_created_empty(const char *path)
+{
+	static const char *const suffixes[] = { "-wal", "-shm", "-journal" };
+	struct stat st;
+	char p[4200];
+
+	if (stat(path, &st) < 0 || st.st_size != 0)
+		return;
+	unlink(path);
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
+		unlink(p);
+	}
+}
+
+static int open_db_step(struct daemon *d, void *arg)
+{
+	struct stat st;
+	bool existed = stat(d->cfg.db_path, &st) == 0;
+	int r;
+
+	r = db_open(d->cfg.db_path, 0, &d->db);
+	if (r >= 0)
+		r = ensure_incremental_vacuum(d->db);
+	if (r < 0) {
+		db_close(d->db);
+		d->db = NULL;
+		if (!existed)
+			remove_if_created_empty(d->cfg.db_path);
+	}
+	return r;
+}
+
+static int setup_patch_state(struct daemon *d, const struct kallsyms *ks);
+
+/* The boot's identity, what it can record, and its layouts: one txn. */
+static int store_boot_step(struct daemon *d, void *arg)
+{
+	const struct kallsyms *ks = arg;
+	int r;
+
+	r = db_begin(d->db);
+	if (r < 0)
+		return r;
+	r = boot_store(d->db, &d->boot, now_ns(CLOCK_REALTIME), &d->boot_id);
+	if (r >= 0)
+		r = event_status_store(d->db, d->boot_id, &d->status);
+	if (r >= 0 && d->btf.n)
+		r = btf_layout_store(d->db, d->boot_id, &d->btf);
+	for (size_t i = 0; r >= 0 && ks && i < ARRAY_SIZE(interesting_symbols); i++) {
+		const struct ksym *k = kallsyms_find(ks, interesting_symbols[i]);
+
+		if (k)
+			r = kallsyms_store(d->db, d->boot_id, k);
+	}
+	r = r < 0 ? r : setup_patch_state(d, ks);
+	if (r >= 0)
+		r = db_commit(d->db);
+	if (r < 0)
+		db_rollback(d->db);
+	return r;
+}
+
 static int setup(struct daemon *d)
 {
 	struct kallsyms *ks = NULL;
 	struct learn_limits lim;
 	struct stream_config sc;
-	int64_t now = now_ns(CLOCK_REALTIME);
 	int r;
 
 	r = ensure_parent_dir(d->cfg.db_path);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", d->cfg.db_path);
-	r = db_open(d->cfg.db_path, 0, &d->db);
+	/* Before anything is touched: a second daemon must leave the first's
+	 * database and tracefs instance alone. */
+	r = daemon_locks_acquire(d->cfg.db_path, d->cfg.instance, &d->locks);
 	if (r < 0)
 		return r;
-	r = ensure_incremental_vacuum(d->db);
+	r = retry_db_step(d, "open the database", open_db_step, NULL);
 	if (r < 0)
 		return r;
 
@@ -683,28 +834,9 @@ static int setup(struct daemon *d)
 			goto out;
 	}
 
-	/* The boot's identity, what it can record, and its layouts: one txn. */
-	r = db_begin(d->db);
+	r = retry_db_step(d, "store the boot", store_boot_step, ks);
 	if (r < 0)
 		goto out;
-	r = boot_store(d->db, &d->boot, now, &d->boot_id);
-	if (r >= 0)
-		r = event_status_store(d->db, d->boot_id, &d->status);
-	if (r >= 0 && d->btf.n)
-		r = btf_layout_store(d->db, d->boot_id, &d->btf);
-	for (size_t i = 0; r >= 0 && ks && i < ARRAY_SIZE(interesting_symbols); i++) {
-		const struct ksym *k = kallsyms_find(ks, interesting_symbols[i]);
-
-		if (k)
-			r = kallsyms_store(d->db, d->boot_id, k);
-	}
-	r = r < 0 ? r : setup_patch_state(d, ks);
-	if (r >= 0)
-		r = db_commit(d->db);
-	if (r < 0) {
-		db_rollback(d->db);
-		goto out;
-	}
 	for (size_t i = 0; i < d->status.n; i++)
 		if (!d->status.v[i].available)
 			log_info("%s (%s): unavailable: %s", d->status.v[i].event, d->status.v[i].role,
@@ -724,6 +856,7 @@ static int setup(struct daemon *d)
 		.event_price_ns = d->event_price_ns,
 	};
 	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
+	d->recording = r >= 0;
 	if (r >= 0 && d->sampler) {
 		/* Sampled kernel IPs get their symbols stored as they come. */
 		d->ksyms = ks;
@@ -749,6 +882,9 @@ static void teardown(struct daemon *d)
 	btf_layout_done(&d->btf);
 	event_status_list_done(&d->status);
 	db_close(d->db);
+	/* Last: the instances are gone (stream_free) before another daemon
+	 * may take them over. */
+	daemon_locks_free(d->locks);
 	config_done(&d->cfg);
 	if (d->sigfd >= 0)
 		close(d->sigfd);
@@ -1072,6 +1208,92 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* SIGUSR2's line: what an operator asks a running daemon. */
+static void log_status(struct daemon *d)
+{
+	uint64_t size = 0;
+
+	if (d->db)
+		db_size_bytes(d->db, &size);
+	log_notice("Status: recording into %s every %gs; %" PRIu64 " intervals written, %" PRIu64
+		   " folded into others, %" PRIu64 " learning events lost, %" PRIu64 " records read; "
+		   "RSS %" PRId64 " kB, database %" PRIu64 " bytes%s",
+		   d->cfg.db_path, d->cfg.interval_ns / 1e9, d->rec.written, d->rec.dropped_total,
+		   d->rec.lost_total, d->rec.learn_records_total, d->rec.last_rss_kb, size,
+		   d->rec.failed_attempts ? "; writes failing now" : "");
+}
+
+/*
+ * Every signal the daemon takes goes through its signalfd to here, also
+ * while it waits for the database at start (not recording yet).
+ */
+static void handle_signal(struct daemon *d, const struct signalfd_siginfo *si, bool *stop)
+{
+	int64_t wall;
+
+	switch (si->ssi_signo) {
+	case SIGHUP:
+		sd_notify(0, "RELOADING=1");
+		reload(d);
+		sd_notify(0, "READY=1");
+		break;
+	case SIGUSR1:
+		log_notice("Got SIGUSR1: flight-recorder snapshots are not implemented yet, ignoring");
+		break;
+	case SIGUSR2:
+		if (!d->recording) {
+			log_notice("Got SIGUSR2: not recording yet (waiting for the database)");
+			break;
+		}
+		wall = now_ns(CLOCK_REALTIME);
+		/* Cut the interval here; the rest of its slot is the next row. */
+		if (recorder_flush(&d->rec, wall, false) == 0)
+			after_flush(d, wall);
+		log_status(d);
+		break;
+	default:	/* SIGTERM, SIGINT, SIGQUIT, SIGALRM */
+		log_info("Got SIG%s, %s", sigabbrev_np((int)si->ssi_signo) ?: "?",
+			 d->recording ? "writing the partial interval and stopping" : "stopping");
+		*stop = true;
+		break;
+	}
+}
+
+/*
+ * The last write, at stop: what a full disk or a held lock refuses is
+ * retried for stop_retry, then what is lost is said exactly.
+ */
+static int final_flush(struct daemon *d)
+{
+	int64_t give_up = now_ns(CLOCK_MONOTONIC) + d->cfg.stop_retry_ns;
+	int64_t delay = STOP_RETRY_FIRST_MS;
+	int r;
+
+	sd_notify(0, "STOPPING=1");
+	if (!d->recording)
+		return 0;
+	for (;;) {
+		int64_t wall = now_ns(CLOCK_REALTIME);
+
+		r = recorder_flush(&d->rec, wall, true);
+		if (r == 0) {
+			after_flush(d, wall);
+			return 0;
+		}
+		if (!db_error_transient(r) ||
+		    now_ns(CLOCK_MONOTONIC) + delay * NSEC_PER_MSEC > give_up) {
+			recorder_log_unwritten(&d->rec, wall, r);
+			return r;
+		}
+		sd_notifyf(0, "STATUS=Stopping: retrying to write the unwritten intervals (%s)\n"
+			   "EXTEND_TIMEOUT_USEC=%" PRId64, strerror(-r), (delay + 15000) * 1000);
+		/* A second stop signal gives up at once. */
+		if (sleep_on_signals(d, delay) < 0)
+			give_up = 0;
+		delay = delay * 2 > STOP_RETRY_MAX_MS ? STOP_RETRY_MAX_MS : delay * 2;
+	}
+}
+
 static int run(struct daemon *d, int ready_fd)
 {
 	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
@@ -1141,17 +1363,8 @@ static int run(struct daemon *d, int ready_fd)
 		if (r > 0) {
 			struct signalfd_siginfo si;
 
-			while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					sd_notify(0, "RELOADING=1");
-					reload(d);
-					sd_notify(0, "READY=1");
-				} else {
-					log_info("Got %s, writing the partial interval and stopping",
-						 strsignal(si.ssi_signo));
-					stop = true;
-				}
-			}
+			while (read(d->sigfd, &si, sizeof(si)) == sizeof(si))
+				handle_signal(d, &si, &stop);
 		}
 
 		mono = now_ns(CLOCK_MONOTONIC);
@@ -1204,8 +1417,11 @@ static int run(struct daemon *d, int ready_fd)
 
 		if (d->stream && mono >= next_drain) {
 			r = stream_drain(d->stream, d->learner, false);
-			if (r < 0)
+			if (r < 0) {
+				/* Still write what was counted. */
+				final_flush(d);
 				return r;
+			}
 			if (!d->windowed)
 				lock_mode_after_drain(d);
 			next_drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX :
@@ -1227,15 +1443,12 @@ static int run(struct daemon *d, int ready_fd)
 		}
 	}
 
-	sd_notify(0, "STOPPING=1");
 	r = slice_close(d, now_ns(CLOCK_MONOTONIC));
 	if (r >= 0 && d->switch_off != INT64_MAX)
 		r = switch_sample_close(d, now_ns(CLOCK_MONOTONIC));
 	if (r < 0)
 		log_warning_errno(r, "Failed to read the last window's learning events: %m, ignoring");
-	r = recorder_flush(&d->rec, now_ns(CLOCK_REALTIME), true);
-	if (r == 0)
-		after_flush(d, now_ns(CLOCK_REALTIME));
+	r = final_flush(d);
 	log_info("Stopped after %" PRIu64 " intervals", d->rec.written);
 	return r;
 }
@@ -1281,10 +1494,20 @@ int main(int argc, char **argv)
 	}
 
 	srandom((unsigned int)(now_ns(CLOCK_MONOTONIC) ^ getpid()));
+	/* A log write to a pipe whose reader left fails with EPIPE and goes
+	 * to syslog instead (log.c); it must not kill the recorder. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Every signal that would end us otherwise, through the main loop,
+	 * so each stop writes the partial interval and removes the instances
+	 * (SIGQUIT: no core dump under systemd either). */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGALRM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (d.sigfd < 0) {
@@ -1298,8 +1521,10 @@ int main(int argc, char **argv)
 	malloc_trim(0);
 	if (r >= 0)
 		r = run(&d, ready_fd);
+	else if (r == -ECANCELED)
+		log_info("Stopped before recording");	/* a signal while waiting for the DB */
 	else
 		sd_notifyf(0, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
 	teardown(&d);
-	return r < 0 ? 1 : 0;
+	return r < 0 && r != -ECANCELED ? 1 : 0;
 }

@@ -17,6 +17,22 @@ int64_t interval_boundary_after(int64_t t, int64_t len)
 	return (t / len + 1) * len;
 }
 
+/*
+ * Interval slots (clock multiples of len) that [start, end] spans beyond
+ * its own one: the row's dropped_intervals. A tenth of an interval at
+ * either end is slack, as flushes come a little after their boundary and
+ * a first or SIGUSR2-cut interval starts off one.
+ */
+uint64_t interval_slots_missed(int64_t start, int64_t end, int64_t len)
+{
+	int64_t lo = start + len / 10, hi = end - len / 10;
+
+	if (len <= 0 || hi <= lo)
+		return 0;
+	/* Multiples of len in (lo, hi). */
+	return (uint64_t)((hi - 1) / len - lo / len);
+}
+
 uint64_t counter_delta(uint64_t prev, uint64_t cur)
 {
 	return cur >= prev ? cur - prev : cur;
@@ -453,7 +469,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	sqlite3_bind_int(st, 4, partial);
 	sqlite3_bind_int64(st, 5, (int64_t)r->learn_records);
 	sqlite3_bind_int64(st, 6, (int64_t)r->lost);
-	sqlite3_bind_int64(st, 7, (int64_t)r->dropped);
+	sqlite3_bind_int64(st, 7, (int64_t)interval_slots_missed(r->start_ns, end_ns, r->interval_ns));
 	sqlite3_bind_int64(st, 8, tv_ns(&ru->ru_utime) - tv_ns(&r->ru_prev.ru_utime));
 	sqlite3_bind_int64(st, 9, tv_ns(&ru->ru_stime) - tv_ns(&r->ru_prev.ru_stime));
 	if (rss >= 0)
@@ -563,23 +579,27 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 
 	partial = final || (now_wall - r->start_ns) < r->interval_ns * 9 / 10;
 
+	/* The first failure is reported in full, by the layers below too;
+	 * retries only when they fail differently, then once on recovery. */
+	log_demote_errors(r->failed_attempts > 0);
 	ret = db_begin(r->db);
 	if (ret >= 0)
 		ret = write_interval(r, now_wall, partial, prev, cur, &ru, db_bytes);
 	if (ret >= 0)
 		ret = db_commit(r->db);
+	log_demote_errors(0);
 	if (ret < 0) {
 		db_rollback(r->db);
 		learner_abort(r->learner);
 		forget_ids(r);
 		/* Keep the baselines: the next row covers this span too. */
-		/* Once, then every 60 attempts: a failure that lasts must
-		 * stay visible without flooding the journal. */
-		if (r->dropped % 60 == 0)
-			log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next one: %m",
-					r->dropped ? " again" : "");
-		r->dropped++;
-		r->dropped_total++;
+		if (!r->failed_attempts || ret != r->fail_error)
+			log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next "
+					"one: %m", r->failed_attempts ? " again" : "");
+		if (!r->failed_attempts)
+			r->fail_since_ns = now_wall;
+		r->failed_attempts++;
+		r->fail_error = ret;
 		return ret;
 	}
 
@@ -605,8 +625,12 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		mem_agg_reset(r->agg);
 		memset(&r->samp, 0, sizeof(r->samp));
 	}
-	if (r->dropped)
-		log_notice("Writing intervals again after %" PRIu64 " failed attempts", r->dropped);
+	if (r->failed_attempts)
+		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
+			   "one row covers them, %" PRIu64 " missed intervals folded into it",
+			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9,
+			   interval_slots_missed(r->start_ns, now_wall, r->interval_ns));
+	r->dropped_total += interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
 	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -
 			 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
 	r->last_len_ns = now_wall - r->start_ns;
@@ -615,7 +639,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->cpu_ns_total += r->last_cpu_ns;
 	r->lost_total += r->lost;
 	r->learn_records_total += r->learn_records;
-	r->dropped = 0;
+	r->failed_attempts = 0;
 	r->learn_records = 0;
 	r->lost = 0;
 	if (!r->windowed)
@@ -625,4 +649,26 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->start_ns = now_wall;
 	r->written++;
 	return 0;
+}
+
+static void format_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%F %T %z", &tm))
+		snprintf(buf, len, "%" PRId64 " ns", ns);
+}
+
+void recorder_log_unwritten(const struct recorder *r, int64_t now_wall, int error)
+{
+	char from[64], to[64];
+
+	format_time(r->start_ns, from, sizeof(from));
+	format_time(now_wall, to, sizeof(to));
+	log_error_errno(error, "Lost %" PRIu64 " interval%s that could not be written (%m): "
+			"%s to %s (%.1f s, start_ns %" PRId64 " to %" PRId64 ")",
+			interval_slots_missed(r->start_ns, now_wall, r->interval_ns) + 1,
+			interval_slots_missed(r->start_ns, now_wall, r->interval_ns) ? "s" : "",
+			from, to, (now_wall - r->start_ns) / 1e9, r->start_ns, now_wall);
 }

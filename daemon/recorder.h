@@ -21,13 +21,16 @@
  * lru_gen progress, the daemon's own cost and the objects learned, all
  * committed together or not at all. A flush that can't be written (disk
  * full, a long-held lock) is folded into the next one: the next row spans
- * both and says so in dropped_intervals, so no count is lost.
+ * both and says so in dropped_intervals (the interval slots it covers
+ * beyond its own), so no count is lost.
  */
 
 /* Next multiple of len strictly after t: intervals align to the clock. */
 int64_t interval_boundary_after(int64_t t, int64_t len);
 /* A counter's increase; a smaller value means it was reset. */
 uint64_t counter_delta(uint64_t prev, uint64_t cur);
+/* Interval slots of length len that [start, end] covers beyond one. */
+uint64_t interval_slots_missed(int64_t start, int64_t end, int64_t len);
 
 struct recorder {
 	sqlite3 *db;
@@ -57,10 +60,12 @@ struct recorder {
 	struct rusage ru_prev;
 	uint64_t learn_records;		/* since the last written interval */
 	uint64_t lost;
-	uint64_t dropped;		/* flushes folded into the next row */
+	uint64_t failed_attempts;	/* since the last written interval */
+	int fail_error;			/* of the last failed attempt */
+	int64_t fail_since_ns;		/* wall clock of the first */
 	uint64_t written;		/* intervals written */
 	/* Since start, for the metrics export and the CPU budget. */
-	uint64_t dropped_total;
+	uint64_t dropped_total;		/* interval slots folded into others */
 	uint64_t lost_total;
 	uint64_t learn_records_total;
 	int64_t cpu_ns_total;
@@ -112,6 +117,11 @@ int recorder_start(struct recorder *r, int64_t now_wall);
  */
 int recorder_flush(struct recorder *r, int64_t now_wall, bool final);
 void recorder_done(struct recorder *r);
+/*
+ * Logs what a flush that will not be retried loses: how many intervals,
+ * which time range (from the last written one to now_wall), and why.
+ */
+void recorder_log_unwritten(const struct recorder *r, int64_t now_wall, int error);
 
 /* A counted event's hits in the last interval written; 0 if not counted. */
 uint64_t recorder_last_count(const struct recorder *r, const char *event);

@@ -90,7 +90,8 @@ CREATE TABLE intervals (
 	-- the collector's own health
 	learn_records	INTEGER NOT NULL DEFAULT 0,	-- learning records read
 	events_lost	INTEGER NOT NULL DEFAULT 0,	-- mm/page learning events overrun or dropped
-	dropped_intervals INTEGER NOT NULL DEFAULT 0,	-- earlier intervals not stored (e.g. disk full)
+	dropped_intervals INTEGER NOT NULL DEFAULT 0,	-- interval slots folded into this row
+							-- (not written: disk full, DB locked)
 	cpu_user_ns	INTEGER,			-- mmhitmd's own CPU time in the interval
 	cpu_sys_ns	INTEGER,
 	rss_kb		INTEGER,			-- mmhitmd's RSS at the end

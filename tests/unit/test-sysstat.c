@@ -164,6 +164,16 @@ static void test_interval_math(void)
 	CHECK_INT(counter_delta(10, 25), ==, 15);
 	CHECK_INT(counter_delta(25, 7), ==, 7);	/* reset: what it counted since */
 
+	/* dropped_intervals: slots missed, flushing a little late or not. */
+	CHECK_INT(interval_slots_missed(10 * m, 11 * m, m), ==, 0);
+	CHECK_INT(interval_slots_missed(10 * m + 3, 11 * m + 2, m), ==, 0);
+	CHECK_INT(interval_slots_missed(10 * m, 13 * m, m), ==, 2);
+	CHECK_INT(interval_slots_missed(10 * m + m / 5, 13 * m + m / 20, m), ==, 2);
+	CHECK_INT(interval_slots_missed(10 * m + m * 6 / 10, 12 * m, m), ==, 1);	/* first, folded */
+	CHECK_INT(interval_slots_missed(10 * m + m / 2, 11 * m, m), ==, 0);	/* after SIGUSR2 */
+	CHECK_INT(interval_slots_missed(10 * m, 10 * m + m / 2, m), ==, 0);	/* SIGUSR2 */
+	CHECK_INT(interval_slots_missed(11 * m, 10 * m, m), ==, 0);		/* clock went back */
+
 	/* Deltas over any split of a run add up to the run's total. */
 	{
 		uint64_t readings[] = { 100, 130, 130, 990, 1000, 4000 }, sum = 0;

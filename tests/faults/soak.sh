@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# make soak (not in make check): mmhitmd at 1 s intervals for SOAK_MINUTES
+# (default 10) under the reproducers in turn (ctxswitch, pwrite, tlbflush,
+# 20 s each, one thread) and heavy process churn (the test helper forking
+# and exec'ing short-lived children all the time). Every 10 s it samples
+# the daemon's RSS and open fds, and the analysis lag (analysis_state's
+# analyzed_ns minus the end of the interval it analyzed: flush plus
+# analysis time). Prints per-minute figures and the slopes over the second
+# half (after warm-up), and fails when RSS grows more than SOAK_RSS_KB_MIN
+# (default 1024 kB) a minute or fds grow at all over that half: generous
+# bounds for "flat", not timing thresholds.
+
+. "$(dirname "$0")/lib.sh"
+
+SOAK_MINUTES=${SOAK_MINUTES:-10}
+SOAK_RSS_KB_MIN=${SOAK_RSS_KB_MIN:-1024}
+WORK=$(mktemp -d /tmp/mmhitm-soak.XXXXXX)
+DB=$WORK/soak.db
+INST=mmhitm-soak-$$
+trap 'kill $CHURN $LOADS $DPID 2>/dev/null; cleanup_instances "$INST"; rm -rf "$WORK"' EXIT
+
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --metrics-file "" \
+	2>"$WORK/daemon.log" &
+DPID=$!
+wait_until 60 grep -q "Recording into" "$WORK/daemon.log" || { cat "$WORK/daemon.log"; fail "no start"; finish; }
+
+# Process churn: thousands of short-lived processes a minute.
+( while :; do "$HELPER" fork 50 >/dev/null 2>&1; "$HELPER" exec 20 >/dev/null 2>&1; done ) &
+CHURN=$!
+( while :; do
+	for w in ctxswitch pwrite tlbflush; do
+		"$O/mmhitm-load" "$w" --threads 1 --duration 20s >/dev/null 2>&1
+	done
+  done ) &
+LOADS=$!
+
+end=$(( $(date +%s) + SOAK_MINUTES * 60 ))
+: >"$WORK/samples"
+while [ "$(date +%s)" -lt "$end" ]; do
+	sleep 10
+	kill -0 $DPID 2>/dev/null || { fail "the daemon died"; cat "$WORK/daemon.log"; finish; }
+	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$DPID/status)
+	fds=$(ls /proc/$DPID/fd | wc -l)
+	lag=$(q 'SELECT (a.analyzed_ns - i.end_ns) / 1000000 FROM analysis_state a
+		 JOIN intervals i ON i.interval_id = a.last_interval_id' 2>/dev/null)
+	echo "$(date +%s) $rss $fds ${lag:-0}" >>"$WORK/samples"
+done
+kill $CHURN $LOADS 2>/dev/null
+
+echo "minute  rss_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
+start=$(head -1 "$WORK/samples" | cut -d' ' -f1)
+q 'SELECT (end_ns / 60000000000), avg(cpu_user_ns + cpu_sys_ns) / 1e6 FROM intervals GROUP BY 1 ORDER BY 1' \
+	>"$WORK/cpu"
+awk -v s="$start" '{ m = int(($1 - s) / 60); rss[m] = $2; fds[m] = $3; lag[m] += $4; n[m]++ }
+	END { for (m = 0; m in n; m++) printf "%6d  %6d  %3d  %15.1f\n", m, rss[m], fds[m], lag[m] / n[m] }' \
+	"$WORK/samples" >"$WORK/table"
+awk 'NR == FNR { c[NR] = $0; next } { split(c[FNR + 1], x, "|"); printf "%s  %26.2f\n", $0, x[2] }' \
+	"$WORK/cpu" "$WORK/table"
+
+# Least-squares slopes per minute over the second half.
+awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR > half {
+		t = $1 / 60; n++; st += t; stt += t * t; sr += $2; str += t * $2; sf += $3; stf += t * $3
+		sl += $4; stl += t * $4
+	} END {
+		d = n * stt - st * st
+		printf "slope over the second half: RSS %+.1f kB/min, fds %+.2f /min, analysis lag %+.2f ms/min (%d samples)\n",
+			(n * str - st * sr) / d, (n * stf - st * sf) / d, (n * stl - st * sl) / d, n
+		printf "%.0f %.3f\n", (n * str - st * sr) / d, (n * stf - st * sf) / d > "/dev/stderr"
+	}' "$WORK/samples" 2>"$WORK/slopes"
+read -r rss_slope fd_slope <"$WORK/slopes"
+echo "intervals: $(q 'SELECT count(*) FROM intervals'), lost events: $(q 'SELECT sum(events_lost) FROM intervals'), dropped intervals: $(q 'SELECT sum(dropped_intervals) FROM intervals')"
+check "RSS flat (kB/min over the second half)" "$rss_slope" -le "$SOAK_RSS_KB_MIN"
+fd_first=$(awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR == half + 1 { print $3 }' "$WORK/samples")
+fd_last=$(tail -1 "$WORK/samples" | cut -d' ' -f3)
+check "fds flat over the second half" "$fd_last" -le "$fd_first"
+kill -TERM $DPID
+wait $DPID
+check "clean stop" $? -eq 0
+check_str "integrity" "$(q 'PRAGMA integrity_check')" ok
+finish
