@@ -359,6 +359,26 @@ static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsign
 	*ret_db = db;
 	return 0;
 }
+int db_refuse_foreign(const char *path)
+{
+	sqlite3 *db = NULL;
+	unsigned int have = 0;
+	int kind = DB_KIND_FOREIGN;
+	struct stat st;
+
+	if (stat(path, &st) < 0 || st.st_size == 0)
+		return 0;
+	/* What cannot be read now (locked, unreadable) the real open judges. */
+	if (open_reader(path, &db, &kind, &have) < 0)
+		return 0;
+	sqlite3_close(db);
+	if (kind == DB_KIND_FOREIGN)
+		return log_error_errno(EMEDIUMTYPE, "%s is not an mmhitm database (no mmhitm "
+				       "application_id, schema version or tables); refusing to touch it",
+				       path);
+	return 0;
+}
+
 int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 {
 	sqlite3 *db = NULL;

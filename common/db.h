@@ -42,6 +42,13 @@ unsigned int db_schema_version(void);
  * with -EMEDIUMTYPE; only an empty file is made an mmhitm database.
  * Errors are logged. Caller closes with db_close().
  */
+/*
+ * Before a writer creates anything beside it (a lock file): -EMEDIUMTYPE,
+ * logged, when path is an existing SQLite file that is not mmhitm's; 0 for
+ * a missing or empty file, an mmhitm database, or one it cannot read now.
+ */
+int db_refuse_foreign(const char *path);
+
 int db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
 void db_close(sqlite3 *db);
 

@@ -716,6 +716,10 @@ static int setup(struct daemon *d)
 	r = ensure_parent_dir(d->cfg.db_path);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", d->cfg.db_path);
+	/* Someone else's SQLite file gets nothing beside it, not a lock file. */
+	r = db_refuse_foreign(d->cfg.db_path);
+	if (r < 0)
+		return r;
 	/* Before anything is touched: a second daemon must leave the first's
 	 * database and tracefs instance alone. */
 	r = daemon_locks_acquire(d->cfg.db_path, d->cfg.instance, &d->locks);
