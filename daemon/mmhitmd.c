@@ -858,6 +858,7 @@ static int setup(struct daemon *d)
 		.agg = d->agg,
 		.windowed = d->windowed,
 		.event_price_ns = d->event_price_ns,
+		.cpus = d->boot.cpus_online,
 	};
 	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
 	d->recording = r >= 0;

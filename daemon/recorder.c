@@ -245,25 +245,62 @@ static int write_switch_estimate(struct recorder *r, sqlite3_stmt *st, int64_t i
 			    (uint64_t)((double)ctxt * p + 0.5), "derived", -1, var);
 }
 
+/*
+ * Counting slows what it counts: each hit costs its CPU the event price,
+ * so a CPU that does nothing but make the event (a context-switch storm)
+ * makes fewer of them while a window counts, by up to the share of the
+ * armed CPU time the counted hits took (a continuous count is low by as
+ * much, all the time). That share of the estimate goes into its variance,
+ * one standard error, rather than a correction: the price is a noisy
+ * calibration, and events that do not come from CPU-bound work are not
+ * slowed at all. Capped at half: beyond, the price is wrong.
+ */
+static double observer_share(const struct recorder *r)
+{
+	double f;
+
+	if (r->armed_ns <= 0 || r->cpus <= 0 || r->event_price_ns <= 0)
+		return 0;
+	f = (double)r->window_events * r->event_price_ns / ((double)r->armed_ns * r->cpus);
+	return f < 0.5 ? f : 0.5;
+}
+
+/* Counter i's slices scaled to an interval of len_ns, corrected for the
+ * observer; ret_counted: what the slices saw. */
+static struct window_estimate counter_estimate(const struct recorder *r, size_t i, int64_t len_ns,
+					       uint64_t *ret_counted)
+{
+	size_t n = counters_count(r->counters);
+	uint64_t c[RECORDER_MAX_SLICES], sum = 0;
+	double slowed = observer_share(r);
+	struct window_estimate e;
+
+	for (size_t k = 0; k < r->n_slices; k++)
+		sum += c[k] = r->slice_counts[k * n + i];
+	e = window_estimate(c, r->slice_len, r->n_slices, len_ns);
+	/* As uncertainty, not a correction: the price is a noisy calibration,
+	 * and events that do not come from CPU-bound work are not slowed. */
+	if (slowed > 0)
+		e.variance += (e.value * slowed) * (e.value * slowed);
+	if (ret_counted)
+		*ret_counted = sum;
+	return e;
+}
+
 /* Windowed: each counter's slices scaled to the interval. */
 static int write_window_counts(struct recorder *r, sqlite3_stmt *st, int64_t interval_id,
 			       int64_t len_ns)
 {
-	size_t n = counters_count(r->counters);
-	uint64_t c[RECORDER_MAX_SLICES];
 	int ret;
 
 	if (!r->n_slices)
 		return 0;	/* not measured is not zero: no rows */
-	for (size_t i = 0; i < n; i++) {
-		struct window_estimate e;
-		uint64_t sum = 0;
+	for (size_t i = 0; i < counters_count(r->counters); i++) {
+		uint64_t counted;
+		struct window_estimate e = counter_estimate(r, i, len_ns, &counted);
 
-		for (size_t k = 0; k < r->n_slices; k++)
-			sum += c[k] = r->slice_counts[k * n + i];
-		e = window_estimate(c, r->slice_len, r->n_slices, len_ns);
 		ret = insert_count(r, st, interval_id, r->event_ids[i], (uint64_t)(e.value + 0.5),
-				   "window", (int64_t)sum, e.variance);
+				   "window", (int64_t)counted, e.variance);
 		if (ret < 0)
 			return ret;
 	}
@@ -428,17 +465,6 @@ static int write_samples(struct recorder *r, int64_t interval_id)
 	ret = mem_agg_for_each_kernel_ip(r->agg, store_sym, &c);
 	u64map_free(c.done);
 	return ret;
-}
-
-/* A counter's slices scaled to an interval of len_ns (0 without slices). */
-static uint64_t window_total(const struct recorder *r, size_t i, int64_t len_ns)
-{
-	size_t n = counters_count(r->counters);
-	uint64_t c[RECORDER_MAX_SLICES];
-
-	for (size_t k = 0; k < r->n_slices; k++)
-		c[k] = r->slice_counts[k * n + i];
-	return (uint64_t)(window_estimate(c, r->slice_len, r->n_slices, len_ns).value + 0.5);
 }
 
 /* mmhitmd's own CPU in the windows, and the kernel's for their events. */
@@ -606,7 +632,8 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	learner_commit(r->learner);
 	memset(&r->sw, 0, sizeof(r->sw));
 	for (size_t i = 0; i < counters_count(r->counters); i++) {
-		r->last[i] = r->windowed ? window_total(r, i, now_wall - r->start_ns) :
+		r->last[i] = r->windowed ? (uint64_t)(counter_estimate(r, i, now_wall - r->start_ns,
+								     NULL).value + 0.5) :
 					   counter_delta(r->prev[i], r->cur[i]);
 		r->total[i] += r->last[i];
 	}

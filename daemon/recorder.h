@@ -85,6 +85,7 @@ struct recorder {
 	char armed[64];			/* what the slices armed */
 	char window_note[160];		/* why no or a shorter window */
 	double event_price_ns;		/* kernel cost of one counted event */
+	int cpus;			/* online, to spread the windows' events */
 	/* Of the last written interval, for the overhead budget. */
 	int64_t last_armed_ns;
 	size_t last_slices;
