@@ -17,7 +17,14 @@
 
 struct counter {
 	char name[96];
+	struct perf_event_attr attr;	/* a new evsel from it at each arming */
 	struct perf_evsel *evsel;
+};
+
+/* Events handed over by counters_retire(), open, to be closed. */
+struct counters_retired {
+	struct perf_evsel **evsels;
+	size_t n;
 };
 
 struct counters {
@@ -104,6 +111,7 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 	evsel = perf_evsel__new(&attr);
 	if (!evsel)
 		return log_oom();
+	attr.disabled = 1;	/* windowed arming enables them all at once */
 	r = perf_evsel__open(evsel, c->cpus, c->threads);
 	if (r < 0) {
 		int err = errno ?: -r;
@@ -118,11 +126,15 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 		return log_oom();
 	}
 	snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s:%s", sys, name);
+	c->v[c->n].attr = attr;
 	c->v[c->n].evsel = evsel;
 	c->n++;
 	/* Opened to learn that it can be; armed again only when asked. */
-	if (!c->armed)
+	if (!c->armed) {
 		perf_evsel__close(evsel);
+		perf_evsel__delete(evsel);
+		c->v[c->n - 1].evsel = NULL;
+	}
 	return event_status_add(status, sys, name, "count", true, "perf counting on %d CPUs",
 				perf_cpu_map__nr(c->cpus));
 }
@@ -168,11 +180,18 @@ int counters_arm(struct counters *c)
 	if (c->armed)
 		return 0;
 	for (size_t i = 0; i < c->n; i++) {
-		r = perf_evsel__open(c->v[i].evsel, c->cpus, c->threads);
+		c->v[i].evsel = perf_evsel__new(&c->v[i].attr);
+		r = c->v[i].evsel ? perf_evsel__open(c->v[i].evsel, c->cpus, c->threads) : -ENOMEM;
 		if (r < 0) {
-			r = log_error_errno(errno ?: EIO, "Failed to arm counter %s: %m", c->v[i].name);
-			while (i--)
+			r = log_error_errno(c->v[i].evsel ? (errno ?: EIO) : ENOMEM,
+					    "Failed to arm counter %s: %m", c->v[i].name);
+			perf_evsel__delete(c->v[i].evsel);
+			c->v[i].evsel = NULL;
+			while (i--) {
 				perf_evsel__close(c->v[i].evsel);
+				perf_evsel__delete(c->v[i].evsel);
+				c->v[i].evsel = NULL;
+			}
 			return r;
 		}
 	}
@@ -194,13 +213,47 @@ void counters_pause(struct counters *c)
 		perf_evsel__disable(c->v[i].evsel);
 }
 
+struct counters_retired *counters_retire(struct counters *c)
+{
+	struct counters_retired *r;
+
+	if (!c || !c->armed)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (r)
+		r->evsels = calloc(c->n + 1, sizeof(*r->evsels));
+	if (r && !r->evsels) {
+		free(r);
+		r = NULL;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (r) {
+			r->evsels[r->n++] = c->v[i].evsel;
+		} else {	/* no memory: close them now, slowly */
+			perf_evsel__close(c->v[i].evsel);
+			perf_evsel__delete(c->v[i].evsel);
+		}
+		c->v[i].evsel = NULL;
+	}
+	c->armed = false;
+	return r;
+}
+
+void counters_retired_close(struct counters_retired *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		perf_evsel__close(r->evsels[i]);
+		perf_evsel__delete(r->evsels[i]);
+	}
+	free(r->evsels);
+	free(r);
+}
+
 void counters_disarm(struct counters *c)
 {
-	if (!c || !c->armed)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		perf_evsel__close(c->v[i].evsel);
-	c->armed = false;
+	counters_retired_close(counters_retire(c));
 }
 
 bool counters_armed(const struct counters *c)

@@ -34,6 +34,18 @@ const char *counters_name(const struct counters *c, size_t i);	/* "system:name" 
 /* Opens every added event (counting from zero); closes them again. */
 int counters_arm(struct counters *c);
 void counters_disarm(struct counters *c);
+
+/*
+ * Closing the last perf event of a tracepoint waits for RCU grace periods
+ * (tracepoint_synchronize_unregister() in perf_trace_event_unreg()), 35 ms
+ * per tracepoint on the build VM, and holds the kernel's event mutex while
+ * it does: the main loop must not pay it. counters_retire() hands the
+ * armed events over, still open (pause them first), and leaves c disarmed;
+ * counters_retired_close() closes them, in another thread. Accepts NULL.
+ */
+struct counters_retired;
+struct counters_retired *counters_retire(struct counters *c);
+void counters_retired_close(struct counters_retired *r);
 /* Stops counting (all events at once) before a read that closes them. */
 void counters_pause(struct counters *c);
 bool counters_armed(const struct counters *c);

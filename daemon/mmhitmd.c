@@ -52,6 +52,9 @@
 #define MMHITM_VERSION "0.1"
 #endif
 
+/* How often the main loop looks whether a slice's disarming is done (ns). */
+#define DISARM_POLL_NS (20 * NSEC_PER_MSEC)
+
 /* How often the sample rings are read while sampling (ns). */
 #define SAMPLER_DRAIN_NS (200 * NSEC_PER_MSEC)
 
@@ -378,8 +381,7 @@ struct daemon {
 	struct window_plan plan;	/* this interval's slices */
 	size_t next_slice;		/* plan.s[] index of the next to open */
 	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
-	int64_t switch_off;		/* the end of the sched_switch sample after it */
-	int64_t switch_cpu0;		/* mmhitmd's CPU time as that sample began */
+	struct disarm_job *job;		/* the last slice's disarming, while it runs */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 	bool recording;			/* the recorder has started */
 };
@@ -873,8 +875,12 @@ out:
 	return r;
 }
 
+static int disarm_finish(struct daemon *d, bool wait);
+
 static void teardown(struct daemon *d)
 {
+	if (disarm_finish(d, true) < 0)
+		log_warning("Failed to drain the learning streams at exit, ignoring");
 	recorder_done(&d->rec);
 	sampler_free(d->sampler);
 	mem_agg_free(d->agg);
@@ -1125,17 +1131,66 @@ static int64_t next_slice_on(const struct daemon *d)
 	return d->next_slice < d->plan.n ? d->plan.s[d->next_slice].start_ns : INT64_MAX;
 }
 
-/* The end of a slice's sched_switch sample: its cost is the window's. */
-static int switch_sample_close(struct daemon *d, int64_t mono)
-{
-	int r;
+/*
+ * What a slice's end leaves to a thread of its own: closing the counters,
+ * disarming the learning events, then streaming the slice's sched_switch
+ * sample. Removing a tracepoint's last user waits for RCU grace periods
+ * under the kernel's event mutex, tens of milliseconds apiece; in the main
+ * loop that made the intervals after a window start 100-200 ms late.
+ */
+struct disarm_job {
+	pthread_t thread;
+	struct counters_retired *counters;
+	struct stream *stream;		/* NULL: no learning events */
+	int64_t switch_ns;		/* the sample's length; 0: none */
+	int64_t cpu_ns;			/* the thread's CPU time */
+	bool done;			/* atomic: the thread finished */
+};
 
-	(void)mono;
-	stream_sample_switches(d->stream, false);
-	d->switch_off = INT64_MAX;
-	r = stream_drain(d->stream, d->learner, false);
-	recorder_window_cpu(&d->rec, process_cpu_time_ns() - d->switch_cpu0);
-	return r;
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void *disarm_run(void *arg)
+{
+	struct disarm_job *j = arg;
+
+	counters_retired_close(j->counters);
+	j->counters = NULL;
+	if (j->stream) {
+		stream_arm(j->stream, false);
+		if (j->switch_ns && stream_sample_switches(j->stream, true) == 0) {
+			struct timespec ts = { j->switch_ns / NSEC_PER_SEC, j->switch_ns % NSEC_PER_SEC };
+
+			nanosleep(&ts, NULL);
+			stream_sample_switches(j->stream, false);
+		}
+	}
+	j->cpu_ns = thread_cpu_ns();
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Waits for the last slice's disarming (wait) or looks whether it is done;
+ * once it is, what the slice learned is drained, while the tasks it saw are
+ * alive to be looked up. Returns 0, or the drain's -errno.
+ */
+static int disarm_finish(struct daemon *d, bool wait)
+{
+	struct disarm_job *j = d->job;
+
+	if (!j || (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)))
+		return 0;
+	pthread_join(j->thread, NULL);
+	recorder_window_cpu(&d->rec, j->cpu_ns);
+	free(j);
+	d->job = NULL;
+	return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
 }
 
 /*
@@ -1152,8 +1207,18 @@ static void slice_open(struct daemon *d, int64_t mono)
 	/* Woken late past the slice's end: it is lost, not stretched. */
 	if (mono >= sl->end_ns)
 		return;
-	if (d->switch_off != INT64_MAX)
-		switch_sample_close(d, mono);
+	/*
+	 * The last slice's disarming must be over: a tracepoint's users
+	 * change one at a time, and waiting for it here would stall the loop.
+	 * Only slices closer together than a disarming (about 200 ms, short
+	 * intervals) lose one; the armed time recorded says so.
+	 */
+	if (d->job && !__atomic_load_n(&d->job->done, __ATOMIC_ACQUIRE)) {
+		log_debug("Window slice skipped: the last one is still being disarmed");
+		return;
+	}
+	if (disarm_finish(d, false) < 0)
+		log_warning("Failed to drain the learning streams, ignoring");
 	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->stream ? " learn" : "",
 		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
 		 d->snapshot ? " snapshot" : "");
@@ -1182,13 +1247,18 @@ static void slice_open(struct daemon *d, int64_t mono)
 }
 
 /*
- * Disarms everything and keeps what the slice saw; then, with the counters
- * closed, streams the slice's sched_switch sample (switch_sample long).
+ * Keeps what the slice saw and starts disarming: the counters are paused
+ * and read here, everything else is closed by a thread (disarm_run()),
+ * which then streams the slice's sched_switch sample, after the counting:
+ * a streamed switch costs the workload far more than a counted one.
  */
 static int slice_close(struct daemon *d, int64_t mono)
 {
+	struct disarm_job *j;
+
 	if (d->slice_off == INT64_MAX)
 		return 0;
+	d->slice_off = INT64_MAX;
 	if (recorder_slice_end(&d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
 	if (d->sampler) {
@@ -1196,16 +1266,25 @@ static int slice_close(struct daemon *d, int64_t mono)
 		if (sampler_drain(d->sampler, d->agg) < 0)
 			log_warning("Failed to read memory samples, ignoring");
 	}
-	if (d->stream)
-		stream_arm(d->stream, false);
-	d->slice_off = INT64_MAX;
-	if (d->stream && d->cfg.switch_sample_ns && stream_sample_switches(d->stream, true) == 0) {
-		d->switch_off = mono + d->cfg.switch_sample_ns;
-		d->switch_cpu0 = process_cpu_time_ns();
-		return 0;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		counters_disarm(d->counters);
+		if (d->stream)
+			stream_arm(d->stream, false);
+		return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
 	}
-	/* Now, while the tasks seen are alive to be looked up. */
-	return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
+	j->counters = counters_retire(d->counters);
+	j->stream = d->stream;
+	j->switch_ns = d->cfg.switch_sample_ns;
+	d->job = j;
+	if (pthread_create(&j->thread, NULL, disarm_run, j) != 0) {
+		/* No thread: the same work here, the main loop waiting. */
+		disarm_run(j);
+		free(j);
+		d->job = NULL;
+		return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
+	}
+	return 0;
 }
 
 static int64_t min64(int64_t a, int64_t b)
@@ -1313,7 +1392,7 @@ static int run(struct daemon *d, int ready_fd)
 	bool stop = false;
 	int r;
 
-	d->slice_off = d->switch_off = INT64_MAX;
+	d->slice_off = INT64_MAX;
 	if (d->windowed)
 		plan_interval(d, mono, wall, next_flush);
 	else if (d->sampler)
@@ -1352,7 +1431,9 @@ static int run(struct daemon *d, int ready_fd)
 		wait = min64(wait, switch_on - mono);
 		wait = min64(wait, next_slice_on(d) - mono);
 		wait = min64(wait, d->slice_off - mono);
-		wait = min64(wait, d->switch_off - mono);
+		/* A disarming thread at work: look in on it now and then. */
+		if (d->job)
+			wait = min64(wait, DISARM_POLL_NS);
 		/* A full sample ring loses samples: drain it often while on,
 		 * and wake up for the duty cycle's next turn. */
 		if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
@@ -1389,11 +1470,11 @@ static int run(struct daemon *d, int ready_fd)
 				log_warning("Failed to read memory samples, ignoring");
 		}
 
-		/* windowed: the slices, and the switch sample after each */
-		if (mono >= d->switch_off) {
-			r = switch_sample_close(d, mono);
-			if (r < 0)
-				return r;
+		/* windowed: the slices, and the disarming after each */
+		r = disarm_finish(d, false);
+		if (r < 0) {
+			final_flush(d);
+			return r;
 		}
 		if (mono >= d->slice_off || (in_slice && wall >= next_flush)) {
 			r = slice_close(d, mono);
@@ -1449,8 +1530,8 @@ static int run(struct daemon *d, int ready_fd)
 	}
 
 	r = slice_close(d, now_ns(CLOCK_MONOTONIC));
-	if (r >= 0 && d->switch_off != INT64_MAX)
-		r = switch_sample_close(d, now_ns(CLOCK_MONOTONIC));
+	if (r >= 0)
+		r = disarm_finish(d, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to read the last window's learning events: %m, ignoring");
 	r = final_flush(d);

@@ -109,7 +109,6 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 	now_mono = now_ns(CLOCK_MONOTONIC);
 	counters_pause(r->counters);
 	ret = counters_read(r->counters, r->cur);
-	counters_disarm(r->counters);
 	if (ret < 0) {
 		r->slice_start = 0;
 		return ret;

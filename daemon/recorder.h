@@ -99,7 +99,8 @@ struct recorder {
 
 /*
  * Windowed recording: a slice starts (counters armed from zero) and ends
- * (read, closed, its counts kept for the interval's estimate). armed says
+ * (paused and read, its counts kept for the interval's estimate; the
+ * caller then retires the counters, see counters_retire()). armed says
  * what the slice armed besides the counters, for the interval row.
  */
 int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed);
