@@ -39,13 +39,15 @@ echo
 echo
 echo "== per-interval event rates (view event_rates)"
 sqlite3 -header -column "$DB" \
-	"SELECT start, round(seconds, 1) AS s, event, count, round(per_second) AS per_s
+	"SELECT start, round(seconds, 1) AS s, event, method, count, round(stderr) AS stderr,
+	        round(per_second) AS per_s, round(armed_share, 3) AS armed
 	 FROM event_rates WHERE count > 0 ORDER BY interval_id, event"
 echo
 echo "== the recorder's own cost (view interval_summary)"
 sqlite3 -header -column "$DB" \
 	"SELECT start, round(seconds, 1) AS s, partial, learn_records, events_lost,
-	        round(daemon_cpu_s * 1000, 1) AS cpu_ms, daemon_rss_kb FROM interval_summary"
+	        round(daemon_cpu_s * 1000, 1) AS cpu_ms, daemon_rss_kb, round(armed_share, 3) AS armed,
+	        slices, round(est_cost_s * 1000, 1) AS window_cost_ms, window_note FROM interval_summary"
 echo
 echo "== mm_structs learned (view mm_structs), the latest 10"
 sqlite3 -header -column "$DB" \
