@@ -371,6 +371,20 @@ out:
 	fix_unlink();
 }
 
+/* An imported perf.data of the live boot's host, over 6 s of its interval 1:
+ * boot 2, interval 10, one sample on the live boot's mm_struct. */
+static void import_boot(sqlite3 *db)
+{
+	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (2, 'import:fleet-01', 'fleet-01');"
+		     "INSERT INTO boots(boot_id, host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
+		     " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
+		     " pmu_kind, lru_gen) VALUES (2, 2, 'perf.data:x', 'import', %" PRId64 ", %" PRId64 ","
+		     " '6.12.117+deb12-cloud-amd64', '#1 SMP', 'x86_64', 4, 64, 4096, 'intel-pebs', 'on')",
+		     T0 + 2 * S, T0 + 8 * S), ==, 0);
+	interval(db, 10, 2, T0 + 2 * S, T0 + 8 * S, true);
+	line(db, 10, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 3, 0, 1);
+}
+
 /*
  * Windowed counts carry their precision into path_intervals: the live
  * boot's tlb:tlb_flush counted in 1 s of a 10 s interval, with its
@@ -391,14 +405,7 @@ static void test_windowed_work(void)
 		     " WHERE interval_id = 1 AND event_id = (SELECT event_id FROM event_names"
 		     " WHERE name = 'tlb:tlb_flush'); UPDATE intervals SET armed_ns = 1000000000"
 		     " WHERE interval_id = 1"), ==, 0);
-	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (2, 'import:fleet-01', 'fleet-01');"
-		     "INSERT INTO boots(boot_id, host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
-		     " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
-		     " pmu_kind, lru_gen) VALUES (2, 2, 'perf.data:x', 'import', %" PRId64 ", %" PRId64 ","
-		     " '6.12.117+deb12-cloud-amd64', '#1 SMP', 'x86_64', 4, 64, 4096, 'intel-pebs', 'on')",
-		     T0 + 2 * S, T0 + 8 * S), ==, 0);
-	interval(db, 10, 2, T0 + 2 * S, T0 + 8 * S, true);
-	line(db, 10, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 3, 0, 1);
+	import_boot(db);
 	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
 	CHECK_STR(qs(db, "SELECT printf('%.0f|%.3f', work_stderr, work_share) FROM path_rates"
 		     " WHERE interval_id = 1 AND path = 'P4'"), "2000|0.100\n");
@@ -424,14 +431,7 @@ static void test_import_boot(void)
 	CHECK(db && rules);
 	if (!db || !rules)
 		goto out;
-	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (2, 'import:fleet-01', 'fleet-01');"
-		     "INSERT INTO boots(boot_id, host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
-		     " kernel_release, kernel_version, arch, nr_cpus_online, cache_line_size, page_size,"
-		     " pmu_kind, lru_gen) VALUES (2, 2, 'perf.data:x', 'import', %" PRId64 ", %" PRId64 ","
-		     " '6.12.117+deb12-cloud-amd64', '#1 SMP', 'x86_64', 4, 64, 4096, 'intel-pebs', 'on')",
-		     T0 + 2 * S, T0 + 8 * S), ==, 0);
-	interval(db, 10, 2, T0 + 2 * S, T0 + 8 * S, true);
-	line(db, 10, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 3, 0, 1);
+	import_boot(db);
 	line(db, 10, FIX_VMEMMAP + PFN_AGING * 64 + 1, sym("walk_pte_range", 0x100), 0, 1, 0, 1);
 	/* a boot of another host at the same time shares nothing */
 	CHECK_INT(ex(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (3, 'other', 'fleet-02');"
