@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <tracefs.h>
 
 #include "counters.h"
@@ -29,6 +30,7 @@ struct counters_retired {
 
 struct counters {
 	bool armed;
+	int64_t enabled_ns;		/* CLOCK_MONOTONIC, when the counting began */
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	struct counter *v;
@@ -201,16 +203,29 @@ int counters_arm(struct counters *c)
 	 * only now, all events at once, so the window measures the workload
 	 * and not that.
 	 */
+	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < c->n; i++)
 		perf_evsel__enable(c->v[i].evsel);
+	/* Each enable is a cross-CPU call: on a slow host (emulated, the
+	 * tests' QEMU) they take a while, and the counting starts, on
+	 * average, halfway through them. */
+	c->enabled_ns += (now_ns(CLOCK_MONOTONIC) - c->enabled_ns) / 2;
 	c->armed = true;
 	return 0;
 }
 
-void counters_pause(struct counters *c)
+int64_t counters_enabled_ns(const struct counters *c)
 {
+	return c->enabled_ns;
+}
+
+int64_t counters_pause(struct counters *c)
+{
+	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 	for (size_t i = 0; c && c->armed && i < c->n; i++)
 		perf_evsel__disable(c->v[i].evsel);
+	return t0 + (now_ns(CLOCK_MONOTONIC) - t0) / 2;
 }
 
 struct counters_retired *counters_retire(struct counters *c)

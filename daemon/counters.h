@@ -46,8 +46,11 @@ void counters_disarm(struct counters *c);
 struct counters_retired;
 struct counters_retired *counters_retire(struct counters *c);
 void counters_retired_close(struct counters_retired *r);
-/* Stops counting (all events at once) before a read that closes them. */
-void counters_pause(struct counters *c);
+/* When the armed counters began counting (CLOCK_MONOTONIC ns, the midst
+ * of enabling them), and pausing them: stops counting, all events at
+ * once, before the read; returns when the counting stopped, likewise. */
+int64_t counters_enabled_ns(const struct counters *c);
+int64_t counters_pause(struct counters *c);
 bool counters_armed(const struct counters *c);
 
 /* Reads every counter's total since it was armed into ret[0..count);

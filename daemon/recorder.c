@@ -83,7 +83,7 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 		return ret;
 	/* The slice is what was counted: from the moment the counters were
 	 * enabled, after the milliseconds that opening them takes. */
-	r->slice_start = now_ns(CLOCK_MONOTONIC);
+	r->slice_start = counters_enabled_ns(r->counters);
 	(void)now_mono;
 	if (armed && !strstr(r->armed, armed))
 		snprintf(r->armed + strlen(r->armed), sizeof(r->armed) - strlen(r->armed), "%s%s",
@@ -106,8 +106,7 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 		memset(r->slice_counts + r->n_slices * n, 0, n * sizeof(*row));
 	row = r->slice_counts + r->n_slices * n;
 	/* ... to the moment they stopped, not when the main loop woke. */
-	now_mono = now_ns(CLOCK_MONOTONIC);
-	counters_pause(r->counters);
+	now_mono = counters_pause(r->counters);
 	ret = counters_read(r->counters, r->cur);
 	if (ret < 0) {
 		r->slice_start = 0;
@@ -163,6 +162,7 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 	r->snap_prev = 0;
 	getrusage(RUSAGE_SELF, &r->ru_prev);
 	r->start_ns = now_wall;
+	r->row_interval_ns = r->interval_ns;
 	return 0;
 }
 
@@ -494,7 +494,11 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	sqlite3_bind_int(st, 4, partial);
 	sqlite3_bind_int64(st, 5, (int64_t)r->learn_records);
 	sqlite3_bind_int64(st, 6, (int64_t)r->lost);
-	sqlite3_bind_int64(st, 7, (int64_t)interval_slots_missed(r->start_ns, end_ns, r->interval_ns));
+	/* In slots of the length the row began with: a reload that shortens
+	 * the interval takes effect at the next boundary, and the row up to
+	 * it missed nothing. */
+	sqlite3_bind_int64(st, 7, (int64_t)interval_slots_missed(r->start_ns, end_ns,
+								 r->row_interval_ns ?: r->interval_ns));
 	sqlite3_bind_int64(st, 8, tv_ns(&ru->ru_utime) - tv_ns(&r->ru_prev.ru_utime));
 	sqlite3_bind_int64(st, 9, tv_ns(&ru->ru_stime) - tv_ns(&r->ru_prev.ru_stime));
 	if (rss >= 0)
@@ -602,7 +606,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	    db_query_int(r->db, &page_size, "PRAGMA page_size") == 0)
 		db_bytes = page_count * page_size;
 
-	partial = final || (now_wall - r->start_ns) < r->interval_ns * 9 / 10;
+	partial = final || (now_wall - r->start_ns) < (r->row_interval_ns ?: r->interval_ns) * 9 / 10;
 
 	/* The first failure is reported in full, by the layers below too;
 	 * retries only when they fail differently, then once on recovery. */
@@ -673,6 +677,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = ru;
 	r->start_ns = now_wall;
+	r->row_interval_ns = r->interval_ns;
 	r->written++;
 	return 0;
 }

@@ -36,6 +36,7 @@ struct recorder {
 	sqlite3 *db;
 	int64_t boot_id;
 	int64_t interval_ns;		/* configured length, for the partial flag */
+	int64_t row_interval_ns;	/* ... as it was when this row began (SIGHUP) */
 	bool lru_gen;			/* read /sys/kernel/debug/lru_gen */
 
 	struct counters *counters;	/* borrowed */
