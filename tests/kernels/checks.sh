@@ -105,12 +105,12 @@ check_recording() {	# results-dir label
 	check "$L: the loads ended inside the recording (else raise DURATION)" \
 		"$(cat "$R/aging.end_ns")" -le "$last"
 
-	# P1 side: sched_switch counted in the kernel (windowed: in the
-	# windows, scaled to the intervals with a stated standard error).
-	# Over the boot it must agree with /proc/stat's ctxt (the same
-	# switches, counted by the scheduler) within 5 % plus three standard
-	# errors; over the intervals the ctxswitch load ran in it must cover
-	# the switches the load's own threads report, within three.
+	# P1 side: sched_switch counted in the kernel. Over the boot it must
+	# agree with /proc/stat's ctxt (the same switches, counted by the
+	# scheduler) within 5 %; over the intervals the ctxswitch load ran in
+	# it must cover the switches the load's own threads report. A windowed
+	# count's standard errors widen both (three of them); the scenarios
+	# record continuously (guest/record.sh says why), variance 0.
 	check "$L: sched:sched_switch counted" -n \
 		"$(q "SELECT 1 FROM boot_events WHERE boot_id = $boot AND event = 'sched:sched_switch' AND role = 'count' AND available = 1")"
 	sw=$(q "SELECT coalesce(sum(c.count), 0) FROM event_counts c JOIN event_names n USING (event_id)
@@ -136,9 +136,6 @@ check_recording() {	# results-dir label
 	echo "    load window: sched_switch $sw_load (3 se: $se_load), the load's own switches $own ($CTXSW_KEY)"
 	check "$L: the load reported its switches" -n "$own"
 	check "$L: sched_switch covers the load's switches (within 3 se)" "$((sw_load + se_load))" -ge "${own%.*}"
-	check "$L: windowed: the counts came from windows" \
-		"$(q "SELECT count(*) FROM event_counts c JOIN intervals i USING (interval_id)
-			WHERE i.boot_id = $boot AND c.method = 'window'")" -ge 1
 
 	# P2 side: max_seq steps once per aging pass and node, and the load aged
 	# a memcg of its own: its steps recorded must be the passes reported,
