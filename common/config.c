@@ -129,7 +129,7 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(learn_pages), "yes" },
 	{ { "learn_locks", "BOOL", "learn contended lock addresses (lock:contention_begin)" },
 	  OPT_BOOL, OFF(learn_locks), "yes" },
-	{ { "switch_sample", "DURATION", "sched_switch sample after each window slice, for same-mm switches (0: none)" },
+	{ { "switch_sample", "DURATION", "sched_switch sample once per interval, after a window slice, for same-mm switches (0: none)" },
 	  OPT_DURATION, OFF(switch_sample_ns), "20ms", 0, 10 * S },
 	{ { "record_mode", "MODE", "windowed (armed only in short windows) or continuous (lab runs)" },
 	  OPT_STRING, OFF(record_mode), "windowed", 0, 0, check_record_mode },

@@ -384,6 +384,11 @@ static void on_snapshot(struct learner *l, const struct learn_event *ev)
 	o->snap_gen = l->snap_gen;
 }
 
+bool learner_pages_full(const struct learner *l)
+{
+	return u64map_count(l->pfns) >= l->lim.max_page_pairs;
+}
+
 void learner_snapshot_begin(struct learner *l)
 {
 	l->snap_gen++;

@@ -122,4 +122,8 @@ struct switch_stats {
 };
 void learner_take_switch_stats(struct learner *l, struct switch_stats *ret);
 
+/* Whether the boot's (folio, pfn) pairs are all learned (max_page_pairs):
+ * the page events need not be armed any more. */
+bool learner_pages_full(const struct learner *l);
+
 #endif

@@ -68,22 +68,28 @@
 #define STOP_RETRY_FIRST_MS 250
 #define STOP_RETRY_MAX_MS 4000
 
-/* The tracepoints counted in the kernel (in the windows, or all along). */
+/*
+ * The tracepoints counted in the kernel (in every window slice, or all
+ * along): all switches (the ctxt of /proc/stat checks them), and P3's and
+ * P4's units of work.
+ */
 static const char *const default_counted[] = {
 	"sched:sched_switch",
 	"pagemap:mm_lru_activate",
-	"pagemap:mm_lru_insertion",
 	"tlb:tlb_flush",
-	"lock:contention_begin",
 };
 
 /*
- * Counted too when recording continuously. Windowed, the reclaim they
- * count is in /proc/vmstat for free (pgscan, pgsteal, pgrefill, ...), and
- * arming twenty more events per CPU for every slice would cost more than
- * what the slice counts: --count-events adds them back.
+ * Counted too when recording continuously. Windowed, each tracepoint
+ * counted is a kernel text patch, with IPIs to every CPU, at every slice's
+ * start and end, most of what an idle window costs: these measure no
+ * path's work (the reclaim that vmscan:* counts is in /proc/vmstat for
+ * free, contended locks are learned in the windows all the same), and
+ * --count-events adds them back.
  */
 static const char *const continuous_counted[] = {
+	"pagemap:mm_lru_insertion",
+	"lock:contention_begin",
 	"vmscan:*",
 };
 
@@ -382,6 +388,8 @@ struct daemon {
 	size_t next_slice;		/* plan.s[] index of the next to open */
 	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
 	struct disarm_job *job;		/* the last slice's disarming, while it runs */
+	bool learned;			/* a slice of this interval armed the learning */
+	bool slice_learns;		/* the open slice does */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 	bool recording;			/* the recorder has started */
 };
@@ -1078,6 +1086,7 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 
 	d->plan.n = 0;
 	d->next_slice = 0;
+	d->learned = false;
 	/* A partial interval (the first) gets its share of the window: a
 	 * daemon restarted often must not be armed more often. */
 	if (next_flush - wall < d->cfg.interval_ns)
@@ -1219,8 +1228,18 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	if (disarm_finish(d, false) < 0)
 		log_warning("Failed to drain the learning streams, ignoring");
-	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->stream ? " learn" : "",
-		 d->stream && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
+	/*
+	 * The learning events and the sched_switch sample in one slice per
+	 * interval: every tracepoint armed and disarmed is a kernel text patch
+	 * with IPIs to every CPU, most of what an idle window costs. The
+	 * counters, which the estimate's spread needs, and the snapshot (no
+	 * patch) in every slice.
+	 */
+	d->slice_learns = d->stream && !d->learned;
+	if (d->slice_learns && learner_pages_full(d->learner))
+		stream_skip_pages(d->stream);
+	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->slice_learns ? " learn" : "",
+		 d->slice_learns && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
 		 d->snapshot ? " snapshot" : "");
 	/* Every live mm as the window opens, after what the streams still
 	 * hold (the learner takes events in time order). */
@@ -1231,19 +1250,20 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	/* The counters last: arming the learning events patches the kernel's
 	 * text (IPIs to every CPU), which must not fall into the counting. */
-	if (d->stream)
+	if (d->slice_learns)
 		stream_arm(d->stream, true);
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
 	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
-		if (d->stream)
+		if (d->slice_learns)
 			stream_arm(d->stream, false);
 		if (d->sampler)
 			sampler_window(d->sampler, false, now_ns(CLOCK_MONOTONIC));
 		return;
 	}
 	d->slice_off = sl->end_ns;
+	d->learned |= d->slice_learns;
 }
 
 /*
@@ -1269,13 +1289,13 @@ static int slice_close(struct daemon *d, int64_t mono)
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		counters_disarm(d->counters);
-		if (d->stream)
+		if (d->slice_learns)
 			stream_arm(d->stream, false);
 		return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
 	}
 	j->counters = counters_retire(d->counters);
-	j->stream = d->stream;
-	j->switch_ns = d->cfg.switch_sample_ns;
+	j->stream = d->slice_learns ? d->stream : NULL;
+	j->switch_ns = d->slice_learns ? d->cfg.switch_sample_ns : 0;
 	d->job = j;
 	if (pthread_create(&j->thread, NULL, disarm_run, j) != 0) {
 		/* No thread: the same work here, the main loop waiting. */

@@ -85,9 +85,23 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 	 * enabled, after the milliseconds that opening them takes. */
 	r->slice_start = counters_enabled_ns(r->counters);
 	(void)now_mono;
-	if (armed && !strstr(r->armed, armed))
-		snprintf(r->armed + strlen(r->armed), sizeof(r->armed) - strlen(r->armed), "%s%s",
-			 r->armed[0] ? " " : "", armed);
+	/* The interval's union of what its slices armed, word by word. */
+	for (const char *w = armed; w && *w;) {
+		size_t n = strcspn(w, " ");
+		const char *p = r->armed;
+		bool have = false;
+
+		while (!have && *p) {
+			size_t m = strcspn(p, " ");
+
+			have = m == n && strncmp(p, w, n) == 0;
+			p += m + (p[m] == ' ');
+		}
+		if (!have && n)
+			snprintf(r->armed + strlen(r->armed), sizeof(r->armed) - strlen(r->armed),
+				 "%s%.*s", r->armed[0] ? " " : "", (int)n, w);
+		w += n + (w[n] == ' ');
+	}
 	return 0;
 }
 

@@ -202,6 +202,7 @@ struct stream {
 	bool window_on;
 	bool windowed;			/* everything armed only by stream_arm() */
 	bool armed;
+	bool skip_pages;		/* stream_arm() leaves the page events alone */
 	uint64_t lock_records;		/* read by the last drain */
 };
 
@@ -692,7 +693,7 @@ int stream_arm(struct stream *s, bool on)
 	for (int i = 0; i < s->nsrc; i++) {
 		const struct source *src = &s->src[i];
 
-		if (src->type == LEARN_SWITCH)
+		if (src->type == LEARN_SWITCH || (on && s->skip_pages && src->type == LEARN_PAGE))
 			continue;
 		if (tracefs_event_file_write(src->inst, src->system, src->name, "enable",
 					     on ? "1" : "0") < 0 && r == 0)
@@ -701,6 +702,12 @@ int stream_arm(struct stream *s, bool on)
 	}
 	s->armed = on;
 	return r;
+}
+
+void stream_skip_pages(struct stream *s)
+{
+	if (s)
+		s->skip_pages = true;
 }
 
 bool stream_armed(const struct stream *s)

@@ -68,6 +68,9 @@ int stream_sample_switches(struct stream *s, bool on);
  * -ENOENT when the stream is not windowed.
  */
 int stream_arm(struct stream *s, bool on);
+/* Leaves the page events out of stream_arm() from now on (no more pairs
+ * wanted): each armed tracepoint is a kernel text patch, twice a window. */
+void stream_skip_pages(struct stream *s);
 /* Whether learning events are armed now (always, when not windowed). */
 bool stream_armed(const struct stream *s);
 
