@@ -34,7 +34,10 @@ prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb"
 	--web.listen-address=127.0.0.1:$PROM_PORT >"$WORK/prom.log" 2>&1 &
 PROM=$!
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 5s --instance mmhitm-test-prom-$$ \
+# Continuous: the 20,000 flushes below come in a burst of a few hundred
+# milliseconds that windows would sample, not count; this checks the export.
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --duration 5s \
+	--instance mmhitm-test-prom-$$ \
 	--metrics-file "$WORK/textfiles/mmhitm.prom" 2>"$WORK/daemon.log" &
 DPID=$!
 wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
