@@ -14,7 +14,9 @@ DB=$WORK/a.db
 INST=mmhitm-test-two-$$
 trap 'kill $D1 2>/dev/null; cleanup_instances "$INST" "$INST-b"; rm -rf "$WORK"' EXIT
 
-"$O/mmhitmd" --foreground --db "$DB" --interval 1s --drain-interval 100ms --instance "$INST" \
+# Continuous: every fork below must reach the first daemon's learning.
+"$O/mmhitmd" --foreground --record-mode continuous --db "$DB" --interval 1s --drain-interval 100ms \
+	--instance "$INST" \
 	--metrics-file "" 2>"$WORK/d1.log" &
 D1=$!
 wait_until 30 rows_at_least "$DB" 2 || { cat "$WORK/d1.log"; fail "no intervals"; finish; }
