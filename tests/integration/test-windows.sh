@@ -63,9 +63,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 check "between windows: no perf event open, no event enabled (polls)" "$idle_seen" -eq 1
 check "in a window: the counters are open" "$fds_seen" -eq 1
-# 1/6 of the time armed; the polls are themselves a sample (~500 of them).
+# At most 1/6 of the time armed (less where the budget shortens a window,
+# which the database below checks exactly); the polls are a sample.
 check "polls that found something armed (% of $polls)" "$((100 * armed / polls))" -le 35
-check "polls that found something armed (% of $polls)" "$((100 * armed / polls))" -ge 5
 
 wait $LOAD
 kill -TERM $D
