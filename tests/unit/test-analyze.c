@@ -348,7 +348,7 @@ static void test_analyze(void)
 		CHECK(strncmp(qs(db, "SELECT rules_digest FROM analysis_state"), rules_digest(r2), 16) == 0);
 		rules_free(r2);
 	}
-	/* --- retention (common/retention.c) drops interval 1's samples and
+	/* --- retention (daemon/retention.c) drops interval 1's samples and
 	 * the lock it no longer needs: the sums made from them stand --- */
 	{
 		char pi1[4096];

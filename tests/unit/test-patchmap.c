@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* reports/patchmap.c: the rule format, last-match-wins, and the shipped map. */
+/* common/patchmap.c: the rule format, last-match-wins, and the shipped map. */
 #include <errno.h>
 #include <string.h>
 
