@@ -23,41 +23,6 @@ void metrics_escape(FILE *f, const char *s)
 	}
 }
 
-int path_export_update(struct path_export *p, sqlite3 *db, int64_t boot_id)
-{
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	int r, rc;
-
-	r = db_prepare(db, &st,
-		       "SELECT p.interval_id, p.path, p.lcl_hitm, p.rmt_hitm, p.peer, p.samples, p.work"
-		       " FROM path_intervals p JOIN intervals i USING (interval_id)"
-		       " WHERE i.boot_id = ?1 AND p.interval_id > ?2 AND p.path IN ('P1', 'P2', 'P3', 'P4')"
-		       " ORDER BY p.interval_id");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, boot_id);
-	sqlite3_bind_int64(st, 2, p->last_interval_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int k = ((const char *)sqlite3_column_text(st, 1))[1] - '1';
-
-		if (k < 0 || k >= EXPORT_PATHS)
-			continue;
-		p->last_interval_id = sqlite3_column_int64(st, 0);
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
-			p->measured[k] = true;
-			p->lcl_hitm[k] += sqlite3_column_int64(st, 2);
-			p->rmt_hitm[k] += sqlite3_column_int64(st, 3);
-			p->peer[k] += sqlite3_column_int64(st, 4);
-			p->samples[k] += sqlite3_column_int64(st, 5);
-		}
-		p->work[k] += sqlite3_column_double(st, 6);
-	}
-	if (rc != SQLITE_DONE)
-		return log_warning_errno(db_errno(rc), "Failed to read path totals: %s, ignoring",
-					 sqlite3_errmsg(db));
-	return 0;
-}
-
 static void labels(FILE *f, const struct boot_info *b)
 {
 	fputs("kernel=\"", f);
@@ -80,23 +45,26 @@ static void path_series(FILE *f, const struct boot_info *b, const struct path_ex
 
 static void write_paths(FILE *f, const struct boot_info *b, const struct path_export *p)
 {
+	static const struct path_totals none;
+	const struct path_totals *t = p->totals ?: &none;
+
 	metric(f, "mmhitm_path_hitm_total", "counter",
 	       "HITM samples attributed to each path since mmhitmd started (absent: not sampled).");
-	for (int k = 0; k < EXPORT_PATHS; k++) {
-		if (!p->measured[k])
+	for (int k = 0; k < ANALYSIS_PATHS; k++) {
+		if (!t->measured[k])
 			continue;
 		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"local\"");
-		fprintf(f, "%" PRIu64 "\n", p->lcl_hitm[k]);
+		fprintf(f, "%" PRIu64 "\n", t->lcl_hitm[k]);
 		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"remote\"");
-		fprintf(f, "%" PRIu64 "\n", p->rmt_hitm[k]);
+		fprintf(f, "%" PRIu64 "\n", t->rmt_hitm[k]);
 		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"peer\"");
-		fprintf(f, "%" PRIu64 "\n", p->peer[k]);
+		fprintf(f, "%" PRIu64 "\n", t->peer[k]);
 	}
 	metric(f, "mmhitm_path_work_total", "counter",
 	       "Units of each path's own work (same-mm switches, aging passes, activations, TLB flushes).");
-	for (int k = 0; k < EXPORT_PATHS; k++) {
+	for (int k = 0; k < ANALYSIS_PATHS; k++) {
 		path_series(f, b, p, k, "mmhitm_path_work_total", "");
-		fprintf(f, "%.0f\n", p->work[k]);
+		fprintf(f, "%.0f\n", t->work[k]);
 	}
 }
 

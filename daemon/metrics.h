@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "analysis.h"
 #include "boot.h"
 #include "recorder.h"
 
@@ -15,22 +16,14 @@
  */
 
 /*
- * Per-path totals since the daemon started, from the attribution of the
- * intervals it wrote (path_intervals), and which paths this kernel
- * carries (patch map): "carries", "lacks" or "unknown".
+ * What the metrics say per path: the totals since the daemon started,
+ * from the analyzer's one door (analysis.h), and which paths this kernel
+ * carries by the patch map: "carries", "lacks" or "unknown".
  */
-#define EXPORT_PATHS 4
 struct path_export {
-	const char *patch[EXPORT_PATHS];
-	uint64_t lcl_hitm[EXPORT_PATHS], rmt_hitm[EXPORT_PATHS], peer[EXPORT_PATHS];
-	uint64_t samples[EXPORT_PATHS];
-	double work[EXPORT_PATHS];
-	bool measured[EXPORT_PATHS];	/* HITM was sampled at all */
-	int64_t last_interval_id;	/* added up to here */
+	const char *patch[ANALYSIS_PATHS];
+	const struct path_totals *totals;	/* NULL: attribution is off */
 };
-
-/* Adds the path_intervals rows of boot_id newer than the last call. */
-int path_export_update(struct path_export *p, sqlite3 *db, int64_t boot_id);
 
 /* Writes the metrics; labels are escaped. */
 int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,

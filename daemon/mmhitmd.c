@@ -37,7 +37,7 @@
 #include "learn.h"
 #include "lock.h"
 #include "log.h"
-#include "analyze.h"
+#include "analysis.h"
 #include "metrics.h"
 #include "patchmap.h"
 #include "recorder.h"
@@ -370,7 +370,7 @@ struct daemon {
 	struct sampler *sampler;
 	struct mem_agg *agg;
 	struct kallsyms *ksyms;		/* kept while sampling, for sample IPs */
-	struct rules *rules;		/* attribution, after every interval */
+	struct analysis *analysis;	/* attribution, after every interval */
 	struct path_export paths;	/* per-path totals for the metrics file */
 	struct recorder rec;
 	struct event_status_list status;
@@ -838,12 +838,7 @@ static int setup(struct daemon *d)
 	if (r < 0)
 		goto out;
 	if (d->cfg.analyze) {
-		d->rules = rules_new();
-		if (!d->rules) {
-			r = log_oom();
-			goto out;
-		}
-		r = rules_load_system(d->rules);
+		r = analysis_new(&d->analysis);
 		if (r < 0)
 			goto out;
 	}
@@ -892,7 +887,7 @@ static void teardown(struct daemon *d)
 	recorder_done(&d->rec);
 	sampler_free(d->sampler);
 	mem_agg_free(d->agg);
-	rules_free(d->rules);
+	analysis_free(d->analysis);
 	kallsyms_free(d->ksyms);
 	stream_free(d->stream);
 	mm_snapshot_free(d->snapshot);
@@ -924,14 +919,11 @@ static void after_flush(struct daemon *d, int64_t now)
 
 	/* Attribution before retention, so what retention rolls up is
 	 * attributed; incremental, so a quiet interval costs a few queries. */
-	if (d->rules) {
-		struct analyze_stats st;
-
-		r = analyze_db(d->db, d->rules, 0, &st);
+	if (d->analysis) {
+		r = analysis_step(d->analysis, d->db, d->boot_id);
 		if (r < 0)
 			log_warning_errno(r, "Attribution failed: %m, retrying next interval");
-		else
-			path_export_update(&d->paths, d->db, d->boot_id);
+		d->paths.totals = analysis_totals(d->analysis);
 	}
 
 	r = retention_enforce(d->db, now, &pol, &res);
