@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "boots.h"
 #include "db.h"
 #include "import.h"
 #include "log.h"
@@ -403,35 +404,21 @@ char *import_memory_event_names(const struct import *im)
 }
 
 /* The host: the one of that hostname if there is exactly one, else its own row. */
-static int store_host(sqlite3 *db, const char *hostname, int64_t *ret)
+static int store_host(sqlite3 *db, const char *hostname, char *machine_id, size_t size)
 {
-	_cleanup_finalize_ sqlite3_stmt *sel = NULL, *ins = NULL;
-	char machine_id[300];
+	_cleanup_finalize_ sqlite3_stmt *sel = NULL;
 	int r, rc;
 
-	r = db_prepare(db, &sel, "SELECT host_id, (SELECT count(*) FROM hosts WHERE hostname = ?1)"
+	r = db_prepare(db, &sel, "SELECT machine_id, (SELECT count(*) FROM hosts WHERE hostname = ?1)"
 			     " FROM hosts WHERE hostname = ?1");
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(sel, 1, hostname, -1, SQLITE_STATIC);
 	rc = sqlite3_step(sel);
-	if (rc == SQLITE_ROW && sqlite3_column_int64(sel, 1) == 1) {
-		*ret = sqlite3_column_int64(sel, 0);
-		return 0;
-	}
-	snprintf(machine_id, sizeof(machine_id), "import:%s", hostname);
-	r = db_prepare(db, &ins, "INSERT INTO hosts (machine_id, hostname) VALUES (?1, ?2)"
-			     " ON CONFLICT (machine_id) DO UPDATE SET hostname = excluded.hostname"
-			     " RETURNING host_id");
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(ins, 1, machine_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ins, 2, hostname, -1, SQLITE_STATIC);
-	rc = sqlite3_step(ins);
-	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store host: %s",
-				       sqlite3_errmsg(db));
-	*ret = sqlite3_column_int64(ins, 0);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(sel, 1) == 1)
+		snprintf(machine_id, size, "%s", (const char *)sqlite3_column_text(sel, 0));
+	else
+		snprintf(machine_id, size, "import:%s", hostname);
 	return 0;
 }
 
@@ -454,13 +441,11 @@ static int store_boot(struct import *im, sqlite3 *db, const char *btf_path,
 		      int64_t *ret)
 {
 	const struct perf_data_info *in = perf_data_info(im->pd);
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	char uuid[64], detail[1024];
+	char uuid[64], detail[1024], machine_id[300];
 	const char *arch = in->arch ?: "unknown";
-	int64_t host_id = 0, first = im->iv[0].start_ns, last = im->iv[im->n_iv - 1].end_ns;
-	int r, rc;
+	int r;
 
-	r = store_host(db, hostname, &host_id);
+	r = store_host(db, hostname, machine_id, sizeof(machine_id));
 	if (r < 0)
 		return r;
 	/* named after the content: the same file twice is the same boot */
@@ -469,51 +454,30 @@ static int store_boot(struct import *im, sqlite3 *db, const char *btf_path,
 		 pmu_events && *pmu_events ? pmu_events : "none with addresses",
 		 in->perf_version ?: "version unknown");
 
-	r = db_prepare(db, &st,
-		"INSERT INTO boots (host_id, boot_uuid, source, first_seen_ns, last_seen_ns,"
-		" kernel_release, kernel_version, kernel_build_id, arch, nr_cpus_online,"
-		" nr_cpus_possible, cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen, btf)"
-		" VALUES (?1, ?2, 'import', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-		" 'unknown', ?15) RETURNING boot_id");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, host_id);
-	sqlite3_bind_text(st, 2, uuid, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 3, first);
-	sqlite3_bind_int64(st, 4, last);
-	sqlite3_bind_text(st, 5, release, -1, SQLITE_STATIC);
-	/* perf.data has uname -r but not uname -v */
-	sqlite3_bind_text(st, 6, "(not in perf.data)", -1, SQLITE_STATIC);
-	if (perf_data_kernel_build_id(im->pd))
-		sqlite3_bind_text(st, 7, perf_data_kernel_build_id(im->pd), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 8, arch, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 9, (int)in->nr_cpus_online);
-	if (in->nr_cpus_avail)
-		sqlite3_bind_int(st, 10, (int)in->nr_cpus_avail);
-	sqlite3_bind_int(st, 11, (int)im->agg_cfg.line_size);
-	sqlite3_bind_int(st, 12, page_size_of(arch));
-	sqlite3_bind_text(st, 13, pmu_kind_of(im), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 14, detail, -1, SQLITE_TRANSIENT);
-	if (btf_path)
-		sqlite3_bind_text(st, 15, btf_path, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-		int64_t other = 0;
-		_cleanup_finalize_ sqlite3_stmt *q = NULL;
-
-		if (db_prepare(db, &q, "SELECT boot_id FROM boots WHERE boot_uuid = ?1") == 0) {
-			sqlite3_bind_text(q, 1, uuid, -1, SQLITE_STATIC);
-			if (sqlite3_step(q) == SQLITE_ROW)
-				other = sqlite3_column_int64(q, 0);
-		}
+	r = boot_row_store(db, &(struct boot_row){
+		.machine_id = machine_id,
+		.hostname = hostname,
+		.boot_uuid = uuid,
+		.source = "import",
+		.first_seen_ns = im->iv[0].start_ns,
+		.last_seen_ns = im->iv[im->n_iv - 1].end_ns,
+		.kernel_release = release,
+		/* perf.data has uname -r but not uname -v */
+		.kernel_version = "(not in perf.data)",
+		.kernel_build_id = perf_data_kernel_build_id(im->pd),
+		.arch = arch,
+		.nr_cpus_online = (int)in->nr_cpus_online,
+		.nr_cpus_possible = (int)in->nr_cpus_avail,
+		.cache_line_size = (int)im->agg_cfg.line_size,
+		.page_size = page_size_of(arch),
+		.pmu_kind = pmu_kind_of(im),
+		.pmu_detail = detail,
+		.btf = btf_path,
+	}, ret);
+	if (r == -EEXIST)
 		return log_error_errno(EEXIST, "%s was already imported (boot %" PRId64 ", %s)",
-				       im->path, other, uuid);
-	}
-	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store boot: %s",
-				       sqlite3_errmsg(db));
-	*ret = sqlite3_column_int64(st, 0);
-	return 0;
+				       im->path, *ret, uuid);
+	return r;
 }
 
 static int store_intervals(struct import *im, sqlite3 *db, int64_t boot_id, const char *pmu_events)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "boots.h"
 #include "db.h"
 #include "log.h"
 #include "util.h"
@@ -149,68 +150,30 @@ int boot_info_collect(struct boot_info *b)
 	return 0;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int boot_store(sqlite3 *db, const struct boot_info *b, int64_t now_ns, int64_t *ret_boot_id)
 {
-	_cleanup_finalize_ sqlite3_stmt *h = NULL, *bt = NULL;
-	int64_t host_id;
-	int r, rc;
+	const struct boot_row row = {
+		.machine_id = b->machine_id,
+		.hostname = b->hostname,
+		.boot_uuid = b->boot_uuid,
+		.source = "live",
+		.boot_time_ns = b->boot_time_ns,
+		.first_seen_ns = now_ns,
+		.last_seen_ns = now_ns,
+		.kernel_release = b->release,
+		.kernel_version = b->version,
+		.kernel_build_id = b->build_id,
+		.arch = b->arch,
+		.nr_cpus_online = b->cpus_online,
+		.nr_cpus_possible = b->cpus_possible,
+		.cache_line_size = b->cache_line_size,
+		.page_size = b->page_size,
+		.pmu_kind = b->pmu.kind,
+		.pmu_detail = b->pmu.detail,
+		.lru_gen = b->lru_gen,
+		.lru_gen_features = b->lru_gen_features,
+		.btf = b->btf,
+	};
 
-	r = db_prepare(db, &h,
-		       "INSERT INTO hosts(machine_id, hostname) VALUES (?1, ?2)"
-		       " ON CONFLICT(machine_id) DO UPDATE SET hostname = excluded.hostname"
-		       " RETURNING host_id");
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(h, 1, b->machine_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(h, 2, b->hostname, -1, SQLITE_STATIC);
-	rc = sqlite3_step(h);
-	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store host: %s",
-				       sqlite3_errmsg(db));
-	host_id = sqlite3_column_int64(h, 0);
-
-	r = db_prepare(db, &bt,
-		"INSERT INTO boots(host_id, boot_uuid, source, boot_time_ns, first_seen_ns, last_seen_ns,"
-		" kernel_release, kernel_version, kernel_build_id, arch, nr_cpus_online, nr_cpus_possible,"
-		" cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen, lru_gen_features, btf)"
-		" VALUES (?1, ?2, 'live', ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-		" ON CONFLICT(host_id, boot_uuid) DO UPDATE SET last_seen_ns = excluded.last_seen_ns,"
-		" nr_cpus_online = excluded.nr_cpus_online, pmu_kind = excluded.pmu_kind,"
-		" pmu_detail = excluded.pmu_detail, lru_gen = excluded.lru_gen,"
-		" lru_gen_features = excluded.lru_gen_features"
-		" RETURNING boot_id");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(bt, 1, host_id);
-	sqlite3_bind_text(bt, 2, b->boot_uuid, -1, SQLITE_STATIC);
-	if (b->boot_time_ns)
-		sqlite3_bind_int64(bt, 3, b->boot_time_ns);
-	sqlite3_bind_int64(bt, 4, now_ns);
-	sqlite3_bind_text(bt, 5, b->release, -1, SQLITE_STATIC);
-	sqlite3_bind_text(bt, 6, b->version, -1, SQLITE_STATIC);
-	bind_text_or_null(bt, 7, b->build_id);
-	sqlite3_bind_text(bt, 8, b->arch, -1, SQLITE_STATIC);
-	sqlite3_bind_int(bt, 9, b->cpus_online);
-	sqlite3_bind_int(bt, 10, b->cpus_possible);
-	sqlite3_bind_int(bt, 11, b->cache_line_size);
-	sqlite3_bind_int(bt, 12, b->page_size);
-	sqlite3_bind_text(bt, 13, b->pmu.kind, -1, SQLITE_STATIC);
-	bind_text_or_null(bt, 14, b->pmu.detail);
-	sqlite3_bind_text(bt, 15, b->lru_gen, -1, SQLITE_STATIC);
-	bind_text_or_null(bt, 16, b->lru_gen_features);
-	sqlite3_bind_text(bt, 17, b->btf, -1, SQLITE_STATIC);
-	rc = sqlite3_step(bt);
-	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store boot: %s",
-				       sqlite3_errmsg(db));
-	*ret_boot_id = sqlite3_column_int64(bt, 0);
-	return 0;
+	return boot_row_store(db, &row, ret_boot_id);
 }
