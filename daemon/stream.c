@@ -520,37 +520,29 @@ static uint64_t field_u64(struct tep_format_field *f, const void *data)
 	return v;
 }
 
-/* Copies a string field, fixed array or __data_loc/__rel_loc, bounded. */
+/*
+ * Copies a string field, bounded by the record: libtraceevent locates it
+ * (fixed array, __data_loc or __rel_loc); the bound is ours, since the
+ * record may come from a ring page that wrapped.
+ */
 static void field_str(struct tep_format_field *f, const char *data, int size, char *buf, size_t len)
 {
-	unsigned int off, n;
+	struct tep_record rec = { .data = (void *)(uintptr_t)data, .size = size };
+	const char *p;
+	int n = 0;
 
 	buf[0] = '\0';
 	if (!f || len == 0)
 		return;
-	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
-		uint32_t loc;
-
-		if (f->offset + 4 > size)
-			return;
-		memcpy(&loc, data + f->offset, 4);
-		off = loc & 0xffff;
-		n = loc >> 16;
-		if (f->flags & TEP_FIELD_IS_RELATIVE)
-			off += f->offset + f->size;
-	} else {
-		off = f->offset;
-		n = f->size;
-	}
-	if (off >= (unsigned int)size)
+	p = tep_get_field_raw(NULL, f->event, f->name, &rec, &n, 0);
+	if (!p || p < data || p >= data + size || n <= 0)
 		return;
-	if (off + n > (unsigned int)size)
-		n = size - off;
-	if (n >= len)
+	if (n > data + size - p)
+		n = data + size - p;
+	if ((size_t)n >= len)
 		n = len - 1;
-	memcpy(buf, data + off, n);
+	memcpy(buf, p, n);
 	buf[n] = '\0';
-	buf[strnlen(buf, n)] = '\0';
 }
 
 static int decode(struct stream *s, const struct source *src, const char *data, int size,
