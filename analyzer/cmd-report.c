@@ -263,12 +263,12 @@ int cmd_report(int argc, char **argv)
 		log_error("--before, --after and --cohort must be positive");
 		return CMD_USAGE;
 	}
-	if (since && report_parse_time(since, now, &o.since_ns) < 0) {
-		log_error("Invalid --since '%s': YYYY-MM-DD[THH:MM[:SS]], @SECONDS, now or -DURATION", since);
+	if (since && parse_time_ns(since, now, &o.since_ns) < 0) {
+		log_error("Invalid --since '%s': YYYY-MM-DD[THH:MM[:SS]][Z], @SECONDS, now, or a DURATION before now (7d, -2h)", since);
 		return CMD_USAGE;
 	}
-	if (until && report_parse_time(until, now, &o.until_ns) < 0) {
-		log_error("Invalid --until '%s': YYYY-MM-DD[THH:MM[:SS]], @SECONDS, now or -DURATION", until);
+	if (until && parse_time_ns(until, now, &o.until_ns) < 0) {
+		log_error("Invalid --until '%s': YYYY-MM-DD[THH:MM[:SS]][Z], @SECONDS, now, or a DURATION before now (7d, -2h)", until);
 		return CMD_USAGE;
 	}
 	if (json && strcmp(json, "-") == 0)

@@ -33,45 +33,6 @@ void cmd_top_help(void)
 	       "  --no-detail            only the line table\n");
 }
 
-/* TIME as described in the help, into ns since the epoch. */
-static int parse_time(const char *s, int64_t *ret)
-{
-	static const char *const fmts[] = {
-		"%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M",
-		"%Y-%m-%d",
-	};
-	int64_t d;
-
-	if (strcmp(s, "now") == 0) {
-		*ret = now_ns(CLOCK_REALTIME);
-		return 0;
-	}
-	if (s[0] == '@') {
-		int64_t sec;
-
-		if (parse_i64(s + 1, &sec) < 0 || sec < 0 || sec > INT64_MAX / NSEC_PER_SEC)
-			return -EINVAL;
-		*ret = sec * NSEC_PER_SEC;
-		return 0;
-	}
-	if (strchr(s, '-') > s || strchr(s, ':')) {
-		for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
-			struct tm tm = {};
-			const char *end = strptime(s, fmts[i], &tm);
-
-			if (!end || (*end && strcmp(end, "Z") != 0))
-				continue;
-			*ret = (int64_t)timegm(&tm) * NSEC_PER_SEC;
-			return 0;
-		}
-		return -EINVAL;
-	}
-	if (parse_duration_ns(s[0] == '-' ? s + 1 : s, &d) < 0)
-		return -EINVAL;
-	*ret = now_ns(CLOCK_REALTIME) - d;
-	return 0;
-}
-
 struct range {
 	int64_t since, until, boot;	/* boot 0: all */
 };
@@ -427,7 +388,7 @@ int cmd_top(int argc, char **argv)
 		case 'd': path = optarg; break;
 		case 's':
 		case 'u':
-			if (parse_time(optarg, c == 's' ? &rg.since : &rg.until) < 0) {
+			if (parse_time_ns(optarg, now_ns(CLOCK_REALTIME), c == 's' ? &rg.since : &rg.until) < 0) {
 				log_error("Bad time '%s'; 'mmhitm top --help' lists the forms", optarg);
 				return CMD_USAGE;
 			}

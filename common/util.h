@@ -35,6 +35,13 @@ int parse_u64(const char *s, uint64_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 /* "60", "60s", "5m", "1h", "500ms", "2d" into nanoseconds. */
 int parse_duration_ns(const char *s, int64_t *ret);
+/*
+ * A point in time, the one syntax of every command's --since/--until:
+ * "now"; "@SECONDS" since the epoch; a duration before now ("7d", "-2h");
+ * "YYYY-MM-DD", optionally followed by "T" or " " and "HH:MM[:SS]", and
+ * an optional "Z" (always UTC). Into ns since the epoch; -EINVAL.
+ */
+int parse_time_ns(const char *s, int64_t now_ns, int64_t *ret);
 /* "64M", "1G", "4096", "512K" into bytes. */
 int parse_size(const char *s, uint64_t *ret);
 int parse_bool(const char *s, bool *ret);

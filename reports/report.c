@@ -429,51 +429,6 @@ void kernel_label(char *buf, size_t size, const struct kernel_info *k)
 		snprintf(buf, size, "%s", k->release);
 }
 
-int report_parse_time(const char *s, int64_t now, int64_t *ret)
-{
-	struct tm tm = {};
-	const char *end;
-	int64_t v;
-
-	if (strcmp(s, "now") == 0) {
-		*ret = now;
-		return 0;
-	}
-	if (s[0] == '@') {
-		if (parse_i64(s + 1, &v) < 0 || v < 0 || v > INT64_MAX / NSEC_PER_SEC)
-			return -EINVAL;
-		*ret = v * NSEC_PER_SEC;
-		return 0;
-	}
-	if (s[0] == '-') {
-		if (parse_duration_ns(s + 1, &v) < 0 || v < 0)
-			return -EINVAL;
-		*ret = now - v;
-		return 0;
-	}
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (!end)
-		return -EINVAL;
-	if (*end == 'T' || *end == ' ') {
-		const char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
-
-		if (!e2)
-			e2 = strptime(end + 1, "%H:%M", &tm);
-		if (!e2)
-			return -EINVAL;
-		end = e2;
-	}
-	if (*end == 'Z')
-		end++;
-	if (*end)
-		return -EINVAL;
-	v = (int64_t)timegm(&tm);
-	if (v < 0)
-		return -EINVAL;
-	*ret = v * NSEC_PER_SEC;
-	return 0;
-}
-
 /* --- verdicts --------------------------------------------------------------- */
 
 /*

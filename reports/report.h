@@ -49,13 +49,6 @@ void report_free(struct report *r);
  */
 int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
 
-/*
- * A time for --since/--until, UTC: "now", "@SECONDS", "-DURATION" (before
- * now, e.g. -7d), "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS][Z]" (or a space for
- * the T). -EINVAL otherwise.
- */
-int report_parse_time(const char *s, int64_t now_ns, int64_t *ret_ns);
-
 /* The range's end, after report_run() chose the default. */
 int64_t report_until(const struct report *r);
 

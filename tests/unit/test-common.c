@@ -183,9 +183,33 @@ static void test_btf_live(void)
 	CHECK_INT(btf_layout_collect("/nonexistent/btf", &l), <, 0);
 }
 
+static void test_parse_time(void)
+{
+	int64_t now = 1742169600 * NSEC_PER_SEC, t = 0;
+
+	CHECK_INT(parse_time_ns("2025-03-10", now, &t), ==, 0);
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800);
+	CHECK_INT(parse_time_ns("2025-03-10T12:30", now, &t), ==, 0);
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800 + 12 * 3600 + 1800);
+	CHECK_INT(parse_time_ns("2025-03-10 12:30:15Z", now, &t), ==, 0);
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800 + 12 * 3600 + 1815);
+	CHECK_INT(parse_time_ns("@100", now, &t), ==, 0);
+	CHECK_INT(t, ==, 100 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("-7d", now, &t), ==, 0);
+	CHECK_INT(t, ==, now - 7 * 86400 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("2h", now, &t), ==, 0);		/* top's form */
+	CHECK_INT(t, ==, now - 2 * 3600 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("now", now, &t), ==, 0);
+	CHECK_INT(t, ==, now);
+	for (const char *const *bad = (const char *const[]){ "yesterday", "2025-13-01", "2025-03-10T25:00",
+							  "2025-03-10x", "@", "@-5", "-", "", "2025-03", "7x", NULL }; *bad; bad++)
+		CHECK_INT(parse_time_ns(*bad, now, &t), ==, -EINVAL);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
+	RUN(test_parse_time);
 	RUN(test_u64map);
 	RUN(test_kallsyms_fixture);
 	RUN(test_kallsyms_live);

@@ -110,27 +110,6 @@ static void test_rollouts(void)
 	free(ro);
 }
 
-static void test_parse_time(void)
-{
-	int64_t now = 1742169600 * NSEC_PER_SEC, t = 0;
-
-	CHECK_INT(report_parse_time("2025-03-10", now, &t), ==, 0);
-	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800);
-	CHECK_INT(report_parse_time("2025-03-10T12:30", now, &t), ==, 0);
-	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800 + 12 * 3600 + 1800);
-	CHECK_INT(report_parse_time("2025-03-10 12:30:15Z", now, &t), ==, 0);
-	CHECK_INT(t / NSEC_PER_SEC, ==, 1741564800 + 12 * 3600 + 1815);
-	CHECK_INT(report_parse_time("@100", now, &t), ==, 0);
-	CHECK_INT(t, ==, 100 * NSEC_PER_SEC);
-	CHECK_INT(report_parse_time("-7d", now, &t), ==, 0);
-	CHECK_INT(t, ==, now - 7 * 86400 * NSEC_PER_SEC);
-	CHECK_INT(report_parse_time("now", now, &t), ==, 0);
-	CHECK_INT(t, ==, now);
-	for (const char *const *bad = (const char *const[]){ "yesterday", "2025-13-01", "2025-03-10T25:00",
-							  "2025-03-10x", "@", "@-5", "-", "", NULL }; *bad; bad++)
-		CHECK_INT(report_parse_time(*bad, now, &t), ==, -EINVAL);
-}
-
 int main(void)
 {
 	RUN(test_html);
@@ -138,6 +117,5 @@ int main(void)
 	RUN(test_text);
 	RUN(test_kernel_same);
 	RUN(test_rollouts);
-	RUN(test_parse_time);
 	return test_exit();
 }
