@@ -716,11 +716,9 @@ static int store_boot_step(struct daemon *d, void *arg)
 	return r;
 }
 
-static int setup(struct daemon *d)
+/* The database, alone: nothing is touched before both locks are held. */
+static int setup_db(struct daemon *d)
 {
-	struct kallsyms *ks = NULL;
-	struct learn_limits lim;
-	struct stream_config sc;
 	int r;
 
 	r = ensure_parent_dir(d->cfg.db_path);
@@ -735,9 +733,13 @@ static int setup(struct daemon *d)
 	r = daemon_locks_acquire(d->cfg.db_path, d->cfg.instance, &d->locks);
 	if (r < 0)
 		return r;
-	r = retry_db_step(d, "open the database", open_db_step, NULL);
-	if (r < 0)
-		return r;
+	return retry_db_step(d, "open the database", open_db_step, NULL);
+}
+
+/* What this boot is, and the recording mode that follows from it. */
+static int setup_host(struct daemon *d)
+{
+	int r;
 
 	r = boot_info_collect(&d->boot);
 	if (r < 0)
@@ -754,33 +756,31 @@ static int setup(struct daemon *d)
 	if (strcmp(d->boot.pmu.kind, "none") == 0)
 		log_notice("No HITM sampling on this host (%s); recording tracepoints only",
 			   d->boot.pmu.detail);
-
 	if (!tracefs_dir())
 		return -ENOENT;
-
 	if (btf_layout_collect(NULL, &d->btf) < 0)
 		log_warning("No BTF layouts: object fields can't be named on this boot, continuing");
+	return 0;
+}
 
-	ks = kallsyms_load(NULL);
-	if (!ks)
-		log_warning_errno(errno, "Failed to read /proc/kallsyms: %m; "
-				  "kernel IPs won't be symbolized, continuing");
+/* The counted tracepoints: the defaults, continuous mode's, count_events. */
+static int setup_counters(struct daemon *d)
+{
+	int r;
 
 	raise_fd_limit();
 	d->counters = counters_new(!d->windowed);
-	if (!d->counters) {
-		r = log_oom();
-		goto out;
-	}
+	if (!d->counters)
+		return log_oom();
 	for (size_t i = 0; i < ARRAY_SIZE(default_counted); i++) {
 		r = counters_add(d->counters, default_counted[i], &d->status);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	for (size_t i = 0; !d->windowed && i < ARRAY_SIZE(continuous_counted); i++) {
 		r = counters_add(d->counters, continuous_counted[i], &d->status);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	for (char *p = d->cfg.count_events; *p;) {
 		size_t n = strcspn(p, " ,\t");
@@ -790,16 +790,20 @@ static int setup(struct daemon *d)
 			snprintf(spec, sizeof(spec), "%.*s", (int)n, p);
 			r = counters_add(d->counters, spec, &d->status);
 			if (r < 0)
-				goto out;
+				return r;
 		}
 		p += n;
 		p += strspn(p, " ,\t");
 	}
-
 	if (d->windowed)
 		d->event_price_ns = calibrate_event_price(d->counters);
+	return 0;
+}
 
-	sc = (struct stream_config){
+/* The learning streams, the learner, and the windows' mm snapshot. */
+static int setup_learning(struct daemon *d, const struct kallsyms *ks)
+{
+	struct stream_config sc = {
 		.instance = d->cfg.instance,
 		.buffer_size_kb = d->cfg.buffer_size_kb,
 		.page_pair_shift = (unsigned int)d->cfg.page_pair_shift,
@@ -812,36 +816,30 @@ static int setup(struct daemon *d)
 		.ksyms = ks,
 		.max_held = d->cfg.max_held_records,
 	};
-	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks || sc.sample_switches) {
-		d->stream = stream_new(&sc, &d->status);
-		if (!d->stream) {
-			r = -EIO;
-			goto out;
-		}
-	}
-
-	lim = (struct learn_limits){
+	struct learn_limits lim = {
 		.max_page_pairs = d->cfg.max_page_pairs,
 		.max_locks = d->cfg.max_locks,
 		.max_unwritten = 1 << 18,	/* ~40 MiB of objects */
 	};
-	d->learner = learner_new(&lim, &learn_proc_default);
-	if (!d->learner) {
-		r = log_oom();
-		goto out;
+
+	if (d->cfg.learn_mm || d->cfg.learn_pages || d->cfg.learn_locks || sc.sample_switches) {
+		d->stream = stream_new(&sc, &d->status);
+		if (!d->stream)
+			return -EIO;
 	}
+	d->learner = learner_new(&lim, &learn_proc_default);
+	if (!d->learner)
+		return log_oom();
 	/* Not fatal: the windows' learning streams still learn new mms. */
 	if (d->windowed && d->cfg.learn_mm)
 		d->snapshot = mm_snapshot_new(&d->status);
+	return 0;
+}
 
-	r = setup_sampler(d);
-	if (r < 0)
-		goto out;
-	if (d->cfg.analyze) {
-		r = analysis_new(&d->analysis);
-		if (r < 0)
-			goto out;
-	}
+/* The boot's row, then the recorder's first baseline. Takes ks. */
+static int setup_recorder(struct daemon *d, struct kallsyms *ks)
+{
+	int r;
 
 	r = retry_db_step(d, "store the boot", store_boot_step, ks);
 	if (r < 0)
@@ -876,6 +874,35 @@ static int setup(struct daemon *d)
 out:
 	kallsyms_free(ks);
 	return r;
+}
+
+static int setup(struct daemon *d)
+{
+	struct kallsyms *ks;
+	int r;
+
+	r = setup_db(d);
+	if (r < 0)
+		return r;
+	r = setup_host(d);
+	if (r < 0)
+		return r;
+	ks = kallsyms_load(NULL);
+	if (!ks)
+		log_warning_errno(errno, "Failed to read /proc/kallsyms: %m; "
+				  "kernel IPs won't be symbolized, continuing");
+	r = setup_counters(d);
+	if (r >= 0)
+		r = setup_learning(d, ks);
+	if (r >= 0)
+		r = setup_sampler(d);
+	if (r >= 0 && d->cfg.analyze)
+		r = analysis_new(&d->analysis);
+	if (r < 0) {
+		kallsyms_free(ks);
+		return r;
+	}
+	return setup_recorder(d, ks);
 }
 
 static int disarm_finish(struct daemon *d, bool wait);
