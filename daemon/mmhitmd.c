@@ -1417,30 +1417,135 @@ static int final_flush(struct daemon *d)
 	}
 }
 
-static int run(struct daemon *d, int ready_fd)
+/*
+ * The main loop's deadlines, monotonic unless named wall. Each moves on
+ * once met, so the loop sleeps until the earliest and never spins.
+ */
+struct deadlines {
+	int64_t flush_wall;	/* the interval's end */
+	int64_t drain;		/* the learning stream's next read */
+	int64_t stop;		/* --duration */
+	int64_t ping;		/* the systemd watchdog */
+	int64_t switch_on;	/* continuous: the next sched_switch window ... */
+	int64_t switch_off;	/* ... and its end */
+};
+
+static int64_t next_wait(struct daemon *d, const struct deadlines *t, int64_t mono, int64_t wall)
 {
-	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
-	int64_t next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-	/* Without a learning stream there is nothing to drain; windowed, only
-	 * while a slice is open. */
-	int64_t next_drain = d->stream && !d->windowed ? mono + d->cfg.drain_ns : INT64_MAX;
-	int64_t deadline = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX;
-	int64_t next_ping = INT64_MAX;
-	int64_t switch_on = INT64_MAX;	/* continuous: the next sched_switch window ... */
-	int64_t switch_off = INT64_MAX;	/* ... and its end */
-	bool stop = false;
+	int64_t wait = t->flush_wall - wall;
+
+	wait = min64(wait, t->drain - mono);
+	wait = min64(wait, t->stop - mono);
+	wait = min64(wait, t->ping - mono);
+	wait = min64(wait, t->switch_off - mono);
+	wait = min64(wait, t->switch_on - mono);
+	wait = min64(wait, next_slice_on(d) - mono);
+	wait = min64(wait, d->slice_off - mono);
+	/* A disarming thread at work: look in on it now and then. */
+	if (d->job)
+		wait = min64(wait, DISARM_POLL_NS);
+	/* A full sample ring loses samples: drain it often while on,
+	 * and wake up for the duty cycle's next turn. */
+	if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
+		wait = SAMPLER_DRAIN_NS;
+	if (d->sampler && !d->windowed)
+		wait = min64(wait, sampler_next_change(d->sampler) - mono);
+	return wait < 0 ? 0 : wait;
+}
+
+/* Sleeps until the next deadline or a signal; handles the signals. */
+static int wait_and_signals(struct daemon *d, int64_t wait, bool *stop)
+{
+	struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
 	int r;
 
-	d->slice_off = INT64_MAX;
-	if (d->windowed)
-		plan_interval(d, mono, wall, next_flush);
-	else if (d->sampler)
-		sampler_tick(d->sampler, mono);
-	if (!d->windowed && windows_wanted(d))
-		switch_on = next_switch_window(d, mono, next_flush - wall);
-	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
-		next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
+	r = poll(&pfd, 1, (int)((wait + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+	if (r < 0 && errno != EINTR)
+		return log_error_errno(errno, "poll failed: %m");
+	if (r > 0) {
+		struct signalfd_siginfo si;
 
+		while (read(d->sigfd, &si, sizeof(si)) == sizeof(si))
+			handle_signal(d, &si, stop);
+	}
+	return 0;
+}
+
+/* Windowed: a slice ends, the disarming thread finishes, a slice begins. */
+static int turn_slices(struct daemon *d, struct deadlines *t, int64_t mono, int64_t wall,
+		       bool in_slice)
+{
+	int r;
+
+	r = disarm_finish(d, false);
+	if (r < 0) {
+		final_flush(d);
+		return r;
+	}
+	if (mono >= d->slice_off || (in_slice && wall >= t->flush_wall)) {
+		r = slice_close(d, mono);
+		if (r < 0)
+			return r;
+		t->drain = INT64_MAX;
+	}
+	if (mono >= next_slice_on(d) && wall < t->flush_wall) {
+		slice_open(d, mono);
+		if (d->stream && d->slice_off != INT64_MAX)
+			t->drain = mono + d->cfg.drain_ns;
+	}
+	return 0;
+}
+
+/* Continuous: the sched_switch sample windows. */
+static void turn_switch_windows(struct daemon *d, struct deadlines *t, int64_t mono)
+{
+	if (mono >= t->switch_on) {
+		t->switch_on = INT64_MAX;
+		if (stream_sample_switches(d->stream, true) == 0)
+			t->switch_off = mono + switch_window_ns(d);
+	}
+	if (mono >= t->switch_off) {
+		stream_sample_switches(d->stream, false);
+		t->switch_off = INT64_MAX;
+		/* Now, while the tasks are alive to be looked up. */
+		t->drain = mono;
+	}
+}
+
+static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
+{
+	int r;
+
+	r = stream_drain(d->stream, d->learner, false);
+	if (r < 0) {
+		/* Still write what was counted. */
+		final_flush(d);
+		return r;
+	}
+	if (!d->windowed)
+		lock_mode_after_drain(d);
+	t->drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX : mono + d->cfg.drain_ns;
+	return 0;
+}
+
+/* The interval's row, then the plan of the next interval. */
+static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
+{
+	/* A failed write is logged and folded into the next. */
+	if (recorder_flush(&d->rec, wall, false) == 0) {
+		after_flush(d, wall);
+		if (!d->windowed)
+			lock_mode_after_flush(d);
+	}
+	t->flush_wall = interval_boundary_after(wall, d->cfg.interval_ns);
+	if (d->windowed)
+		plan_interval(d, now_ns(CLOCK_MONOTONIC), wall, t->flush_wall);
+	else if (windows_wanted(d))
+		t->switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC), t->flush_wall - wall);
+}
+
+static void announce(struct daemon *d, int ready_fd)
+{
 	sd_notifyf(0, "READY=1\nSTATUS=Recording into %s every %gs", d->cfg.db_path,
 		   d->cfg.interval_ns / 1e9);
 	if (ready_fd >= 0) {
@@ -1449,56 +1554,54 @@ static int run(struct daemon *d, int ready_fd)
 	}
 	log_info("Recording into %s, interval %gs, %s%s", d->cfg.db_path, d->cfg.interval_ns / 1e9,
 		 d->windowed ? "windowed" : "continuous", d->cfg.duration_ns ? "" : ", until stopped");
+}
+
+static int run(struct daemon *d, int ready_fd)
+{
+	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
+	struct deadlines t = {
+		.flush_wall = interval_boundary_after(wall, d->cfg.interval_ns),
+		/* Without a learning stream there is nothing to drain;
+		 * windowed, only while a slice is open. */
+		.drain = d->stream && !d->windowed ? mono + d->cfg.drain_ns : INT64_MAX,
+		.stop = d->cfg.duration_ns ? mono + d->cfg.duration_ns : INT64_MAX,
+		.ping = INT64_MAX,
+		.switch_on = INT64_MAX,
+		.switch_off = INT64_MAX,
+	};
+	bool stop = false;
+	int r;
+
+	d->slice_off = INT64_MAX;
+	if (d->windowed)
+		plan_interval(d, mono, wall, t.flush_wall);
+	else if (d->sampler)
+		sampler_tick(d->sampler, mono);
+	if (!d->windowed && windows_wanted(d))
+		t.switch_on = next_switch_window(d, mono, t.flush_wall - wall);
+	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0)
+		t.ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
+	announce(d, ready_fd);
 
 	while (!stop) {
-		struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
 		bool in_slice = d->slice_off != INT64_MAX;
-		int64_t wait, until_flush;
 
 		wall = now_ns(CLOCK_REALTIME);
 		mono = now_ns(CLOCK_MONOTONIC);
 		/* The wall clock jumped back by more than an interval. */
-		if (next_flush - wall > d->cfg.interval_ns)
-			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-		until_flush = next_flush - wall;
-		/* Every deadline below moves on once met: the loop sleeps
-		 * until the earliest, never spins. */
-		wait = min64(until_flush, next_drain - mono);
-		wait = min64(wait, deadline - mono);
-		wait = min64(wait, next_ping - mono);
-		wait = min64(wait, switch_off - mono);
-		wait = min64(wait, switch_on - mono);
-		wait = min64(wait, next_slice_on(d) - mono);
-		wait = min64(wait, d->slice_off - mono);
-		/* A disarming thread at work: look in on it now and then. */
-		if (d->job)
-			wait = min64(wait, DISARM_POLL_NS);
-		/* A full sample ring loses samples: drain it often while on,
-		 * and wake up for the duty cycle's next turn. */
-		if (d->sampler && sampler_active(d->sampler) && wait > SAMPLER_DRAIN_NS)
-			wait = SAMPLER_DRAIN_NS;
-		if (d->sampler && !d->windowed)
-			wait = min64(wait, sampler_next_change(d->sampler) - mono);
-		if (wait < 0)
-			wait = 0;
-
-		r = poll(&pfd, 1, (int)((wait + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
-		if (r < 0 && errno != EINTR)
-			return log_error_errno(errno, "poll failed: %m");
-		if (r > 0) {
-			struct signalfd_siginfo si;
-
-			while (read(d->sigfd, &si, sizeof(si)) == sizeof(si))
-				handle_signal(d, &si, &stop);
-		}
+		if (t.flush_wall - wall > d->cfg.interval_ns)
+			t.flush_wall = interval_boundary_after(wall, d->cfg.interval_ns);
+		r = wait_and_signals(d, next_wait(d, &t, mono, wall), &stop);
+		if (r < 0)
+			return r;
 
 		mono = now_ns(CLOCK_MONOTONIC);
 		wall = now_ns(CLOCK_REALTIME);
-		if (mono >= deadline)
+		if (mono >= t.stop)
 			stop = true;
-		if (mono >= next_ping) {
+		if (mono >= t.ping) {
 			sd_notify(0, "WATCHDOG=1");
-			next_ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
+			t.ping = mono + (int64_t)d->watchdog_usec * 1000 / 2;
 		}
 		if (stop)
 			break;
@@ -1508,64 +1611,17 @@ static int run(struct daemon *d, int ready_fd)
 			if (sampler_active(d->sampler) && sampler_drain(d->sampler, d->agg) < 0)
 				log_warning("Failed to read memory samples, ignoring");
 		}
-
-		/* windowed: the slices, and the disarming after each */
-		r = disarm_finish(d, false);
-		if (r < 0) {
-			final_flush(d);
+		r = turn_slices(d, &t, mono, wall, in_slice);
+		if (r < 0)
 			return r;
-		}
-		if (mono >= d->slice_off || (in_slice && wall >= next_flush)) {
-			r = slice_close(d, mono);
+		turn_switch_windows(d, &t, mono);
+		if (d->stream && mono >= t.drain) {
+			r = drain(d, &t, mono);
 			if (r < 0)
 				return r;
-			next_drain = INT64_MAX;
 		}
-		if (mono >= next_slice_on(d) && wall < next_flush) {
-			slice_open(d, mono);
-			if (d->stream && d->slice_off != INT64_MAX)
-				next_drain = mono + d->cfg.drain_ns;
-		}
-
-		/* continuous: the sched_switch sample windows */
-		if (mono >= switch_on) {
-			switch_on = INT64_MAX;
-			if (stream_sample_switches(d->stream, true) == 0)
-				switch_off = mono + switch_window_ns(d);
-		}
-		if (mono >= switch_off) {
-			stream_sample_switches(d->stream, false);
-			switch_off = INT64_MAX;
-			/* Now, while the tasks are alive to be looked up. */
-			next_drain = mono;
-		}
-
-		if (d->stream && mono >= next_drain) {
-			r = stream_drain(d->stream, d->learner, false);
-			if (r < 0) {
-				/* Still write what was counted. */
-				final_flush(d);
-				return r;
-			}
-			if (!d->windowed)
-				lock_mode_after_drain(d);
-			next_drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX :
-				     mono + d->cfg.drain_ns;
-		}
-		if (wall >= next_flush) {
-			/* A failed write is logged and folded into the next. */
-			if (recorder_flush(&d->rec, wall, false) == 0) {
-				after_flush(d, wall);
-				if (!d->windowed)
-					lock_mode_after_flush(d);
-			}
-			next_flush = interval_boundary_after(wall, d->cfg.interval_ns);
-			if (d->windowed)
-				plan_interval(d, now_ns(CLOCK_MONOTONIC), wall, next_flush);
-			else if (windows_wanted(d))
-				switch_on = next_switch_window(d, now_ns(CLOCK_MONOTONIC),
-							       next_flush - wall);
-		}
+		if (wall >= t.flush_wall)
+			flush(d, &t, wall);
 	}
 
 	r = slice_close(d, now_ns(CLOCK_MONOTONIC));
