@@ -16,10 +16,22 @@
 #include "log.h"
 #include "util.h"
 
+/*
+ * CPU hotplug: an event opened per CPU counts only on the CPUs it was
+ * opened on, and one on a CPU that goes offline stops (its count stays
+ * readable). Each time CPUs come online, every counter gets another
+ * opening, a generation, on just those CPUs; a counter's total is the sum
+ * over its generations, so it never goes back. A CPU that went offline and
+ * returns is new again. Windowed arming starts over at one generation on
+ * the CPUs online then.
+ */
+#define MAX_GENS 16
+
 struct counter {
 	char name[96];
 	struct perf_event_attr attr;	/* a new evsel from it at each arming */
-	struct perf_evsel *evsel;
+	struct perf_evsel *evsel[MAX_GENS];
+	uint64_t *last[MAX_GENS];	/* per CPU index: the last value read */
 };
 
 /* Events handed over by counters_retire(), open, to be closed. */
@@ -29,9 +41,18 @@ struct counters_retired {
 };
 
 struct counters {
-	bool armed;
+	bool armed, paused;
 	int64_t enabled_ns;		/* CLOCK_MONOTONIC, when the counting began */
-	struct perf_cpu_map *cpus;
+	char *online_path;		/* NULL: /sys/devices/system/cpu/online */
+	struct perf_cpu_map *cpus;	/* online when last looked */
+	struct perf_cpu_map *gen_cpus[MAX_GENS];
+	struct gen_look {		/* a generation's CPUs, as last looked at */
+		int64_t at;		/* CLOCK_MONOTONIC */
+		uint64_t *ena;		/* per CPU index: time enabled then */
+		bool *dead;		/* went offline since: no longer counts */
+	} look[MAX_GENS];
+	size_t n_gens;
+	bool gens_warned;
 	struct perf_thread_map *threads;
 	struct counter *v;
 	size_t n, alloc;
@@ -45,7 +66,68 @@ static int libperf_print(enum libperf_print_level level, const char *fmt, va_lis
 	return 0;
 }
 
-struct counters *counters_new(bool armed)
+/* A new generation on cpus (a reference taken over); -ENOMEM. */
+static int gen_add(struct counters *c, struct perf_cpu_map *cpus)
+{
+	size_t g = c->n_gens, n = perf_cpu_map__nr(cpus);
+	struct gen_look *l = &c->look[g];
+
+	c->gen_cpus[g] = cpus;
+	l->at = now_ns(CLOCK_MONOTONIC);
+	l->ena = calloc(n, sizeof(*l->ena));
+	l->dead = calloc(n, sizeof(*l->dead));
+	c->n_gens++;
+	return l->ena && l->dead ? 0 : -ENOMEM;
+}
+
+static void gen_pop(struct counters *c)
+{
+	size_t g = --c->n_gens;
+
+	perf_cpu_map__put(c->gen_cpus[g]);
+	c->gen_cpus[g] = NULL;
+	free(c->look[g].ena);
+	free(c->look[g].dead);
+	c->look[g] = (struct gen_look){};
+}
+
+/* The baseline find_cycled() compares with: now, and counter 0's time
+ * enabled on each CPU of generation g. */
+static void look_reset(struct counters *c, size_t g)
+{
+	struct gen_look *l = &c->look[g];
+
+	for (int idx = 0; c->n && idx < perf_cpu_map__nr(c->gen_cpus[g]); idx++) {
+		struct perf_counts_values v = {};
+
+		if (perf_evsel__read(c->v[0].evsel[g], idx, 0, &v) == 0)
+			l->ena[idx] = v.ena;
+	}
+	l->at = now_ns(CLOCK_MONOTONIC);
+}
+
+static void drop_gens(struct counters *c)
+{
+	while (c->n_gens)
+		gen_pop(c);
+}
+
+static struct perf_cpu_map *online_cpus(const struct counters *c)
+{
+	struct perf_cpu_map *m;
+	FILE *f;
+
+	if (!c->online_path)
+		return perf_cpu_map__new_online_cpus();
+	f = fopen(c->online_path, "re");
+	if (!f)
+		return NULL;
+	m = perf_cpu_map__read(f);
+	fclose(f);
+	return m;
+}
+
+struct counters *counters_new_online(bool armed, const char *online_path)
 {
 	struct counters *c = calloc(1, sizeof(*c));
 
@@ -53,28 +135,80 @@ struct counters *counters_new(bool armed)
 		return NULL;
 	c->armed = armed;
 	libperf_init(libperf_print);
-	c->cpus = perf_cpu_map__new_online_cpus();
-	c->threads = perf_thread_map__new_dummy();	/* pid -1: every task */
-	if (!c->cpus || !c->threads) {
-		counters_free(c);
-		return NULL;
+	if (online_path) {
+		c->online_path = strdup(online_path);
+		if (!c->online_path)
+			goto fail;
 	}
+	c->cpus = online_cpus(c);
+	c->threads = perf_thread_map__new_dummy();	/* pid -1: every task */
+	if (!c->cpus || !c->threads)
+		goto fail;
+	if (armed && gen_add(c, perf_cpu_map__get(c->cpus)) < 0)
+		goto fail;
 	return c;
+fail:
+	counters_free(c);
+	return NULL;
 }
+
+struct counters *counters_new(bool armed)
+{
+	return counters_new_online(armed, NULL);
+}
+
+/* Closes a counter's openings (slow: see counters_retire). */
+static void counter_close(struct counters *c, struct counter *ct)
+{
+	for (size_t g = 0; g < c->n_gens; g++) {
+		perf_evsel__close(ct->evsel[g]);
+		perf_evsel__delete(ct->evsel[g]);
+		ct->evsel[g] = NULL;
+		free(ct->last[g]);
+		ct->last[g] = NULL;
+	}
+}
+
 
 void counters_free(struct counters *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->armed)
-			perf_evsel__close(c->v[i].evsel);
-		perf_evsel__delete(c->v[i].evsel);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		counter_close(c, &c->v[i]);
+	drop_gens(c);
 	free(c->v);
+	free(c->online_path);
 	perf_cpu_map__put(c->cpus);
 	perf_thread_map__put(c->threads);
 	free(c);
+}
+
+/* Opens counter ct on generation g's CPUs, counting at once if enable. */
+static int open_gen(struct counters *c, struct counter *ct, size_t g, bool enable)
+{
+	struct perf_event_attr attr = ct->attr;
+	int r;
+
+	attr.disabled = !enable;
+	ct->evsel[g] = perf_evsel__new(&attr);
+	ct->last[g] = calloc(perf_cpu_map__nr(c->gen_cpus[g]), sizeof(uint64_t));
+	if (!ct->evsel[g] || !ct->last[g]) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = perf_evsel__open(ct->evsel[g], c->gen_cpus[g], c->threads);
+	if (r < 0) {
+		r = -(errno ?: EIO);
+		goto fail;
+	}
+	return 0;
+fail:
+	perf_evsel__delete(ct->evsel[g]);
+	ct->evsel[g] = NULL;
+	free(ct->last[g]);
+	ct->last[g] = NULL;
+	return r;
 }
 
 static int add_one(struct counters *c, const char *sys, const char *name,
@@ -86,12 +220,12 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 		/* Software events are never multiplexed, but say so. */
 		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 		/* Windowed: opened disabled, all enabled together once open. */
-		.disabled = !c->armed,
+		.disabled = 1,
 	};
-	struct perf_evsel *evsel;
+	struct counter *ct;
 	char *idstr;
 	uint64_t id;
-	int r;
+	int r = 0;
 
 	for (size_t i = 0; i < c->n; i++) {
 		char full[96];
@@ -110,33 +244,38 @@ static int add_one(struct counters *c, const char *sys, const char *name,
 		return event_status_add(status, sys, name, "count", false, "unreadable event id");
 	attr.config = id;
 
-	evsel = perf_evsel__new(&attr);
-	if (!evsel)
+	if (grow_array((void **)&c->v, &c->alloc, sizeof(*c->v), c->n + 1) < 0)
 		return log_oom();
-	attr.disabled = 1;	/* windowed arming enables them all at once */
-	r = perf_evsel__open(evsel, c->cpus, c->threads);
-	if (r < 0) {
-		int err = errno ?: -r;
+	ct = &c->v[c->n];
+	*ct = (struct counter){ .attr = attr };
+	snprintf(ct->name, sizeof(ct->name), "%s:%s", sys, name);
+	if (c->armed) {
+		/* continuous: counting from now on, on every generation */
+		for (size_t g = 0; g < c->n_gens && r >= 0; g++)
+			r = open_gen(c, ct, g, true);
+	} else {
+		/* Opened to learn that it can be; armed again only when asked. */
+		struct perf_evsel *evsel = perf_evsel__new(&attr);
 
+		if (!evsel)
+			return log_oom();
+		r = perf_evsel__open(evsel, c->cpus, c->threads);
+		if (r < 0)
+			r = -(errno ?: EIO);
+		perf_evsel__close(evsel);
 		perf_evsel__delete(evsel);
+	}
+	if (r < 0) {
+		counter_close(c, ct);
+		if (r == -ENOMEM)
+			return log_oom();
 		return event_status_add(status, sys, name, "count", false,
-					"perf_event_open failed: %s", strerror(err));
+					"perf_event_open failed: %s", strerror(-r));
 	}
-	if (grow_array((void **)&c->v, &c->alloc, sizeof(*c->v), c->n + 1) < 0) {
-		perf_evsel__close(evsel);
-		perf_evsel__delete(evsel);
-		return log_oom();
-	}
-	snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s:%s", sys, name);
-	c->v[c->n].attr = attr;
-	c->v[c->n].evsel = evsel;
 	c->n++;
-	/* Opened to learn that it can be; armed again only when asked. */
-	if (!c->armed) {
-		perf_evsel__close(evsel);
-		perf_evsel__delete(evsel);
-		c->v[c->n - 1].evsel = NULL;
-	}
+	if (c->armed && c->n == 1)
+		for (size_t g = 0; g < c->n_gens; g++)
+			look_reset(c, g);
 	return event_status_add(status, sys, name, "count", true, "perf counting on %d CPUs",
 				perf_cpu_map__nr(c->cpus));
 }
@@ -177,23 +316,31 @@ const char *counters_name(const struct counters *c, size_t i)
 
 int counters_arm(struct counters *c)
 {
+	struct perf_cpu_map *now = online_cpus(c);
 	int r = 0;
 
-	if (c->armed)
+	if (c->armed) {
+		perf_cpu_map__put(now);
 		return 0;
+	}
+	/* One generation, on the CPUs online now. */
+	if (now) {
+		perf_cpu_map__put(c->cpus);
+		c->cpus = now;
+	}
+	drop_gens(c);
+	r = gen_add(c, perf_cpu_map__get(c->cpus));
+	if (r < 0) {
+		drop_gens(c);
+		return log_oom();
+	}
 	for (size_t i = 0; i < c->n; i++) {
-		c->v[i].evsel = perf_evsel__new(&c->v[i].attr);
-		r = c->v[i].evsel ? perf_evsel__open(c->v[i].evsel, c->cpus, c->threads) : -ENOMEM;
+		r = open_gen(c, &c->v[i], 0, false);
 		if (r < 0) {
-			r = log_error_errno(c->v[i].evsel ? (errno ?: EIO) : ENOMEM,
-					    "Failed to arm counter %s: %m", c->v[i].name);
-			perf_evsel__delete(c->v[i].evsel);
-			c->v[i].evsel = NULL;
-			while (i--) {
-				perf_evsel__close(c->v[i].evsel);
-				perf_evsel__delete(c->v[i].evsel);
-				c->v[i].evsel = NULL;
-			}
+			log_error_errno(r, "Failed to arm counter %s: %m", c->v[i].name);
+			while (i--)
+				counter_close(c, &c->v[i]);
+			drop_gens(c);
 			return r;
 		}
 	}
@@ -205,13 +352,157 @@ int counters_arm(struct counters *c)
 	 */
 	c->enabled_ns = now_ns(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < c->n; i++)
-		perf_evsel__enable(c->v[i].evsel);
+		perf_evsel__enable(c->v[i].evsel[0]);
 	/* Each enable is a cross-CPU call: on a slow host (emulated, the
 	 * tests' QEMU) they take a while, and the counting starts, on
 	 * average, halfway through them. */
 	c->enabled_ns += (now_ns(CLOCK_MONOTONIC) - c->enabled_ns) / 2;
 	c->armed = true;
+	c->paused = false;
+	look_reset(c, 0);
 	return 0;
+}
+
+/* The CPUs of a that b lacks, as a map; NULL when none (or no memory). */
+static struct perf_cpu_map *cpus_minus(const struct perf_cpu_map *a, const struct perf_cpu_map *b,
+				       char *list, size_t size)
+{
+	struct perf_cpu cpu;
+	size_t len = 0;
+	int idx;
+
+	list[0] = '\0';
+	perf_cpu_map__for_each_cpu(cpu, idx, a) {
+		if (cpu.cpu < 0 || perf_cpu_map__has(b, cpu))
+			continue;
+		len += snprintf(list + len, len < size ? size - len : 0, "%s%d", len ? "," : "",
+				cpu.cpu);
+		if (len >= size)
+			return NULL;
+	}
+	/* perf_cpu_map__new("") would be every online CPU */
+	return len ? perf_cpu_map__new(list) : NULL;
+}
+
+/*
+ * A CPU that went offline and came back between two looks is online both
+ * times, but its events stopped for good when it left: their time enabled
+ * fell behind the clock. Such CPUs leave c->cpus, so they count as new.
+ */
+static void find_cycled(struct counters *c, const struct perf_cpu_map *online, int64_t now)
+{
+	/* Reading takes a while on a slow (emulated) host; an offline
+	 * spell is at least as long as the time from leaving to this look. */
+	const uint64_t slack = 50 * NSEC_PER_MSEC;
+	struct perf_cpu_map *keep;
+	char list[512] = "", cycled[512] = "";
+	size_t len = 0, clen = 0;
+	bool died = false;
+	struct perf_cpu cpu;
+	int idx;
+
+	if (!c->n || c->paused)
+		return;
+	for (size_t g = 0; g < c->n_gens; g++) {
+		struct gen_look *l = &c->look[g];
+		uint64_t elapsed = (uint64_t)(now - l->at);
+
+		perf_cpu_map__for_each_cpu(cpu, idx, c->gen_cpus[g]) {
+			struct perf_counts_values v = {};
+
+			if (l->dead[idx] || perf_evsel__read(c->v[0].evsel[g], idx, 0, &v) < 0)
+				continue;
+			if (v.ena - l->ena[idx] + slack < elapsed) {
+				l->dead[idx] = true;
+				died = true;
+				/* offline now: said by the caller */
+				if (perf_cpu_map__has(online, cpu))
+					clen += snprintf(cycled + clen, clen < sizeof(cycled) ? sizeof(cycled) - clen : 0,
+						 "%s%d", clen ? "," : "", cpu.cpu);
+			}
+			l->ena[idx] = v.ena;
+		}
+		l->at = now;
+	}
+	if (clen && clen < sizeof(cycled))
+		log_notice("CPU %s went offline and came back since the last look", cycled);
+	if (!died)
+		return;
+	/* c->cpus, less those no generation counts any more */
+	perf_cpu_map__for_each_cpu(cpu, idx, c->cpus) {
+		bool counted = false;
+
+		for (size_t g = 0; g < c->n_gens && !counted; g++) {
+			struct perf_cpu other;
+			int k;
+
+			perf_cpu_map__for_each_cpu(other, k, c->gen_cpus[g])
+				if (other.cpu == cpu.cpu && !c->look[g].dead[k])
+					counted = true;
+		}
+		if (counted)
+			len += snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%d",
+					len ? "," : "", cpu.cpu);
+	}
+	if (len >= sizeof(list))
+		return;
+	/* perf_cpu_map__new("") would be every online CPU */
+	keep = len ? perf_cpu_map__new(list) : perf_cpu_map__new_any_cpu();
+	if (!keep)
+		return;
+	perf_cpu_map__put(c->cpus);
+	c->cpus = keep;
+}
+
+int counters_refresh_cpus(struct counters *c)
+{
+	struct perf_cpu_map *now = online_cpus(c), *added;
+	char list[512], gone[512];
+	int r = 0, n = 0;
+
+	if (!now)
+		return log_warning_errno(errno ?: ENOENT, "Failed to read the online CPUs: %m");
+	perf_cpu_map__put(cpus_minus(c->cpus, now, gone, sizeof(gone)));
+	if (gone[0])
+		log_notice("CPU %s went offline; its counts so far are kept", gone);
+	if (c->armed)
+		find_cycled(c, now, now_ns(CLOCK_MONOTONIC));
+	added = cpus_minus(now, c->cpus, list, sizeof(list));
+	if (added && c->armed && c->n_gens == MAX_GENS) {
+		if (!c->gens_warned)
+			log_warning("CPU %s came online, but counters were reopened %d times already: "
+				    "not counted there until the next start", list, MAX_GENS);
+		c->gens_warned = true;
+	} else if (added && c->armed) {
+		size_t g = c->n_gens;
+
+		r = gen_add(c, added);
+		added = NULL;
+		for (size_t i = 0; i < c->n && r >= 0; i++)
+			r = open_gen(c, &c->v[i], g, !c->paused);
+		if (r < 0) {
+			/* Half a generation would count some events and not others. */
+			for (size_t i = 0; i < c->n; i++) {
+				perf_evsel__close(c->v[i].evsel[g]);
+				perf_evsel__delete(c->v[i].evsel[g]);
+				c->v[i].evsel[g] = NULL;
+				free(c->v[i].last[g]);
+				c->v[i].last[g] = NULL;
+			}
+			gen_pop(c);
+			log_warning_errno(r, "CPU %s came online, but counting there failed: %m", list);
+		} else {
+			log_notice("CPU %s came online: counting there too", list);
+			look_reset(c, g);
+			n = perf_cpu_map__nr(c->gen_cpus[g]);
+		}
+	} else if (added) {
+		n = perf_cpu_map__nr(added);	/* counted from the next arming */
+	}
+	perf_cpu_map__put(added);
+	perf_cpu_map__put(c->cpus);
+	c->cpus = now;
+	return r < 0 ? r : n;
 }
 
 int64_t counters_enabled_ns(const struct counters *c)
@@ -224,7 +515,10 @@ int64_t counters_pause(struct counters *c)
 	int64_t t0 = now_ns(CLOCK_MONOTONIC);
 
 	for (size_t i = 0; c && c->armed && i < c->n; i++)
-		perf_evsel__disable(c->v[i].evsel);
+		for (size_t g = 0; g < c->n_gens; g++)
+			perf_evsel__disable(c->v[i].evsel[g]);
+	if (c)
+		c->paused = true;
 	return t0 + (now_ns(CLOCK_MONOTONIC) - t0) / 2;
 }
 
@@ -236,20 +530,24 @@ struct counters_retired *counters_retire(struct counters *c)
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (r)
-		r->evsels = calloc(c->n + 1, sizeof(*r->evsels));
+		r->evsels = calloc(c->n * c->n_gens + 1, sizeof(*r->evsels));
 	if (r && !r->evsels) {
 		free(r);
 		r = NULL;
 	}
 	for (size_t i = 0; i < c->n; i++) {
-		if (r) {
-			r->evsels[r->n++] = c->v[i].evsel;
-		} else {	/* no memory: close them now, slowly */
-			perf_evsel__close(c->v[i].evsel);
-			perf_evsel__delete(c->v[i].evsel);
+		if (!r) {	/* no memory: close them now, slowly */
+			counter_close(c, &c->v[i]);
+			continue;
 		}
-		c->v[i].evsel = NULL;
+		for (size_t g = 0; g < c->n_gens; g++) {
+			r->evsels[r->n++] = c->v[i].evsel[g];
+			c->v[i].evsel[g] = NULL;
+			free(c->v[i].last[g]);
+			c->v[i].last[g] = NULL;
+		}
 	}
+	drop_gens(c);
 	c->armed = false;
 	return r;
 }
@@ -278,26 +576,32 @@ bool counters_armed(const struct counters *c)
 
 int counters_read(struct counters *c, uint64_t *ret)
 {
-	int ncpu = perf_cpu_map__nr(c->cpus);
-
 	if (!c->armed) {
 		memset(ret, 0, c->n * sizeof(*ret));
 		return 0;
 	}
 	for (size_t i = 0; i < c->n; i++) {
+		struct counter *ct = &c->v[i];
 		uint64_t sum = 0;
 
-		for (int idx = 0; idx < ncpu; idx++) {
-			struct perf_counts_values v = {};
+		for (size_t g = 0; g < c->n_gens; g++) {
+			for (int idx = 0; idx < perf_cpu_map__nr(c->gen_cpus[g]); idx++) {
+				struct perf_counts_values v = {};
 
-			if (perf_evsel__read(c->v[i].evsel, idx, 0, &v) < 0)
-				return log_error_errno(errno ?: EIO, "Failed to read counter %s: %m",
-						       c->v[i].name);
-			/* Scaled by the time it ran, were it ever multiplexed. */
-			if (v.run && v.run < v.ena)
-				sum += (uint64_t)((double)v.val * v.ena / v.run + 0.5);
-			else
-				sum += v.val;
+				/* A CPU gone offline keeps its last value. */
+				if (perf_evsel__read(ct->evsel[g], idx, 0, &v) < 0) {
+					if (perf_cpu_map__has(c->cpus, perf_cpu_map__cpu(c->gen_cpus[g], idx)))
+						return log_error_errno(errno ?: EIO,
+								       "Failed to read counter %s: %m",
+								       ct->name);
+				} else if (v.run && v.run < v.ena) {
+					/* scaled by the time it ran, were it ever multiplexed */
+					ct->last[g][idx] = (uint64_t)((double)v.val * v.ena / v.run + 0.5);
+				} else {
+					ct->last[g][idx] = v.val;
+				}
+				sum += ct->last[g][idx];
+			}
 		}
 		ret[i] = sum;
 	}

@@ -20,6 +20,8 @@ struct counters;
 
 /* armed: open each event as it is added and keep it open (continuous). */
 struct counters *counters_new(bool armed);
+/* The same, with the online CPU list read from online_path (tests). */
+struct counters *counters_new_online(bool armed, const char *online_path);
 void counters_free(struct counters *c);
 
 /*
@@ -56,5 +58,12 @@ bool counters_armed(const struct counters *c);
 /* Reads every counter's total since it was armed into ret[0..count);
  * zeros while disarmed. */
 int counters_read(struct counters *c, uint64_t *ret);
+/*
+ * Looks at the online CPUs again. Armed, every counter starts counting on
+ * the CPUs that came online (their total goes on growing from where it
+ * was); disarmed, the next arming takes them. CPUs gone offline keep what
+ * they counted. Returns how many CPUs were added, or -errno (logged).
+ */
+int counters_refresh_cpus(struct counters *c);
 
 #endif

@@ -1531,6 +1531,10 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 /* The interval's row, then the plan of the next interval. */
 static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 {
+	/* Continuous: CPUs that came online are counted from now on
+	 * (windowed, each arming looks at the online CPUs itself). */
+	if (!d->windowed)
+		counters_refresh_cpus(d->counters);
 	/* A failed write is logged and folded into the next. */
 	if (recorder_flush(&d->rec, wall, false) == 0) {
 		after_flush(d, wall);

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int die(const char *what)
@@ -340,13 +341,29 @@ static int do_yield(long n)
 	return 0;
 }
 
+/* n sched_rr_get_interval() calls pinned to cpu: an event nothing else makes. */
+static int rrcalls(int cpu, long n)
+{
+	cpu_set_t set;
+	struct timespec ts;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return die("sched_setaffinity");
+	for (long i = 0; i < n; i++)
+		syscall(SYS_sched_rr_get_interval, 0, &ts);
+	printf("rrcalls %ld on cpu %d\n", n, sched_getcpu());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: mmhitm-test-helper fork|exec|newpages|pwrite|dontneed|yield N | idle\n");
+		fprintf(stderr, "usage: mmhitm-test-helper fork|exec|newpages|pwrite|dontneed|yield N | rrcalls CPU N | idle\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "fork"))
@@ -395,6 +412,8 @@ int main(int argc, char **argv)
 		sigwait(&set, &sig);
 		return 0;
 	}
+	if (!strcmp(argv[1], "rrcalls") && argc > 3)
+		return rrcalls((int)n, strtol(argv[3], NULL, 10));
 	if (!strcmp(argv[1], "idle")) {
 		usleep(200 * 1000);
 		return 0;
