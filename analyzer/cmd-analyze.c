@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "analyze.h"
 #include "commands.h"
 #include "db.h"
@@ -123,7 +124,7 @@ int cmd_analyze(int argc, char **argv)
 	files = calloc((size_t)argc, sizeof(*files));
 	if (!files)
 		return log_oom();
-	while ((c = getopt_long(argc, argv, "d:r:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:r:h", opts, "mmhitm analyze")) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'r': files[n_files++] = optarg; break;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "btf.h"
 #include "commands.h"
 #include "db.h"
@@ -201,7 +202,7 @@ int cmd_import(int argc, char **argv)
 	uint64_t v;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm import")) != -1) {
 		switch (c) {
 		case 'd': o.db = optarg; break;
 		case OPT_HOSTNAME: o.hostname = optarg; break;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "log.h"
 #include "output.h"
@@ -218,7 +219,10 @@ int cmd_report(int argc, char **argv)
 	if (!dbs)
 		return log_oom();
 	report_options_init(&o);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts, "mmhitm report")) != -1) {
+		static const char DURATION[] = "a duration such as 7d, 12h, 30m";
+		const char *allowed = NULL;
+
 		r = 0;
 		switch (c) {
 		case OPT_SINCE: since = optarg; break;
@@ -226,22 +230,33 @@ int cmd_report(int argc, char **argv)
 		case OPT_HTML: html = optarg; break;
 		case OPT_JSON: json = optarg; break;
 		case OPT_PATCHES: patches = optarg; break;
-		case OPT_BEFORE: r = parse_duration_ns(optarg, &o.before_ns); break;
-		case OPT_AFTER: r = parse_duration_ns(optarg, &o.after_ns); break;
-		case OPT_WARMUP: r = parse_duration_ns(optarg, &o.warmup_ns); break;
-		case OPT_COHORT: r = parse_duration_ns(optarg, &o.cohort_ns); break;
+		case OPT_BEFORE: r = parse_duration_ns(optarg, &o.before_ns); allowed = DURATION; break;
+		case OPT_AFTER: r = parse_duration_ns(optarg, &o.after_ns); allowed = DURATION; break;
+		case OPT_WARMUP: r = parse_duration_ns(optarg, &o.warmup_ns); allowed = DURATION; break;
+		case OPT_COHORT: r = parse_duration_ns(optarg, &o.cohort_ns); allowed = DURATION; break;
 		case OPT_MARGIN:
-			r = parse_double(optarg, 0, 1000, &pct);
+			/* a change is at most -100 %: a wider margin hides everything */
+			r = parse_double(optarg, 0, 99, &pct);
 			o.margin = pct / 100;
+			allowed = "a percentage from 0 to 99";
 			break;
-		case OPT_LEVEL: r = parse_double(optarg, 0.5, 0.9999, &o.level); break;
-		case OPT_BOOTSTRAP: r = parse_uint(optarg, 100, &o.replicates); break;
+		case OPT_LEVEL:
+			r = parse_double(optarg, 0.5, 0.9999, &o.level);
+			allowed = "a confidence level from 0.5 to 0.9999";
+			break;
+		case OPT_BOOTSTRAP:
+			r = parse_uint(optarg, 100, &o.replicates);
+			allowed = "100 replicates or more";
+			break;
 		case OPT_SEED:
 			r = parse_u64(optarg, &seed);
 			o.seed = seed;
 			break;
-		case OPT_MIN_INTERVALS: r = parse_uint(optarg, 2, &o.min_intervals); break;
-		case OPT_MIN_HOSTS: r = parse_uint(optarg, 1, &o.min_hosts); break;
+		case OPT_MIN_INTERVALS:
+			r = parse_uint(optarg, 2, &o.min_intervals);
+			allowed = "2 or more";
+			break;
+		case OPT_MIN_HOSTS: r = parse_uint(optarg, 1, &o.min_hosts); allowed = "1 or more"; break;
 		case OPT_QUIET: quiet = true; break;
 		case OPT_NO_PROGRESS: progress = false; break;
 		case OPT_DB: dbs[nr_dbs++] = optarg; break;
@@ -251,7 +266,8 @@ int cmd_report(int argc, char **argv)
 		default: return CMD_USAGE;
 		}
 		if (r < 0) {
-			log_error("Invalid value for --%s: '%s'", opts[c - OPT_SINCE].name, optarg);
+			log_error("Invalid value for --%s: '%s'%s%s%s", opts[c - OPT_SINCE].name, optarg,
+				  allowed ? " (" : "", allowed ?: "", allowed ? ")" : "");
 			return CMD_USAGE;
 		}
 	}
@@ -264,11 +280,11 @@ int cmd_report(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	if (since && parse_time_ns(since, now, &o.since_ns) < 0) {
-		log_error("Invalid --since '%s': YYYY-MM-DD[THH:MM[:SS]][Z], @SECONDS, now, or a DURATION before now (7d, -2h)", since);
+		log_error("Invalid --since '%s': " TIME_FORMS, since);
 		return CMD_USAGE;
 	}
 	if (until && parse_time_ns(until, now, &o.until_ns) < 0) {
-		log_error("Invalid --until '%s': YYYY-MM-DD[THH:MM[:SS]][Z], @SECONDS, now, or a DURATION before now (7d, -2h)", until);
+		log_error("Invalid --until '%s': " TIME_FORMS, until);
 		return CMD_USAGE;
 	}
 	if (json && strcmp(json, "-") == 0)

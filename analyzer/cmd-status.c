@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "db.h"
 #include "escape.h"
@@ -81,7 +82,7 @@ int cmd_status(int argc, char **argv)
 	sqlite3 *db = NULL;
 	int c, r, rc;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm status")) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'h': cmd_status_help(); return 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "db.h"
 #include "log.h"
@@ -27,7 +28,9 @@ void cmd_top_help(void)
 	       "an mm_struct) or pfn (for a struct page), and path. Then, per line, the\n"
 	       "sampled offsets with their field, symbol, path and rule.\n\n"
 	       "  --since, --until TIME  UTC 'YYYY-MM-DD[THH:MM[:SS]][Z]', '@EPOCH' seconds,\n"
-	       "                         'now', or a duration before now ('2h', '-30min', '7d')\n"
+	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
+	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
+	       "                         'this-week' or 'last-week' (their first midnight)\n"
 	       "  --limit N              lines to show (default 20)\n"
 	       "  --boot ID              only this boot (see 'mmhitm status')\n"
 	       "  --no-detail            only the line table\n");
@@ -383,13 +386,14 @@ int cmd_top(int argc, char **argv)
 	sqlite3 *db = NULL;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "d:n:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:n:h", opts, "mmhitm top")) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 's':
 		case 'u':
 			if (parse_time_ns(optarg, now_ns(CLOCK_REALTIME), c == 's' ? &rg.since : &rg.until) < 0) {
-				log_error("Bad time '%s'; 'mmhitm top --help' lists the forms", optarg);
+				log_error("Invalid --%s '%s': " TIME_FORMS, c == 's' ? "since" : "until",
+					  optarg);
 				return CMD_USAGE;
 			}
 			break;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "log.h"
 #include "util.h"
@@ -79,6 +80,17 @@ int main(int argc, char **argv)
 			return r < 0 ? 1 : 0;
 		}
 	}
-	log_error("Unknown command '%s'; 'mmhitm --help' lists them", argv[1]);
+	{
+		const char *names[ARRAY_SIZE(commands)];
+		const char *hint;
+
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			names[i] = commands[i].name;
+		hint = cli_closest(argv[1], names, ARRAY_SIZE(names));
+		if (hint)
+			log_error("Unknown command '%s'; did you mean '%s'?", argv[1], hint);
+		else
+			log_error("Unknown command '%s'; 'mmhitm --help' lists them", argv[1]);
+	}
 	return CMD_USAGE;
 }

@@ -326,6 +326,11 @@ static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsign
 	sqlite3 *db = NULL;
 	int r, rc, active;
 
+	/* SQLite would say "unable to open database file": say what to do */
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		return log_error_errno(ENOENT, "No database at %s: mmhitmd creates it when it first "
+				       "runs (systemctl status mmhitmd); else pass --db PATH or set "
+				       "MMHITM_DB", path);
 	r = open_uri(path, "mode=ro", SQLITE_OPEN_READONLY, &db);
 	if (r < 0)
 		return r;

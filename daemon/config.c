@@ -280,8 +280,10 @@ static int option_set(struct config *c, const struct option_def *o, const char *
 			return -EINVAL;
 		}
 		if (d < o->min || d > o->max) {
-			snprintf(err, errlen, "\"%s\" is out of range (%.3gs to %.3gs)", v,
-				 o->min / 1e9, o->max / 1e9);
+			char lo[32], hi[32];
+
+			snprintf(err, errlen, "\"%s\" is out of range (%s to %s)", v,
+				 format_duration(lo, sizeof(lo), o->min), format_duration(hi, sizeof(hi), o->max));
 			return -EINVAL;
 		}
 		*(int64_t *)field = d;

@@ -29,6 +29,7 @@
 
 #include "boot.h"
 #include "btf.h"
+#include "cli.h"
 #include "config.h"
 #include "counters.h"
 #include "db.h"
@@ -224,7 +225,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 	o->config_path = CONFIG_DEFAULT_PATH;
 	o->argc = argc;
 	o->argv = argv;
-	while ((ch = getopt_long(argc, argv, "c:nfh", longopts, NULL)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "c:nfh", longopts, "mmhitmd")) != -1) {
 		switch (ch) {
 		case 'c':
 			o->config_path = optarg;
@@ -249,8 +250,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			return 1;
 		case '?':
 			free_longopts(longopts);
-			return log_error_errno(EINVAL, "Unknown or incomplete option %s; see --help",
-					       argv[optind - 1]);
+			return -EINVAL;	/* said by cli_getopt() */
 		default:
 			break;	/* a config flag: applied by load_config() */
 		}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "load.h"
 #include "log.h"
 #include "util.h"
@@ -97,7 +98,16 @@ int main(int argc, char **argv)
 
 	c = command_find(argv[1]);
 	if (!c) {
-		log_error("Unknown command '%s'; 'mmhitm-load --help' lists them", argv[1]);
+		const char *names[ARRAY_SIZE(commands)];
+		const char *hint;
+
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			names[i] = commands[i].name;
+		hint = cli_closest(argv[1], names, ARRAY_SIZE(names));
+		if (hint)
+			log_error("Unknown command '%s'; did you mean '%s'?", argv[1], hint);
+		else
+			log_error("Unknown command '%s'; 'mmhitm-load --help' lists them", argv[1]);
 		return LOAD_EXIT_USAGE;
 	}
 	r = c->run(argc - 1, argv + 1);

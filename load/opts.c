@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "load.h"
 #include "log.h"
 #include "util.h"
@@ -119,6 +120,7 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 	char shortopts[16];
 	size_t nr_extra = 0;
 	const char *cmd = argv[0];
+	char prog[96];
 	bool have_duration = false;
 	int r, opt;
 
@@ -135,7 +137,8 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 	snprintf(shortopts, sizeof(shortopts), "+d:n:%c:c:jvh", workers_name[0]);
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) >= 0) {
+	snprintf(prog, sizeof(prog), "mmhitm-load %s", cmd);
+	while ((opt = cli_getopt(argc, argv, shortopts, all, prog)) >= 0) {
 		uint64_t u;
 
 		if (opt == workers_name[0])
