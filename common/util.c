@@ -242,22 +242,76 @@ int grow_array(void **array, size_t *alloc, size_t elem, size_t need)
 	return 0;
 }
 
+/* Midnight UTC starting the day of t, and the Monday of its ISO week. */
+static int64_t day_start(int64_t t_ns)
+{
+	int64_t day = 86400 * NSEC_PER_SEC;
+
+	return t_ns - ((t_ns % day) + day) % day;
+}
+
+static int64_t week_start(int64_t t_ns)
+{
+	int64_t day = 86400 * NSEC_PER_SEC, d = day_start(t_ns) / day;
+
+	/* 1970-01-01 was a Thursday: (d + 3) % 7 days after a Monday */
+	return (d - ((d % 7 + 7 + 3) % 7)) * day;
+}
+
+/* "YYYY-Www": the Monday of ISO week ww, the week with the year's 4 January. */
+static int parse_iso_week(const char *s, int64_t *ret)
+{
+	int year, week, n = 0;
+	struct tm jan4 = { .tm_mday = 4 };
+	int64_t w1;
+
+	if (sscanf(s, "%4d-W%2d%n", &year, &week, &n) != 2 || s[n] || n != 8 || week < 1)
+		return -EINVAL;
+	jan4.tm_year = year - 1900;
+	w1 = week_start((int64_t)timegm(&jan4) * NSEC_PER_SEC);
+	/* 53 weeks when the next year's week 1 starts 53 weeks on */
+	if (week == 53) {
+		struct tm next = { .tm_mday = 4, .tm_year = year + 1 - 1900 };
+
+		if (week_start((int64_t)timegm(&next) * NSEC_PER_SEC) - w1 < 53 * 7 * 86400 * NSEC_PER_SEC)
+			return -EINVAL;
+	} else if (week > 53) {
+		return -EINVAL;
+	}
+	*ret = w1 + (int64_t)(week - 1) * 7 * 86400 * NSEC_PER_SEC;
+	return *ret >= 0 ? 0 : -EINVAL;
+}
+
 int parse_time_ns(const char *s, int64_t now, int64_t *ret)
 {
-	struct tm tm = {};
+	static const struct { const char *name; int kind; int64_t back; } words[] = {
+		{ "today", 'd', 0 }, { "yesterday", 'd', 1 },
+		{ "this-week", 'w', 0 }, { "last-week", 'w', 1 },
+	};
+	struct tm tm = {}, back;
 	const char *end;
+	time_t t;
 	int64_t v;
 
 	if (strcmp(s, "now") == 0) {
 		*ret = now;
 		return 0;
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcmp(s, words[i].name) == 0) {
+			*ret = words[i].kind == 'd' ?
+				day_start(now) - words[i].back * 86400 * NSEC_PER_SEC :
+				week_start(now) - words[i].back * 7 * 86400 * NSEC_PER_SEC;
+			return 0;
+		}
 	if (s[0] == '@') {
 		if (parse_i64(s + 1, &v) < 0 || v < 0 || v > INT64_MAX / NSEC_PER_SEC)
 			return -EINVAL;
 		*ret = v * NSEC_PER_SEC;
 		return 0;
 	}
+	if (strstr(s, "-W"))
+		return parse_iso_week(s, ret);
 	/* a date has a '-' after its first digit; a duration none, or first */
 	if (!strchr(s + 1, '-') || s[0] == '-') {
 		if (parse_duration_ns(s[0] == '-' ? s + 1 : s, &v) < 0 || v < 0)
@@ -281,9 +335,30 @@ int parse_time_ns(const char *s, int64_t now, int64_t *ret)
 		end++;
 	if (*end)
 		return -EINVAL;
-	v = (int64_t)timegm(&tm);
-	if (v < 0)
+	back = tm;
+	t = timegm(&back);
+	/* timegm() makes 30 February the 2nd of March: refuse what moved */
+	if (t < 0 || back.tm_mday != tm.tm_mday || back.tm_mon != tm.tm_mon ||
+	    back.tm_year != tm.tm_year || back.tm_hour != tm.tm_hour || back.tm_min != tm.tm_min ||
+	    back.tm_sec != tm.tm_sec)
 		return -EINVAL;
-	*ret = v * NSEC_PER_SEC;
+	*ret = (int64_t)t * NSEC_PER_SEC;
 	return 0;
+}
+
+const char *format_duration(char *buf, size_t size, int64_t ns)
+{
+	static const struct { const char *unit; int64_t ns; } units[] = {
+		{ "d", 86400 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
+		{ "min", 60 * NSEC_PER_SEC }, { "s", NSEC_PER_SEC },
+		{ "ms", NSEC_PER_MSEC }, { "us", 1000 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (ns && ns % units[i].ns == 0) {
+			snprintf(buf, size, "%" PRId64 "%s", ns / units[i].ns, units[i].unit);
+			return buf;
+		}
+	snprintf(buf, size, "%" PRId64 "ns", ns);
+	return buf;
 }

@@ -35,13 +35,21 @@ int parse_u64(const char *s, uint64_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 /* "60", "60s", "5m", "1h", "500ms", "2d" into nanoseconds. */
 int parse_duration_ns(const char *s, int64_t *ret);
+/* The inverse, in the largest unit that divides it: "500ms", "1h", "7d". */
+const char *format_duration(char *buf, size_t size, int64_t ns);
 /*
  * A point in time, the one syntax of every command's --since/--until:
  * "now"; "@SECONDS" since the epoch; a duration before now ("7d", "-2h");
  * "YYYY-MM-DD", optionally followed by "T" or " " and "HH:MM[:SS]", and
- * an optional "Z" (always UTC). Into ns since the epoch; -EINVAL.
+ * an optional "Z" (always UTC; impossible dates such as 2025-02-30 are
+ * refused); "YYYY-Www", the Monday starting that ISO week; "today",
+ * "yesterday", "this-week", "last-week": the midnight (UTC) starting that
+ * day or ISO week. Into ns since the epoch; -EINVAL.
  */
 int parse_time_ns(const char *s, int64_t now_ns, int64_t *ret);
+/* The forms parse_time_ns() takes, for error messages. */
+#define TIME_FORMS "YYYY-MM-DD[THH:MM[:SS]][Z], @SECONDS, now, a duration before now " \
+	"(7d, -2h), YYYY-Www, today, yesterday, this-week or last-week"
 /* "64M", "1G", "4096", "512K" into bytes. */
 int parse_size(const char *s, uint64_t *ret);
 int parse_bool(const char *s, bool *ret);

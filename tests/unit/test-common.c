@@ -201,7 +201,26 @@ static void test_parse_time(void)
 	CHECK_INT(t, ==, now - 2 * 3600 * NSEC_PER_SEC);
 	CHECK_INT(parse_time_ns("now", now, &t), ==, 0);
 	CHECK_INT(t, ==, now);
-	for (const char *const *bad = (const char *const[]){ "yesterday", "2025-13-01", "2025-03-10T25:00",
+	/* now is Monday 2025-03-17 00:00 UTC; 13:45 on it for the words */
+	CHECK_INT(parse_time_ns("today", now + 49500 * NSEC_PER_SEC, &t), ==, 0);
+	CHECK_INT(t, ==, now);
+	CHECK_INT(parse_time_ns("yesterday", now + 49500 * NSEC_PER_SEC, &t), ==, 0);
+	CHECK_INT(t, ==, now - 86400 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("this-week", now + 3 * 86400 * NSEC_PER_SEC, &t), ==, 0);
+	CHECK_INT(t, ==, now);
+	CHECK_INT(parse_time_ns("last-week", now + 6 * 86400 * NSEC_PER_SEC, &t), ==, 0);
+	CHECK_INT(t, ==, now - 7 * 86400 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("last-week", now, &t), ==, 0);
+	CHECK_INT(t, ==, now - 7 * 86400 * NSEC_PER_SEC);
+	CHECK_INT(parse_time_ns("2025-W12", now, &t), ==, 0);		/* date -d 2025-03-17 */
+	CHECK_INT(t, ==, now);
+	CHECK_INT(parse_time_ns("2025-W01", now, &t), ==, 0);		/* 2024-12-30 */
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1735516800);
+	CHECK_INT(parse_time_ns("2020-W53", now, &t), ==, 0);		/* 2020-12-28 */
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1609113600);
+	CHECK_INT(parse_time_ns("2024-02-29", now, &t), ==, 0);		/* a leap day */
+	CHECK_INT(t / NSEC_PER_SEC, ==, 1709164800);
+	for (const char *const *bad = (const char *const[]){ "tomorrow", "2025-13-01", "2025-03-10T25:00",
 							  "2025-03-10x", "@", "@-5", "-", "", "2025-03", "7x", NULL }; *bad; bad++)
 		CHECK_INT(parse_time_ns(*bad, now, &t), ==, -EINVAL);
 }
