@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "load.h"
 #include "util.h"
 
@@ -120,22 +121,6 @@ void load_report_add_ints(struct load_report *r, const char *key, const char *la
 	e->nr_ints = n;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* "0-3,6": a CPU list the way the kernel prints one. */
 static void print_ranges(FILE *f, const int *v, size_t n)
 {
@@ -153,39 +138,36 @@ static void print_ranges(FILE *f, const int *v, size_t n)
 
 static void print_json(const struct load_report *r, FILE *f)
 {
-	fputc('{', f);
+	struct jsonw w;
+
+	jsonw_init(&w, f);
+	jsonw_object(&w, NULL);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct entry *e = &r->entries[i];
 
-		if (i)
-			fputs(", ", f);
-		json_string(f, e->key);
-		fputs(": ", f);
 		switch (e->kind) {
 		case K_STR:
-			json_string(f, e->str);
+			jsonw_str(&w, e->key, e->str);
 			break;
 		case K_U64:
-			fprintf(f, "%" PRIu64, e->u64);
+			jsonw_uint(&w, e->key, e->u64);
 			break;
 		case K_DOUBLE:
-			if (isfinite(e->dbl))
-				fprintf(f, "%.9g", e->dbl);
-			else
-				fputs("null", f);
+			jsonw_numg(&w, e->key, 9, isfinite(e->dbl) ? e->dbl : NAN);
 			break;
 		case K_BOOL:
-			fputs(e->b ? "true" : "false", f);
+			jsonw_bool(&w, e->key, e->b);
 			break;
 		case K_INTS:
-			fputc('[', f);
+			jsonw_array(&w, e->key);
 			for (size_t k = 0; k < e->nr_ints; k++)
-				fprintf(f, "%s%d", k ? ", " : "", e->ints[k]);
-			fputc(']', f);
+				jsonw_int(&w, NULL, e->ints[k]);
+			jsonw_end(&w);
 			break;
 		}
 	}
-	fputs("}\n", f);
+	jsonw_end(&w);
+	jsonw_finish(&w);
 }
 
 static void print_text(const struct load_report *r, FILE *f)

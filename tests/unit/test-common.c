@@ -5,6 +5,7 @@
 
 #include "boot.h"
 #include "btf.h"
+#include "jsonw.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "test.h"
@@ -225,10 +226,60 @@ static void test_parse_time(void)
 		CHECK_INT(parse_time_ns(*bad, now, &t), ==, -EINVAL);
 }
 
+static void test_jsonw(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct jsonw w;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	jsonw_init(&w, f);
+	jsonw_object(&w, NULL);
+	jsonw_str(&w, "host", "a\"b<c>\n");
+	jsonw_array(&w, "v");
+	jsonw_int(&w, NULL, -3);
+	jsonw_num(&w, NULL, 0.5);
+	jsonw_num(&w, NULL, 1.0 / 0.0);
+	jsonw_num(&w, NULL, -1.0 / 0.0);
+	jsonw_num(&w, NULL, 0.0 / 0.0);
+	jsonw_end(&w);
+	jsonw_object(&w, "empty");
+	jsonw_end(&w);
+	jsonw_array(&w, "none");
+	jsonw_end(&w);
+	jsonw_bool(&w, "ok", true);
+	jsonw_null(&w, "n");
+	jsonw_str(&w, "s", NULL);
+	jsonw_uint(&w, "u", UINT64_MAX);
+	jsonw_numg(&w, "g", 3, 3.14159);
+	jsonw_end(&w);
+	CHECK_INT(jsonw_finish(&w), ==, 0);
+	fclose(f);
+	CHECK_STR(buf, "{\"host\": \"a\\\"b\\u003cc\\u003e\\n\", \"v\": [-3, 0.5, \"inf\", \"-inf\", null], "
+		       "\"empty\": {}, \"none\": [], \"ok\": true, \"n\": null, \"s\": null, "
+		       "\"u\": 18446744073709551615, \"g\": 3.14}\n");
+	free(buf);
+
+	/* unbalanced: an end too many, or one missing */
+	f = open_memstream(&buf, &len);
+	jsonw_init(&w, f);
+	jsonw_array(&w, NULL);
+	CHECK_INT(jsonw_finish(&w), ==, -EINVAL);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	CHECK_INT(jsonw_finish(&w), ==, -EINVAL);
+	fclose(f);
+	free(buf);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
 	RUN(test_parse_time);
+	RUN(test_jsonw);
 	RUN(test_u64map);
 	RUN(test_kallsyms_fixture);
 	RUN(test_kallsyms_live);
