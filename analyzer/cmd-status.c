@@ -5,20 +5,27 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "db.h"
 #include "escape.h"
+#include "jsonw.h"
 #include "log.h"
 #include "util.h"
 
 void cmd_status_help(void)
 {
-	printf("Usage: mmhitm status [--db PATH]\n\n"
+	printf("Usage: mmhitm status [--db PATH] [--json] [--check]\n\n"
 	       "Prints the database's schema version, and per boot: the host, kernel,\n"
 	       "PMU, LRU_GEN state, the recorded intervals and the totals of every\n"
-	       "counted event and learned object.\n");
+	       "counted event and learned object.\n\n"
+	       "  --json    the same as one JSON object (schema: docs/json.md)\n"
+	       "  --check   for monitoring: one line, and exit %d when mmhitmd is not\n"
+	       "            recording into this database, its last interval ended more\n"
+	       "            than two intervals ago, or its last hour lost events\n",
+	       CMD_UNHEALTHY);
 }
 
 /*
@@ -70,21 +77,138 @@ static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 	return 0;
 }
 
+/* The columns print_boot() reads, per boot, oldest first. */
+static const char boots_sql[] =
+	"SELECT b.boot_id, h.hostname, b.kernel_release, b.kernel_build_id, b.boot_uuid,"
+	" b.nr_cpus_online, b.source, b.pmu_kind, b.pmu_detail, b.lru_gen, b.btf,"
+	" (SELECT count(*) FROM intervals i WHERE i.boot_id = b.boot_id),"
+	" (SELECT coalesce(sum(end_ns - start_ns), 0) / 1e9 FROM intervals i WHERE i.boot_id = b.boot_id),"
+	" (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(start_ns) / 1000000000, 'unixepoch') FROM intervals i WHERE i.boot_id = b.boot_id),"
+	" (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', max(end_ns) / 1000000000, 'unixepoch') FROM intervals i WHERE i.boot_id = b.boot_id),"
+	" (SELECT coalesce(sum(events_lost), 0) FROM intervals i WHERE i.boot_id = b.boot_id),"
+	" (SELECT count(*) FROM mm_objects m WHERE m.boot_id = b.boot_id),"
+	" (SELECT count(*) FROM mm_objects m WHERE m.boot_id = b.boot_id AND free_ns IS NULL),"
+	" (SELECT count(*) FROM page_pairs p WHERE p.boot_id = b.boot_id),"
+	" (SELECT count(*) FROM lock_objects l WHERE l.boot_id = b.boot_id)"
+	" FROM boots b JOIN hosts h USING (host_id) ORDER BY b.first_seen_ns";
+
+static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
+{
+	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
+	static const char *const keys[] = {
+		"boot_id", "hostname", "kernel_release", "kernel_build_id", "boot_uuid",
+		"cpus", "source", "pmu", "pmu_detail", "lru_gen", "btf", "intervals",
+		"seconds", "first", "last", "events_lost", "mm_structs", "mm_structs_live",
+		"page_pairs", "lock_addresses",
+	};
+	int r;
+
+	jsonw_object(w, NULL);
+	for (int i = 0; i < (int)ARRAY_SIZE(keys); i++) {
+		switch (sqlite3_column_type(b, i)) {
+		case SQLITE_NULL:
+			jsonw_null(w, keys[i]);
+			break;
+		case SQLITE_INTEGER:
+			jsonw_int(w, keys[i], sqlite3_column_int64(b, i));
+			break;
+		case SQLITE_FLOAT:
+			jsonw_num(w, keys[i], sqlite3_column_double(b, i));
+			break;
+		default:
+			jsonw_str(w, keys[i], (const char *)sqlite3_column_text(b, i));
+		}
+	}
+	r = db_prepare(db, &ev,
+		       "SELECT n.name, sum(c.count) FROM event_counts c "
+		       "JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id) "
+		       "WHERE i.boot_id = ?1 GROUP BY n.name ORDER BY n.name");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(ev, 1, sqlite3_column_int64(b, 0));
+	jsonw_object(w, "events");
+	while (sqlite3_step(ev) == SQLITE_ROW)
+		jsonw_int(w, (const char *)sqlite3_column_text(ev, 0), sqlite3_column_int64(ev, 1));
+	jsonw_end(w);
+	jsonw_end(w);
+	return 0;
+}
+
+/*
+ * --check: the newest live boot's last interval and its health. The
+ * interval length is the longest of the last five rows (a partial row at
+ * a restart is shorter).
+ */
+static int check(sqlite3 *db, const char *path)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int64_t now = now_ns(CLOCK_REALTIME), last_end, len, lost;
+	int active = db_daemon_active(path);
+	const char *host;
+	int r;
+
+	r = db_prepare(db, &st,
+		"WITH b AS (SELECT boot_id, host_id FROM boots WHERE source = 'live'"
+		"           ORDER BY last_seen_ns DESC LIMIT 1),"
+		" last AS (SELECT * FROM intervals WHERE boot_id = (SELECT boot_id FROM b)"
+		"          ORDER BY end_ns DESC LIMIT 5)"
+		" SELECT (SELECT hostname FROM hosts WHERE host_id = (SELECT host_id FROM b)),"
+		"  (SELECT max(end_ns) FROM last), (SELECT max(end_ns - start_ns) FROM last),"
+		"  (SELECT coalesce(sum(events_lost), 0) FROM intervals"
+		"   WHERE boot_id = (SELECT boot_id FROM b) AND end_ns > ?1)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, now - 3600 * NSEC_PER_SEC);
+	if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 1) == SQLITE_NULL) {
+		printf("UNHEALTHY: %s holds no interval recorded by mmhitmd\n", path);
+		return CMD_UNHEALTHY;
+	}
+	host = (const char *)sqlite3_column_text(st, 0);
+	last_end = sqlite3_column_int64(st, 1);
+	len = sqlite3_column_int64(st, 2);
+	lost = sqlite3_column_int64(st, 3);
+	if (active <= 0) {
+		printf("UNHEALTHY: mmhitmd is not recording into %s (no daemon holds %s.lock); "
+		       "its last interval ended %.0f s ago\n", path, path, (now - last_end) / 1e9);
+		return CMD_UNHEALTHY;
+	}
+	if (now - last_end > 2 * len) {
+		printf("UNHEALTHY: the last interval of %s ended %.0f s ago, over two intervals "
+		       "(%.0f s each): mmhitmd runs but does not write\n", host ?: "?",
+		       (now - last_end) / 1e9, len / 1e9);
+		return CMD_UNHEALTHY;
+	}
+	if (lost) {
+		printf("UNHEALTHY: %s lost %" PRId64 " learning events in the last hour "
+		       "(raise buffer_size_kb)\n", host ?: "?", lost);
+		return CMD_UNHEALTHY;
+	}
+	printf("OK: mmhitmd records %s into %s, last interval ended %.0f s ago\n", host ?: "?", path,
+	       (now - last_end) / 1e9);
+	return 0;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db",   required_argument, NULL, 'd' },
-		{ "help", no_argument,       NULL, 'h' },
+		{ "db",    required_argument, NULL, 'd' },
+		{ "json",  no_argument,       NULL, 'j' },
+		{ "check", no_argument,       NULL, 'c' },
+		{ "help",  no_argument,       NULL, 'h' },
 		{}
 	};
 	_cleanup_finalize_ sqlite3_stmt *b = NULL;
 	const char *path = default_db_path();
+	bool json = false, health = false;
+	struct jsonw w;
 	sqlite3 *db = NULL;
 	int c, r, rc;
 
 	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm status")) != -1) {
 		switch (c) {
 		case 'd': path = optarg; break;
+		case 'j': json = true; break;
+		case 'c': health = true; break;
 		case 'h': cmd_status_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -94,32 +218,42 @@ int cmd_status(int argc, char **argv)
 
 	/* a reader: never migrates, writes or creates a file */
 	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
-	if (r < 0)
+	if (r < 0) {
+		if (health)
+			printf("UNHEALTHY: %s cannot be read\n", path);
+		return health ? CMD_UNHEALTHY : r;
+	}
+	if (health) {
+		r = check(db, path);
+		db_close(db);
 		return r;
+	}
 
-	printf("%s: schema version %u\n", path, db_schema_version());
-	r = db_prepare(db, &b,
-		"SELECT b.boot_id, h.hostname, b.kernel_release, b.kernel_build_id, b.boot_uuid,"
-		" b.nr_cpus_online, b.source, b.pmu_kind, b.pmu_detail, b.lru_gen, b.btf,"
-		" (SELECT count(*) FROM intervals i WHERE i.boot_id = b.boot_id),"
-		" (SELECT coalesce(sum(end_ns - start_ns), 0) / 1e9 FROM intervals i WHERE i.boot_id = b.boot_id),"
-		" (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(start_ns) / 1000000000, 'unixepoch') FROM intervals i WHERE i.boot_id = b.boot_id),"
-		" (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', max(end_ns) / 1000000000, 'unixepoch') FROM intervals i WHERE i.boot_id = b.boot_id),"
-		" (SELECT coalesce(sum(events_lost), 0) FROM intervals i WHERE i.boot_id = b.boot_id),"
-		" (SELECT count(*) FROM mm_objects m WHERE m.boot_id = b.boot_id),"
-		" (SELECT count(*) FROM mm_objects m WHERE m.boot_id = b.boot_id AND free_ns IS NULL),"
-		" (SELECT count(*) FROM page_pairs p WHERE p.boot_id = b.boot_id),"
-		" (SELECT count(*) FROM lock_objects l WHERE l.boot_id = b.boot_id)"
-		" FROM boots b JOIN hosts h USING (host_id) ORDER BY b.first_seen_ns");
+	if (json) {
+		jsonw_init(&w, stdout);
+		jsonw_object(&w, NULL);
+		jsonw_str(&w, "database", path);
+		jsonw_uint(&w, "schema_version", db_schema_version());
+		jsonw_array(&w, "boots");
+	} else {
+		printf("%s: schema version %u\n", path, db_schema_version());
+	}
+	r = db_prepare(db, &b, boots_sql);
 	if (r < 0)
 		goto out;
 	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
-		r = print_boot(db, b);
+		r = json ? json_boot(db, b, &w) : print_boot(db, b);
 		if (r < 0)
 			goto out;
 	}
 	if (rc != SQLITE_DONE)
 		r = log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+	if (json) {
+		jsonw_end(&w);
+		jsonw_end(&w);
+		if (jsonw_finish(&w) < 0 && r >= 0)
+			r = log_error_errno(EIO, "Failed to write the JSON");
+	}
 out:
 	sqlite3_finalize(b);
 	b = NULL;

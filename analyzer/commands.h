@@ -5,9 +5,13 @@
 /*
  * mmhitm subcommands, one cmd-<verb>.c each (trace-cmd's shape). A command
  * gets argv with argv[0] = its name, returns 0 or -errno (already logged),
- * or CMD_USAGE after printing a usage error.
+ * or one of the exit codes below (CMD_USAGE after printing a usage error).
  */
 #define CMD_USAGE 2
+/* mmhitm status --check: the daemon is not recording well (monitoring). */
+#define CMD_UNHEALTHY 3
+/* mmhitm report --fail-on: a path changed the way the option names. */
+#define CMD_GATE 4
 
 struct command {
 	const char *name;

@@ -75,8 +75,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			int r = commands[i].run(argc - 1, argv + 1);
 
-			if (r == CMD_USAGE)
-				return CMD_USAGE;
+			if (r == CMD_USAGE || r == CMD_UNHEALTHY || r == CMD_GATE)
+				return r;
 			return r < 0 ? 1 : 0;
 		}
 	}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# mmhitm status for scripts and monitoring: --json is the text's content
+# as one JSON object; --check exits 0 only while a daemon records into the
+# database, and 3 (with the reason) when none does, when its last interval
+# is older than two intervals, or when its last hour lost events.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_tracefs
+
+WORK=$(mktemp -d /tmp/mmhitm-status.XXXXXX)
+DB=$WORK/s.db
+INST=mmhitm-status-$$
+trap 'kill $DPID $HOLD 2>/dev/null; rm -rf "$WORK"' EXIT
+
+"$O/mmhitmd" --foreground --db "$DB" --interval 1s --record-mode continuous --instance "$INST" \
+	--metrics-file "" 2>"$WORK/daemon.log" &
+DPID=$!
+wait_until 60 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 2 ]" ||
+	{ cat "$WORK/daemon.log"; fail "no intervals"; finish; }
+
+"$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
+check_str "--check while recording: exit" "$rc" 0
+grep -q "^OK: mmhitmd records" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"
+
+"$O/mmhitm" status --json --db "$DB" >"$WORK/status.json"; rc=$?
+check_str "--json: exit" "$rc" 0
+python3 - "$WORK/status.json" "$DB" <<'PY' || fail "--json does not match the database"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+(n,) = db.execute("SELECT count(*) FROM boots").fetchone()
+assert len(d["boots"]) == n == 1, (len(d["boots"]), n)
+b = d["boots"][0]
+(iv,) = db.execute("SELECT count(*) FROM intervals WHERE boot_id = ?", (b["boot_id"],)).fetchone()
+assert b["intervals"] <= iv and b["intervals"] >= 2, (b["intervals"], iv)
+ev = dict(db.execute("SELECT n.name, sum(c.count) FROM event_counts c JOIN event_names n USING (event_id)"
+                     " JOIN intervals i USING (interval_id) WHERE i.interval_id <= ?"
+                     " GROUP BY n.name", (10**9,)).fetchall())
+assert b["events"]["sched:sched_switch"] > 0
+assert set(b["events"]) <= set(ev), set(b["events"]) - set(ev)
+assert b["source"] == "live" and b["hostname"]
+print("status --json: boot", b["boot_id"], "intervals", b["intervals"], "events", len(b["events"]))
+PY
+
+kill -TERM $DPID; wait $DPID
+"$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
+check_str "--check after the daemon stopped: exit" "$rc" 3
+grep -q "^UNHEALTHY: mmhitmd is not recording" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"
+
+# A daemon that holds the lock but writes nothing: stale after two intervals.
+flock -x "$DB.lock" sleep 60 &
+HOLD=$!
+sleep 3
+"$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
+check_str "--check on a stale database: exit" "$rc" 3
+grep -q "over two intervals" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"
+
+# Fresh but lossy: the last interval lost events.
+sqlite3 "$DB" "UPDATE intervals SET end_ns = CAST((julianday('now') - 2440587.5) * 86400e9 AS INTEGER),
+	events_lost = 7 WHERE interval_id = (SELECT max(interval_id) FROM intervals)"
+"$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
+check_str "--check with lost events: exit" "$rc" 3
+grep -q "lost 7 learning events in the last hour" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"
+kill $HOLD
+
+"$O/mmhitm" status --check --db "$WORK/none.db" >"$WORK/out" 2>/dev/null; rc=$?
+check_str "--check without a database: exit" "$rc" 3
+finish
