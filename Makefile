@@ -316,6 +316,7 @@ clean-kernels:
 UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer
 MANPAGES	:= $(wildcard man/*.[1-8])
+COMPLETIONDIR	?= $(DATADIR)/bash-completion/completions
 
 # Unit files name the installed paths: made at install time, for the
 # PREFIX of that install.
@@ -348,8 +349,13 @@ install: all $(O)/mmhitm.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf ] || \
 	    install -m 0644 reports/patches.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/patches.conf
 	install -m 0644 reports/patches.conf $(DESTDIR)$(DATADIR)/mmhitm/patches.conf.example
+	install -d $(DESTDIR)$(COMPLETIONDIR)
+	install -m 0644 man/mmhitm.bash-completion $(DESTDIR)$(COMPLETIONDIR)/mmhitm
+	ln -sf mmhitm $(DESTDIR)$(COMPLETIONDIR)/mmhitmd
+	ln -sf mmhitm $(DESTDIR)$(COMPLETIONDIR)/mmhitm-load
 
 uninstall:
+	rm -f $(addprefix $(DESTDIR)$(COMPLETIONDIR)/,mmhitm mmhitmd mmhitm-load)
 	rm -f $(DESTDIR)$(SBINDIR)/mmhitmd $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(filter-out $(O)/mmhitmd,$(PROGS))))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))

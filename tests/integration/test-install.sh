@@ -17,8 +17,12 @@ make -s install $P >"$ROOT.log" 2>&1 || { cat "$ROOT.log"; fail "make install"; 
 for f in usr/sbin/mmhitmd usr/bin/mmhitm usr/bin/mmhitm-load units/mmhitmd.service \
 	 units/mmhitm-report.service units/mmhitm-report.timer etc/mmhitm/mmhitm.conf \
 	 usr/share/man/man8/mmhitmd.8 usr/share/man/man5/mmhitm.conf.5 \
-	 usr/share/man/man1/mmhitm.1 usr/share/man/man1/mmhitm-load.1; do
+	 usr/share/man/man1/mmhitm.1 usr/share/man/man1/mmhitm-load.1 \
+	 usr/share/bash-completion/completions/mmhitm; do
 	check "installed $f" "$(test -f "$ROOT/$f" && echo yes)" = yes
+done
+for p in mmhitmd mmhitm-load; do
+	check_str "completion for $p" "$(readlink "$ROOT/usr/share/bash-completion/completions/$p")" mmhitm
 done
 check_str "units name the installed daemon" \
 	"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ROOT/units/mmhitmd.service")" "$ROOT/usr/sbin/mmhitmd"
@@ -70,7 +74,7 @@ done
 echo "interval = 5s" >>"$ROOT/etc/mmhitm/mmhitm.conf"
 make -s uninstall $P >/dev/null 2>&1
 check "uninstall removed the programs, units and pages" \
-	"$(find "$ROOT" -type f ! -path "$ROOT/etc/*" | wc -l)" -eq 0
+	"$(find "$ROOT" \( -type f -o -type l \) ! -path "$ROOT/etc/*" | wc -l)" -eq 0
 check "and kept the operator's configuration" "$(test -f "$ROOT/etc/mmhitm/mmhitm.conf" && echo kept)" = kept
 rm -f "$ROOT.log"
 finish
