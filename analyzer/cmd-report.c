@@ -36,7 +36,8 @@ void cmd_report_help(void)
 	       "  --db PATH             a database (may be repeated; same as DB)\n"
 	       "  --since TIME          start of the range (default: 7 days before --until)\n"
 	       "  --until TIME          end of the range (default: the newest data, at most now)\n"
-	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d\n"
+	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d,\n"
+	       "                        YYYY-Www, today, yesterday, this-week, last-week\n"
 	       "  --html FILE           write the self-contained HTML report\n"
 	       "  --json FILE           write the numbers as JSON ('-': stdout, no summary)\n"
 	       "  --output-dir DIR      write DIR/report-YYYY-MM-DD.html and .json (the\n"
@@ -56,15 +57,41 @@ void cmd_report_help(void)
 	       "  --seed N              bootstrap seed (default 1)\n"
 	       "  --min-intervals N     measured intervals needed each side (default 30)\n"
 	       "  --min-hosts N         compared hosts needed for a fleet verdict (default 3)\n"
+	       "  --fail-on WHAT        exit %d when a path's fleet verdict is 'regressed'\n"
+	       "                        (WHAT = regression) or either change (any-change)\n"
 	       "  --quiet               no summary on stdout\n"
-	       "  --no-progress         no progress line on a terminal\n", PATCHES_DEFAULT);
+	       "  --no-progress         no progress line on a terminal\n", PATCHES_DEFAULT, CMD_GATE);
 }
 
 enum {
 	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
 	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
+	OPT_FAIL_ON,
 };
+
+enum fail_on { FAIL_NEVER, FAIL_REGRESSION, FAIL_ANY_CHANGE };
+
+/*
+ * --fail-on: a rollout pipeline's gate. Each path whose fleet verdict
+ * trips it is named on stderr; CMD_GATE when any did.
+ */
+static int gate(const struct report *rep, enum fail_on fail_on)
+{
+	int r = 0;
+
+	for (int p = 0; fail_on != FAIL_NEVER && p < report_nr_paths(); p++) {
+		const char *path, *v = report_fleet_verdict(rep, p, &path);
+
+		if (strcmp(v, "regressed") == 0 ||
+		    (fail_on == FAIL_ANY_CHANGE && strcmp(v, "improved") == 0)) {
+			fprintf(stderr, "mmhitm report: %s %s across the fleet (--fail-on %s)\n", path, v,
+				fail_on == FAIL_REGRESSION ? "regression" : "any-change");
+			r = CMD_GATE;
+		}
+	}
+	return r;
+}
 
 struct output_job {
 	const struct report *rep;
@@ -197,6 +224,7 @@ int cmd_report(int argc, char **argv)
 		{ "db",            required_argument, NULL, OPT_DB },
 		{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
+		{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
 		{ "help",          no_argument,       NULL, 'h' },
 		{}
 	};
@@ -209,6 +237,7 @@ int cmd_report(int argc, char **argv)
 	struct patch_map *map = NULL;
 	struct report *rep = NULL;
 	bool quiet = false, progress = isatty(STDERR_FILENO), follow_symlinks = false;
+	enum fail_on fail_on = FAIL_NEVER;
 	int64_t now = now_ns(CLOCK_REALTIME);
 	double pct;
 	uint64_t seed;
@@ -262,6 +291,15 @@ int cmd_report(int argc, char **argv)
 		case OPT_DB: dbs[nr_dbs++] = optarg; break;
 		case OPT_OUTPUT_DIR: outdir = optarg; break;
 		case OPT_FOLLOW_SYMLINKS: follow_symlinks = true; break;
+		case OPT_FAIL_ON:
+			if (strcmp(optarg, "regression") == 0)
+				fail_on = FAIL_REGRESSION;
+			else if (strcmp(optarg, "any-change") == 0)
+				fail_on = FAIL_ANY_CHANGE;
+			else
+				r = -EINVAL;
+			allowed = "regression or any-change";
+			break;
 		case 'h': cmd_report_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -353,7 +391,7 @@ int cmd_report(int argc, char **argv)
 		if (outdir)
 			printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
 	}
-	r = 0;
+	r = gate(rep, fail_on);
 out:
 	report_free(rep);
 	patch_map_free(map);

@@ -135,6 +135,17 @@ int64_t report_until(const struct report *r)
 	return r->o.until_ns;
 }
 
+int report_nr_paths(void)
+{
+	return NR_PATHS;
+}
+
+const char *report_fleet_verdict(const struct report *r, int p, const char **ret_path)
+{
+	*ret_path = path_ids[p];
+	return verdict_to_string(r->fleet[p].verdict);
+}
+
 /* --- helpers the passes share --------------------------------------------- */
 
 size_t report_bin_of(const struct report *r, int64_t t_ns)

@@ -51,6 +51,10 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
 
 /* The range's end, after report_run() chose the default. */
 int64_t report_until(const struct report *r);
+/* How many paths the report judges, and path p's id ("P1") and fleet
+ * verdict ("improved", "regressed", "no change", "insufficient data"). */
+int report_nr_paths(void);
+const char *report_fleet_verdict(const struct report *r, int p, const char **ret_path);
 
 int report_write_html(const struct report *r, FILE *f);
 int report_write_json(const struct report *r, FILE *f);
