@@ -1,10 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: records this machine with mmhitmd while a load runs, then
-# shows what the database holds. Usage: tests/demo.sh BUILD_DIR DB SECONDS
+# make demo: records this machine with mmhitmd while a load runs and shows
+# what the database holds; then brings in what this machine cannot record
+# itself, each from where it honestly comes from: the real perf recordings
+# bundled in tests/fixtures/real (imported, their boots marked 'import'),
+# and, where QEMU can run (DEMO_ROLLOUT=1, the default), a real kernel
+# rollout, 6.1 then 6.12, recorded by mmhitmd inside the guests. One report
+# over the three ends it: where the HTML is, and one line per path.
+# Usage: tests/demo.sh BUILD_DIR DB SECONDS
 set -eu
 O=$1 DB=$2 SECS=$3
+DIR=$(dirname "$DB")
+TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 [ "$(id -u)" = 0 ] || { echo "make demo needs root (tracefs, perf counting)" >&2; exit 1; }
 mkdir -p "$(dirname "$DB")"
@@ -57,8 +65,44 @@ echo
 echo "== vmemmap calibration (view vmemmap_calibration)"
 sqlite3 -header -column "$DB" "SELECT boot_id, vmemmap_base, struct_page_size, pairs FROM vmemmap_calibration"
 echo
-echo "== before/after report"
-"$O/mmhitm" report --db "$DB" --since -1h --before 1h --warmup 0 --no-progress \
-	--html "$(dirname "$DB")/report.html" --json "$(dirname "$DB")/report.json"
+echo "== the real recordings in tests/fixtures/real, imported (source 'import')"
+IMPORTED=$DIR/imported.db
+rm -f "$IMPORTED" "$IMPORTED-wal" "$IMPORTED-shm"
+for f in "$TOP"/tests/fixtures/real/*.perf.data; do
+	# the hostname in each file names its host; the boot is marked imported
+	"$O/mmhitm" import --db "$IMPORTED" "$f" 2>&1 | sed 's/^/    /' || true
+done
+"$O/mmhitm" analyze --db "$IMPORTED" >/dev/null 2>&1 || true
+"$O/mmhitm" top --db "$IMPORTED" --since @0 --limit 5 --no-detail 2>&1 | sed -n '1,30p'
 echo
-echo "database: $DB"
+
+dbs="$DB $IMPORTED"
+ROLLOUT_DB=$DIR/rollout/db/mmhitm.db
+if [ "${DEMO_ROLLOUT:-1}" = 1 ]; then
+	echo "== a real kernel rollout under QEMU: Debian 6.1, then 6.12 (DEMO_ROLLOUT=0 skips it)"
+	if O=$O ROLLOUT_DIR=$DIR/rollout sh "$TOP/tests/kernels/test-rollout.sh" >"$DIR/rollout.log" 2>&1 &&
+	   [ -f "$ROLLOUT_DB" ]; then
+		dbs="$dbs $ROLLOUT_DB"
+		echo "    recorded: $ROLLOUT_DB (log: $DIR/rollout.log)"
+	else
+		echo "    not here: $(grep -m1 -E '^(SKIP|FAIL)' "$DIR/rollout.log" || tail -n1 "$DIR/rollout.log")"
+	fi
+	echo
+fi
+
+echo "== before/after report over this machine, the imports and the rollout"
+# The newest data sets the range's end; a week before it covers all three.
+# shellcheck disable=SC2086
+"$O/mmhitm" report $dbs --before 1h --after 1h --warmup 0 --no-progress --quiet \
+	--html "$DIR/report.html" --json "$DIR/report.json" || true
+if [ -f "$DIR/report.json" ]; then
+	python3 - "$DIR/report.json" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["paths"]:
+    print("  %s %-18s %s" % (p["path"], p["verdict"], p.get("reason", "")))
+PY
+fi
+echo
+echo "HTML report: $DIR/report.html"
+echo "databases: $dbs"
