@@ -465,23 +465,15 @@ int report_parse_time(const char *s, int64_t now, int64_t *ret)
 
 /* --- verdicts --------------------------------------------------------------- */
 
-/*
- * The decision rule, for a host and for the fleet alike: a change is
- * improved/regressed when its interval excludes 0 and the estimate is at
- * least the margin; no change when the whole interval is within the
- * margin; otherwise the data cannot tell.
- */
+/* The decision rule, for a host and for the fleet alike: stats_decide(). */
 static enum verdict decide(double est, double lo, double hi, double margin)
 {
-	if (isnan(est) || isnan(lo) || isnan(hi))
-		return VERDICT_INSUFFICIENT;
-	if (hi < 0 && est <= -margin)
-		return VERDICT_IMPROVED;
-	if (lo > 0 && est >= margin)
-		return VERDICT_REGRESSED;
-	if (lo >= -margin && hi <= margin)
-		return VERDICT_NO_CHANGE;
-	return VERDICT_INSUFFICIENT;
+	switch (stats_decide(est, lo, hi, margin)) {
+	case STATS_LOWER: return VERDICT_IMPROVED;
+	case STATS_HIGHER: return VERDICT_REGRESSED;
+	case STATS_WITHIN: return VERDICT_NO_CHANGE;
+	default: return VERDICT_INSUFFICIENT;
+	}
 }
 
 static char *ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v)

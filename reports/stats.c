@@ -620,3 +620,16 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 	stats_t_interval(est, sqrt(va + vb), welch_df(va, dfa, vb, dfb), level, &ret->ci);
 	return 0;
 }
+
+enum stats_decision stats_decide(double est, double lo, double hi, double margin)
+{
+	if (isnan(est) || isnan(lo) || isnan(hi))
+		return STATS_INCONCLUSIVE;
+	if (hi < 0 && est <= -margin)
+		return STATS_LOWER;
+	if (lo > 0 && est >= margin)
+		return STATS_HIGHER;
+	if (lo >= -margin && hi <= margin)
+		return STATS_WITHIN;
+	return STATS_INCONCLUSIVE;
+}

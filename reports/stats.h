@@ -171,4 +171,20 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 	      const double *b, const unsigned int *sb, size_t nb, double level,
 	      struct did_result *ret);
 
+/*
+ * The decision rule of every verdict, a host's and the fleet's: lower
+ * (higher) when the interval [lo, hi] excludes 0 and the estimate is at
+ * least margin below (above) 0; within when the whole interval lies in
+ * +-margin; inconclusive otherwise, or when a number is NaN. Relative
+ * changes (0.05 is 5 %).
+ */
+enum stats_decision {
+	STATS_INCONCLUSIVE,
+	STATS_WITHIN,
+	STATS_LOWER,
+	STATS_HIGHER,
+};
+
+enum stats_decision stats_decide(double est, double lo, double hi, double margin);
+
 #endif
