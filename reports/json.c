@@ -17,12 +17,7 @@
 
 static void num(FILE *f, double v)
 {
-	if (isnan(v))
-		fputs("null", f);
-	else if (isinf(v))
-		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
-	else
-		fprintf(f, "%.17g", v);	/* round-trips */
+	json_num(f, v);
 }
 
 static void key(FILE *f, bool *first, const char *k)
