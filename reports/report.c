@@ -697,6 +697,13 @@ static int fleet_path_finish(struct report *r, int p)
 				      "kept their kernel)", phrase, f->basis, f->nr_treated,
 				      f->nr_treated == 1 ? "" : "s", f->controls_hosts,
 				      f->controls_hosts == 1 ? "" : "s");
+		else if (f->controls_hosts)
+			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s; %zu host%s that kept their "
+				      "kernel, too few for a difference in differences: %u needed, two of "
+				      "them and two rolled hosts in one cohort)", phrase, f->basis,
+				      f->nr_treated, f->nr_treated == 1 ? "" : "s", f->controls_hosts,
+				      f->controls_hosts == 1 ? "" : "s",
+				      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
 		else
 			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s, no hosts that kept their "
 				      "kernel to compare against)", phrase, f->basis, f->nr_treated,
