@@ -654,9 +654,9 @@ static unsigned int days_with_rates(const struct rows *w, int p, int64_t lo, uns
 }
 
 /*
- * Days with rates on a side, 0 unless every block of it has some: a side
- * whose data covers one block only (a rollout minutes after the first
- * boot) has no spread between days to measure.
+ * Days with rates on a side, at most 1 when they all lie in one of its
+ * blocks: a side whose data covers one block only (a rollout minutes after
+ * the first boot) has no spread between days to measure.
  */
 static unsigned int side_days(const struct rows *w, int p, int64_t lo, unsigned int days)
 {
