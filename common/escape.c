@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Escaping host-originated strings for HTML, JSON and terminals. */
+/* Escaping host-originated strings for HTML, JSON and terminals, and JSON numbers. */
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -64,6 +65,16 @@ void html_puts(FILE *f, const char *str)
 		}
 		s += n;
 	}
+}
+
+void json_num(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("null", f);
+	else if (isinf(v))
+		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+	else
+		fprintf(f, "%.17g", v);
 }
 
 void json_puts(FILE *f, const char *str)

@@ -15,6 +15,12 @@
 void html_puts(FILE *f, const char *s);
 /* A JSON string literal with its quotes; NULL writes null. < > & are \u-escaped too. */
 void json_puts(FILE *f, const char *s);
+/*
+ * A JSON number that round-trips; NaN writes null and an infinity the
+ * string "inf" or "-inf" (JSON has no infinity; Python's float() reads
+ * these, and null would lose the sign of an unbounded interval).
+ */
+void json_num(FILE *f, double v);
 /* For a terminal: control characters (C0, DEL, C1) and bad UTF-8 become '?'. */
 void text_puts(FILE *f, const char *s);
 /* The same into buf, truncated to size - 1 bytes on a character boundary. */

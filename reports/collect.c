@@ -5,6 +5,7 @@
  * before any rate is read; pass 2 reads one host's intervals and rates,
  * leaves a summary in struct host and frees the rows.
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -609,11 +610,72 @@ static int64_t whole_days(int64_t len)
 	return len > DAY_NS ? len / DAY_NS * DAY_NS : len;
 }
 
+/* Measured rates of [lo, hi) into out, in time order. */
+static size_t gather_rates(const struct rows *w, int p, int64_t lo, int64_t hi, double *out)
+{
+	size_t n = 0;
+
+	for (size_t i = lower_bound(w, lo), e = lower_bound(w, hi); i < e; i++)
+		if (w->status[p][i] == RATE_MEASURED)
+			out[n++] = w->rate[p][i];
+	return n;
+}
+
+/*
+ * A side of whole days cut into STATS_HOST_BLOCKS blocks of whole days:
+ * the rates of [lo, lo + days) into out in time order, off[] where each
+ * block starts.
+ */
+static void gather_blocks(const struct rows *w, int p, int64_t lo, unsigned int days,
+			  double *out, size_t *off)
+{
+	int64_t cut = lo + (int64_t)stats_block_days(days) * DAY_NS;
+
+	static_assert(STATS_HOST_BLOCKS == 2, "a side is cut once");
+	off[0] = 0;
+	off[1] = gather_rates(w, p, lo, cut, out);
+	off[2] = off[1] + gather_rates(w, p, cut, lo + (int64_t)days * DAY_NS, out + off[1]);
+}
+
+/* Days of [lo, lo + days * DAY_NS) with a measured rate. */
+static unsigned int days_with_rates(const struct rows *w, int p, int64_t lo, unsigned int days)
+{
+	unsigned int n = 0;
+
+	for (unsigned int d = 0; d < days; d++) {
+		for (size_t i = lower_bound(w, lo + (int64_t)d * DAY_NS),
+		     e = lower_bound(w, lo + (int64_t)(d + 1) * DAY_NS); i < e; i++)
+			if (w->status[p][i] == RATE_MEASURED) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+/*
+ * Days with rates on a side, at most 1 when they all lie in one of its
+ * blocks: a side whose data covers one block only (a rollout minutes after
+ * the first boot) has no spread between days to measure.
+ */
+static unsigned int side_days(const struct rows *w, int p, int64_t lo, unsigned int days)
+{
+	unsigned int first = stats_block_days(days), a, b;
+
+	if (days < STATS_HOST_BLOCKS)
+		return days_with_rates(w, p, lo, days);
+	a = days_with_rates(w, p, lo, first);
+	b = days_with_rates(w, p, lo + (int64_t)first * DAY_NS, days - first);
+	if (!a || !b)
+		return a + b ? 1 : 0;	/* the days with rates all in one half */
+	return a + b;
+}
+
 static int compare_rollout(struct report *r, struct host *h, struct rows *w, int p,
 			   size_t ri, struct comparison *c)
 {
 	const struct rollout *ro = &h->rollouts[ri];
-	int64_t t = ro->t_ns, lo, hi;
+	int64_t t = ro->t_ns, lo, hi, len_before, len_after;
 	size_t nb, na;
 	int ret;
 
@@ -622,11 +684,18 @@ static int compare_rollout(struct report *r, struct host *h, struct rows *w, int
 	c->change = NAN;
 	lo = max64(t - r->o.before_ns, ro->prev_ns);
 	hi = min64(min64(t + r->o.after_ns, ro->next_ns), r->o.until_ns);
-	nb = window_rates(w, p, t - whole_days(t - lo), t, &c->before, true);
+	len_before = whole_days(t - lo);
+	len_after = whole_days(hi - t);
+	c->days_before = len_before >= DAY_NS ? (unsigned int)(len_before / DAY_NS) : 0;
+	c->days_after = len_after >= DAY_NS ? (unsigned int)(len_after / DAY_NS) : 0;
+	c->data_days_before = side_days(w, p, t - len_before, c->days_before);
+	c->data_days_after = side_days(w, p, t, c->days_after);
+	c->too_short = c->data_days_before < STATS_HOST_BLOCKS || c->data_days_after < STATS_HOST_BLOCKS;
+	nb = window_rates(w, p, t - len_before, t, &c->before, true);
 	/* Keep the sorted before-rates while the after-rates are gathered. */
 	if (nb)
 		memcpy(w->buf2, w->buf, nb * sizeof(double));
-	na = window_rates(w, p, t, t + whole_days(hi - t), &c->after, true);
+	na = window_rates(w, p, t, t + len_after, &c->after, true);
 	if (nb && na) {
 		if (c->before.median > 0)
 			c->change = c->after.median / c->before.median - 1;
@@ -634,12 +703,20 @@ static int compare_rollout(struct report *r, struct host *h, struct rows *w, int
 			c->change = 0;
 		ret = stats_mann_whitney_sorted(w->buf2, nb, w->buf, na, &c->mwu);
 		c->has_mwu = ret == 0;
-		if (nb >= r->o.min_intervals && na >= r->o.min_intervals) {
-			ret = stats_bootstrap_median_change(w->buf2, nb, w->buf, na, r->o.replicates,
-							    r->o.level, report_seed(r, h, p, t), &c->ci);
-			if (ret < 0)
-				return log_oom();
+	}
+	if (!c->too_short && nb >= r->o.min_intervals && na >= r->o.min_intervals) {
+		size_t ob[STATS_HOST_BLOCKS + 1], oa[STATS_HOST_BLOCKS + 1];
+
+		/* Day-long blocks carry the host's drift between days into the interval. */
+		gather_blocks(w, p, t - len_before, c->days_before, w->buf2, ob);
+		gather_blocks(w, p, t, c->days_after, w->buf, oa);
+		ret = stats_block_change(w->buf2, ob, w->buf, oa, r->o.level, &c->bc);
+		if (ret == -ENOMEM)
+			return log_oom();
+		if (ret == 0) {
 			c->has_ci = true;
+			c->ci.lo = expm1(c->bc.log.lo);
+			c->ci.hi = expm1(c->bc.log.hi);
 		}
 	}
 	comparison_decide(r, c);
@@ -752,6 +829,24 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 	return 0;
 }
 
+/* Kept so the JSON can show every number the difference in differences used. */
+static int host_add_control(struct host *h, int p, unsigned int cohort, const struct window *before,
+			    const struct window *after)
+{
+	struct control *n = realloc(h->controls[p], (h->nr_controls[p] + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	h->controls[p] = n;
+	n[h->nr_controls[p]++] = (struct control){
+		.cohort = cohort,
+		.before = *before,
+		.after = *after,
+		.log_change = log(after->median / before->median),
+	};
+	return 0;
+}
+
 /* A host that kept its kernel around a cohort's time is that cohort's control. */
 static int host_controls(struct report *r, struct host *h, struct rows *w)
 {
@@ -775,6 +870,8 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 				continue;
 			if (fleet_add_control(&r->fleet[p], log(after.median / before.median),
 					      (unsigned int)c) < 0)
+				return log_oom();
+			if (host_add_control(h, p, (unsigned int)c, &before, &after) < 0)
 				return log_oom();
 			added[p] = true;
 		}

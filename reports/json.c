@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The report as JSON: every number the HTML shows, plus the per-host
- * details. Undefined or unbounded numbers (NaN, infinity) are null.
+ * details, enough to recompute every fleet number (docs/statistics.md).
+ * Undefined numbers (NaN) are null; unbounded ones are the strings "inf"
+ * and "-inf", which Python's float() reads back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,10 +17,7 @@
 
 static void num(FILE *f, double v)
 {
-	if (isnan(v) || isinf(v))
-		fputs("null", f);
-	else
-		fprintf(f, "%.17g", v);	/* round-trips */
+	json_num(f, v);
 }
 
 static void key(FILE *f, bool *first, const char *k)
@@ -82,6 +81,15 @@ static void window_json(FILE *f, const struct window *w)
 	fputc('}', f);
 }
 
+/* A t interval on the log scale: what a reader needs to redo it. */
+static void t_json(FILE *f, bool *first, const struct t_interval *t)
+{
+	kv_num(f, first, "log_change", t->estimate);
+	kv_num(f, first, "log_se", t->se);
+	kv_num(f, first, "df", t->df);
+	kv_num(f, first, "p", t->p);
+}
+
 static void change_json(FILE *f, const struct fleet_change *c, bool did)
 {
 	bool first = true;
@@ -94,6 +102,7 @@ static void change_json(FILE *f, const struct fleet_change *c, bool did)
 	kv_num(f, &first, "change", c->estimate);
 	kv_num(f, &first, "ci_low", c->ci.lo);
 	kv_num(f, &first, "ci_high", c->ci.hi);
+	t_json(f, &first, &c->t);
 	kv_int(f, &first, "hosts", (int64_t)c->n);
 	if (did) {
 		kv_int(f, &first, "control_measurements", (int64_t)c->n_controls);
@@ -223,8 +232,39 @@ static void comparison_json(FILE *f, const struct comparison *c)
 	key(f, &first, "after");
 	window_json(f, &c->after);
 	kv_num(f, &first, "change", c->change);
+	kv_num(f, &first, "log_change", c->before.median > 0 && c->after.median > 0 ?
+		log(c->after.median / c->before.median) : NAN);
+	kv_int(f, &first, "days_before", c->days_before);
+	kv_int(f, &first, "days_after", c->days_after);
+	kv_int(f, &first, "data_days_before", c->data_days_before);
+	kv_int(f, &first, "data_days_after", c->data_days_after);
+	kv_bool(f, &first, "too_short", c->too_short);
 	kv_num(f, &first, "ci_low", c->has_ci ? c->ci.lo : NAN);
 	kv_num(f, &first, "ci_high", c->has_ci ? c->ci.hi : NAN);
+	key(f, &first, "blocks");
+	if (c->has_ci) {
+		bool bf = true;
+
+		fputc('{', f);
+		for (int side = 0; side < 2; side++) {
+			const double *m = side ? c->bc.block_after : c->bc.block_before;
+
+			key(f, &bf, side ? "after_medians" : "before_medians");
+			fputc('[', f);
+			for (int k = 0; k < STATS_HOST_BLOCKS; k++) {
+				if (k)
+					fputc(',', f);
+				num(f, m[k]);
+			}
+			fputc(']', f);
+		}
+		key(f, &bf, "first_block_days");
+		fprintf(f, "[%u,%u]", stats_block_days(c->days_before), stats_block_days(c->days_after));
+		t_json(f, &bf, &c->bc.log);
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
 	kv_num(f, &first, "mann_whitney_u", c->has_mwu ? c->mwu.u : NAN);
 	kv_num(f, &first, "mann_whitney_p", c->has_mwu ? c->mwu.p : NAN);
 	kv_str(f, &first, "verdict", verdict_to_string(c->verdict));
@@ -333,6 +373,22 @@ static void host_json(FILE *f, const struct report *r, const struct host *h)
 		else
 			fputs("null", f);
 		kv_str(f, &pf, "excluded", hp->excluded_why);
+		key(f, &pf, "controls");
+		fputc('[', f);
+		for (size_t c = 0; c < h->nr_controls[p]; c++) {
+			const struct control *ct = &h->controls[p][c];
+			bool cf = true;
+
+			fputs(c ? ",{" : "{", f);
+			kv_int(f, &cf, "cohort", ct->cohort);
+			key(f, &cf, "before");
+			window_json(f, &ct->before);
+			key(f, &cf, "after");
+			window_json(f, &ct->after);
+			kv_num(f, &cf, "log_change", ct->log_change);
+			fputc('}', f);
+		}
+		fputc(']', f);
 		key(f, &pf, "comparisons");
 		fputc('[', f);
 		for (size_t c = 0; c < hp->nr_cmp; c++) {
@@ -394,8 +450,7 @@ int report_write_json(const struct report *r, FILE *f)
 		kv_num(f, &pf, "after_s", (double)r->o.after_ns / 1e9);
 		kv_num(f, &pf, "warmup_s", (double)r->o.warmup_ns / 1e9);
 		kv_num(f, &pf, "cohort_s", (double)r->o.cohort_ns / 1e9);
-		kv_int(f, &pf, "bootstrap_resamples", r->o.replicates);
-		kv_int(f, &pf, "seed", (int64_t)r->o.seed);
+		kv_int(f, &pf, "host_blocks", STATS_HOST_BLOCKS);
 		kv_num(f, &pf, "confidence_level", r->o.level);
 		kv_num(f, &pf, "margin", r->o.margin);
 		kv_int(f, &pf, "min_intervals", r->o.min_intervals);
@@ -443,9 +498,10 @@ int report_write_json(const struct report *r, FILE *f)
 		kv_num(f, &pf, "median_host_change", fp->median_host_change);
 		key(f, &pf, "hosts");
 		fprintf(f, "{\"with_data\":%zu,\"gained_patch\":%zu,\"compared\":%zu,\"controls\":%zu,"
-			"\"improved\":%zu,\"regressed\":%zu,\"unchanged\":%zu,\"inconclusive\":%zu}",
+			"\"improved\":%zu,\"regressed\":%zu,\"unchanged\":%zu,\"inconclusive\":%zu,"
+			"\"too_short\":%zu}",
 			fp->hosts_measured, fp->candidates, fp->nr_treated, fp->controls_hosts,
-			fp->improved, fp->regressed, fp->unchanged, fp->undecided);
+			fp->improved, fp->regressed, fp->unchanged, fp->undecided, fp->too_short);
 		key(f, &pf, "excluded");
 		fprintf(f, "{\"no_pmu\":%zu,\"too_few_intervals\":%zu,\"zero_median\":%zu,"
 			"\"patch_unknown\":%zu,\"patch_not_gained\":%zu}",
@@ -511,6 +567,8 @@ int report_write_json(const struct report *r, FILE *f)
 
 		fputs(i ? ",{" : "{", f);
 		kv_time(f, &cf, "reference", r->cohorts[i].ref_ns);
+		kv_time(f, &cf, "first", r->cohorts[i].first_ns);
+		kv_time(f, &cf, "last", r->cohorts[i].last_ns);
 		kv_int(f, &cf, "kernel_changes", (int64_t)r->cohorts[i].rollouts);
 		fputc('}', f);
 	}

@@ -54,13 +54,22 @@ struct window {
 	struct excluded ex;
 };
 
+/* An interval of a relative change; bounds may be infinite. */
+struct rel_ci {
+	double lo, hi;
+};
+
 /* One host, one rollout, one path. */
 struct comparison {
 	size_t rollout;			/* index into host->rollouts */
 	struct window before, after;
 	double change;			/* median after / before - 1; NAN when undefined */
+	unsigned int days_before, days_after;	/* whole days in each window */
+	unsigned int data_days_before, data_days_after;	/* of those, days with rates in every block */
+	bool too_short;			/* under STATS_HOST_BLOCKS such days on a side */
 	bool has_ci;
-	struct boot_ci ci;
+	struct rel_ci ci;
+	struct block_change bc;		/* has_ci: the blocks and the interval on the log scale */
 	bool has_mwu;
 	struct mwu_result mwu;
 	enum verdict verdict;
@@ -106,6 +115,8 @@ struct host {
 	size_t nr_rollouts;
 	bool *rollout_in_range;
 	struct host_path path[NR_PATHS];
+	struct control *controls[NR_PATHS];	/* this host as a control, per cohort */
+	size_t nr_controls[NR_PATHS];
 	struct quality q;
 	bool no_pmu;			/* no boot in range had a PMU */
 	bool lru_gen_off;		/* no boot in range had LRU_GEN on */
@@ -113,9 +124,13 @@ struct host {
 	int64_t db_host_id;
 };
 
-/* Rollouts on the same day (cohort_ns) form a cohort; controls are measured at its reference time. */
+/*
+ * Kernel changes each within cohort_ns of the previous one form a cohort
+ * (single linkage on the sorted times); controls are measured at its
+ * reference time.
+ */
 struct cohort {
-	int64_t bucket;			/* t_ns / cohort_ns */
+	int64_t first_ns, last_ns;	/* its earliest and latest change */
 	int64_t ref_ns;			/* median rollout time */
 	size_t rollouts;
 };
@@ -123,7 +138,8 @@ struct cohort {
 struct fleet_change {
 	bool valid;
 	double estimate;		/* relative change, e.g. -0.2 */
-	struct boot_ci ci;		/* relative */
+	struct rel_ci ci;		/* relative */
+	struct t_interval t;		/* on the log scale: estimate, se, df, p */
 	size_t n, n_controls;
 	unsigned int strata;
 };
@@ -146,6 +162,13 @@ struct path_share {
 	int64_t hitm, samples;
 };
 
+/* One control host's change around one cohort, kept for the JSON. */
+struct control {
+	unsigned int cohort;
+	struct window before, after;
+	double log_change;
+};
+
 struct fleet_path {
 	/* Per-host log changes of the chosen comparisons. */
 	double *treated;
@@ -162,6 +185,7 @@ struct fleet_path {
 	struct wilcoxon_result wilcoxon;
 	double median_host_change;
 	size_t improved, regressed, unchanged, undecided;
+	size_t too_short;		/* of the undecided: windows too short for an interval */
 	/* Why hosts are not in the comparison. */
 	size_t candidates;		/* hosts with a kernel change gaining the patch */
 	size_t ex_no_pmu, ex_few, ex_zero, ex_unknown_patch, ex_not_gained, ex_not_analyzed;
@@ -206,7 +230,6 @@ int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *
 /* report.c: helpers the passes share. */
 size_t report_bin_of(const struct report *r, int64_t t_ns);
 unsigned int report_cohort_of(const struct report *r, int64_t t_ns);
-uint64_t report_seed(const struct report *r, const struct host *h, int path, int64_t t_ns);
 int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort);
 int fleet_add_control(struct fleet_path *f, double v, unsigned int cohort);
 void hist_add(uint64_t *hist, double rate);

@@ -87,6 +87,7 @@ static void host_done(struct host *h)
 		free(hp->bin_rate);
 		free(hp->bin_work);
 		free(hp->bin_state);
+		free(h->controls[p]);
 	}
 }
 
@@ -157,22 +158,10 @@ size_t report_bin_of(const struct report *r, int64_t t_ns)
 
 unsigned int report_cohort_of(const struct report *r, int64_t t_ns)
 {
-	int64_t bucket = t_ns / r->o.cohort_ns;
-
 	for (size_t i = 0; i < r->nr_cohorts; i++)
-		if (r->cohorts[i].bucket == bucket)
+		if (r->cohorts[i].first_ns <= t_ns && t_ns <= r->cohorts[i].last_ns)
 			return (unsigned int)i;
 	return UINT32_MAX;
-}
-
-/* Independent of the order the databases come in: a host's numbers never change with its neighbours. */
-uint64_t report_seed(const struct report *r, const struct host *h, int path, int64_t t_ns)
-{
-	uint64_t x = stats_hash_str(STATS_HASH_INIT, h->machine_id);
-
-	x = stats_hash(x, &path, sizeof(path));
-	x = stats_hash(x, &t_ns, sizeof(t_ns));
-	return stats_mix(x ^ r->o.seed);
 }
 
 int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort)
@@ -442,23 +431,15 @@ void kernel_label(char *buf, size_t size, const struct kernel_info *k)
 
 /* --- verdicts --------------------------------------------------------------- */
 
-/*
- * The decision rule, for a host and for the fleet alike: a change is
- * improved/regressed when its interval excludes 0 and the estimate is at
- * least the margin; no change when the whole interval is within the
- * margin; otherwise the data cannot tell.
- */
+/* The decision rule, for a host and for the fleet alike: stats_decide(). */
 static enum verdict decide(double est, double lo, double hi, double margin)
 {
-	if (isnan(est) || isnan(lo) || isnan(hi))
-		return VERDICT_INSUFFICIENT;
-	if (hi < 0 && est <= -margin)
-		return VERDICT_IMPROVED;
-	if (lo > 0 && est >= margin)
-		return VERDICT_REGRESSED;
-	if (lo >= -margin && hi <= margin)
-		return VERDICT_NO_CHANGE;
-	return VERDICT_INSUFFICIENT;
+	switch (stats_decide(est, lo, hi, margin)) {
+	case STATS_LOWER: return VERDICT_IMPROVED;
+	case STATS_HIGHER: return VERDICT_REGRESSED;
+	case STATS_WITHIN: return VERDICT_NO_CHANGE;
+	default: return VERDICT_INSUFFICIENT;
+	}
 }
 
 static char *ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v)
@@ -499,28 +480,49 @@ static char *ci_phrase(const struct report *r, double est, double lo, double hi,
 
 void comparison_decide(const struct report *r, struct comparison *c)
 {
+	char *few = NULL, e[32];
+
 	free(c->reason);
 	c->reason = NULL;
+	c->verdict = VERDICT_INSUFFICIENT;
 	if (c->before.n < r->o.min_intervals || c->after.n < r->o.min_intervals) {
 		const char *what = !c->before.n && !c->after.n &&
 				   (c->before.ex.no_pmu || c->after.ex.no_pmu) ?
 				   "HITM not measured (no PMU)" : "too few measured intervals";
 
-		c->verdict = VERDICT_INSUFFICIENT;
-		if (asprintf(&c->reason, "%s: %zu before, %zu after, %u needed on each side",
+		if (asprintf(&few, "%s: %zu before, %zu after, %u needed on each side",
 			     what, c->before.n, c->after.n, r->o.min_intervals) < 0)
+			few = NULL;
+	}
+	if (c->too_short) {
+		/*
+		 * The comparison stands, its interval would not: with fewer
+		 * than two day blocks a side, drift cannot be told from an
+		 * effect. No verdict, whatever the counts.
+		 */
+		fmt_pct(e, sizeof(e), c->change);
+		if (asprintf(&c->reason, "%s%stoo short for a drift-robust interval: rates on %u whole "
+			     "days before, %u after, %u needed on each side, in both of its halves%s%s",
+			     isnan(c->change) ? "" : e, isnan(c->change) ? "" : ", ", c->data_days_before,
+			     c->data_days_after, STATS_HOST_BLOCKS, few ? "; " : "", few ? few : "") < 0)
 			c->reason = NULL;
+		free(few);
+		return;
+	}
+	if (few) {
+		c->reason = few;
 		return;
 	}
 	if (!(c->before.median > 0)) {
-		c->verdict = VERDICT_INSUFFICIENT;
 		c->reason = strdup("median rate 0 before the change: no relative change");
 		return;
 	}
-	c->verdict = c->has_ci ? decide(c->change, c->ci.lo, c->ci.hi, r->o.margin) :
-				 VERDICT_INSUFFICIENT;
-	c->reason = ci_phrase(r, c->change, c->has_ci ? c->ci.lo : NAN,
-			      c->has_ci ? c->ci.hi : NAN, c->verdict);
+	if (!c->has_ci) {
+		c->reason = strdup("median rate 0 in a day block: no interval of the relative change");
+		return;
+	}
+	c->verdict = decide(c->change, c->ci.lo, c->ci.hi, r->o.margin);
+	c->reason = ci_phrase(r, c->change, c->ci.lo, c->ci.hi, c->verdict);
 }
 
 /* --- the fleet ------------------------------------------------------------------ */
@@ -568,7 +570,10 @@ static int fleet_path_finish(struct report *r, int p)
 			case VERDICT_IMPROVED: f->improved++; break;
 			case VERDICT_REGRESSED: f->regressed++; break;
 			case VERDICT_NO_CHANGE: f->unchanged++; break;
-			default: f->undecided++; break;
+			default:
+				f->undecided++;
+				f->too_short += hp->cmp[hp->chosen].too_short;
+				break;
 			}
 		}
 	}
@@ -586,15 +591,18 @@ static int fleet_path_finish(struct report *r, int p)
 		f->median_host_change = stats_median_sorted(rel, f->nr_treated);
 		free(rel);
 
-		f->paired.valid = true;
+		/*
+		 * Student's t over the hosts' log changes: calibrated from a
+		 * handful of hosts up, where a bootstrap over hosts is not
+		 * (docs/statistics.md). It needs two hosts for a spread.
+		 */
 		f->paired.n = f->nr_treated;
 		f->paired.estimate = exp(sum / (double)f->nr_treated) - 1;
-		ret = stats_bootstrap_mean(f->treated, f->nr_treated, r->o.replicates, r->o.level,
-					   stats_mix(r->o.seed ^ (uint64_t)(p + 1)), &f->paired.ci);
-		if (ret < 0)
-			return log_oom();
-		f->paired.ci.lo = exp(f->paired.ci.lo) - 1;
-		f->paired.ci.hi = exp(f->paired.ci.hi) - 1;
+		if (stats_t_mean(f->treated, f->nr_treated, r->o.level, &f->paired.t) == 0) {
+			f->paired.valid = true;
+			f->paired.ci.lo = expm1(f->paired.t.lo);
+			f->paired.ci.hi = expm1(f->paired.t.hi);
+		}
 		f->has_wilcoxon = stats_wilcoxon(f->treated, f->nr_treated, &f->wilcoxon) == 0;
 	} else {
 		f->median_host_change = NAN;
@@ -604,16 +612,15 @@ static int fleet_path_finish(struct report *r, int p)
 		struct did_result d;
 
 		ret = stats_did(f->treated, f->treated_cohort, f->nr_treated,
-				f->control, f->control_cohort, f->nr_controls, r->o.replicates,
-				r->o.level, stats_mix(r->o.seed ^ (uint64_t)(p + 101)), &d);
+				f->control, f->control_cohort, f->nr_controls, r->o.level, &d);
 		if (ret == -ENOMEM)
 			return log_oom();
 		if (ret == 0) {
 			f->did.valid = true;
-			f->did.estimate = exp(d.estimate) - 1;
-			f->did.ci.lo = exp(d.ci.lo) - 1;
-			f->did.ci.hi = exp(d.ci.hi) - 1;
-			f->did.ci.replicates = d.ci.replicates;
+			f->did.t = d.ci;
+			f->did.estimate = expm1(d.ci.estimate);
+			f->did.ci.lo = expm1(d.ci.lo);
+			f->did.ci.hi = expm1(d.ci.hi);
 			f->did.n = d.na;
 			f->did.n_controls = d.nb;
 			f->did.strata = d.strata;
@@ -623,14 +630,15 @@ static int fleet_path_finish(struct report *r, int p)
 	/* The verdict, and its reason. */
 	free(f->reason);
 	f->reason = NULL;
-	if (f->nr_treated < r->o.min_hosts) {
+	if (f->nr_treated < r->o.min_hosts || !f->paired.valid) {
 		f->verdict = VERDICT_INSUFFICIENT;
 		if (f->candidates == 0 && !f->ex_unknown_patch)
 			ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
 				      path_ids[p]);
 		else
 			ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
-				      f->nr_treated, f->nr_treated == 1 ? "" : "s", r->o.min_hosts);
+				      f->nr_treated, f->nr_treated == 1 ? "" : "s",
+				      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
 		if (!ret && f->ex_unknown_patch)
 			ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
 				      "whether the kernels carry %s", f->ex_unknown_patch,
@@ -655,14 +663,24 @@ static int fleet_path_finish(struct report *r, int p)
 				      "kept their kernel)", phrase, f->basis, f->nr_treated,
 				      f->nr_treated == 1 ? "" : "s", f->controls_hosts,
 				      f->controls_hosts == 1 ? "" : "s");
+		else if (f->controls_hosts)
+			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s; %zu host%s that kept their "
+				      "kernel, too few for a difference in differences: %u needed, two of "
+				      "them and two rolled hosts in one cohort)", phrase, f->basis,
+				      f->nr_treated, f->nr_treated == 1 ? "" : "s", f->controls_hosts,
+				      f->controls_hosts == 1 ? "" : "s",
+				      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
 		else
 			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s, no hosts that kept their "
 				      "kernel to compare against)", phrase, f->basis, f->nr_treated,
 				      f->nr_treated == 1 ? "" : "s");
 		free(phrase);
 		if (!ret)
-			ret = appendf(&f->reason, "%zu improved, %zu regressed, %zu unchanged, %zu inconclusive",
-				      f->improved, f->regressed, f->unchanged, f->undecided);
+			ret = appendf(&f->reason, "per host: %zu improved, %zu regressed, %zu unchanged, "
+				      "%zu inconclusive", f->improved, f->regressed, f->unchanged, f->undecided);
+		if (!ret && f->too_short)
+			ret = appendf(&f->reason, "%zu host%s too short for a drift-robust interval",
+				      f->too_short, f->too_short == 1 ? "" : "s");
 	}
 	if (!ret && no_pmu)
 		ret = appendf(&f->reason, "no PMU on %zu of %zu hosts", no_pmu, hosts);
@@ -719,14 +737,19 @@ static int make_cohorts(struct report *r)
 		free(t);
 		return log_oom();
 	}
+	/*
+	 * Single linkage: a change within cohort_ns of the previous one joins
+	 * its cohort, so a rollout across midnight stays one cohort and its
+	 * controls are counted once.
+	 */
 	for (size_t i = 0; i < n;) {
-		int64_t bucket = t[i] / r->o.cohort_ns;
-		size_t k = i;
+		size_t k = i + 1;
 
-		while (k < n && t[k] / r->o.cohort_ns == bucket)
+		while (k < n && t[k] - t[k - 1] <= r->o.cohort_ns)
 			k++;
 		r->cohorts[r->nr_cohorts++] = (struct cohort){
-			.bucket = bucket,
+			.first_ns = t[i],
+			.last_ns = t[k - 1],
 			.ref_ns = t[i + (k - i) / 2],
 			.rollouts = k - i,
 		};

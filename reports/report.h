@@ -20,8 +20,8 @@ struct report_options {
 	int64_t before_ns, after_ns;	/* comparison windows either side of a rollout */
 	int64_t warmup_ns;		/* excluded after each boot */
 	int64_t cohort_ns;		/* rollouts this close together form one cohort */
-	unsigned int replicates;	/* bootstrap resamples */
-	uint64_t seed;
+	unsigned int replicates;	/* --bootstrap: ignored, nothing is resampled */
+	uint64_t seed;			/* --seed: ignored */
 	double level;			/* of the intervals, e.g. 0.95 */
 	double margin;			/* changes within +-margin are "no change" */
 	unsigned int min_intervals;	/* measured intervals needed on each side */

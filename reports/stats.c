@@ -382,316 +382,254 @@ int stats_wilcoxon(const double *d, size_t n, struct wilcoxon_result *ret)
 	return 0;
 }
 
-/* --- the median's bootstrap distribution ---------------------------------- */
+/* --- Student's t ------------------------------------------------------------ */
 
-struct median_boot {
-	const double *x;
-	size_t n;
-	size_t lo;		/* the table starts at this index */
-	size_t len;
-	double *cdf;		/* P(J <= lo + i), the last entry 1 */
-	size_t half;		/* n / 2 when n is even, else 0 */
-	double log_choose;	/* log C(n, n/2) for even n */
-};
-
-struct median_boot *median_boot_new(const double *sorted, size_t n)
+double stats_t_sf(double t, double df)
 {
-	struct median_boot *mb;
-	size_t r, center, w, hi;
-	double nn = (double)n;
+	double tail;
 
-	if (n == 0)
-		return NULL;
-	mb = calloc(1, sizeof(*mb));
-	if (!mb)
-		return NULL;
-	mb->x = sorted;
-	mb->n = n;
-	/* The order statistic drawn first: the median, or the upper middle. */
-	r = n % 2 ? (n + 1) / 2 : n / 2 + 1;
-	if (n % 2 == 0) {
-		mb->half = n / 2;
-		mb->log_choose = lgamma(nn + 1) - lgamma((double)mb->half + 1) -
-				 lgamma(nn - (double)mb->half + 1);
-	}
-	center = r - 1;
-	w = (size_t)(6 * sqrt(nn)) + 8;
-	mb->lo = center > w ? center - w : 0;
-	hi = center + w < n - 1 ? center + w : n - 1;
-	mb->len = hi - mb->lo + 1;
-	mb->cdf = malloc(mb->len * sizeof(double));
-	if (!mb->cdf) {
-		free(mb);
-		return NULL;
-	}
-	for (size_t i = 0; i < mb->len; i++) {
-		double p = (double)(mb->lo + i + 1) / nn;
-
-		mb->cdf[i] = stats_betainc((double)r, nn - (double)r + 1, p);
-	}
-	/* The tail beyond the table (< 1e-30) goes to its last entry. */
-	mb->cdf[mb->len - 1] = 1;
-	return mb;
+	if (isnan(t) || !(df > 0))
+		return NAN;
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	/* P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2). */
+	tail = 0.5 * stats_betainc(df / 2, 0.5, df / (df + t * t));
+	return t >= 0 ? tail : 1 - tail;
 }
 
-void median_boot_free(struct median_boot *mb)
+double stats_t_quantile(double p, double df)
 {
-	if (!mb)
-		return;
-	free(mb->cdf);
-	free(mb);
-}
+	double lo = 0, hi = 1, target;
 
-double median_boot_draw(struct median_boot *mb, struct rng *r)
-{
-	double u = rng_uniform(r), pt, q, lower;
-	size_t a = 0, b = mb->len - 1, i, t, s;
+	if (!(p > 0 && p < 1) || !(df > 0))
+		return NAN;
+	if (p == 0.5)
+		return 0;
+	if (p < 0.5)
+		return -stats_t_quantile(1 - p, df);
+	target = 1 - p;
+	/* Bracket, then bisect: the tail is monotone in t, and 200 halvings are exact to a double. */
+	while (stats_t_sf(hi, df) > target && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
+		double mid = lo + (hi - lo) / 2;
 
-	/* The smallest i with u < cdf[i]. */
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (u < mb->cdf[mid])
-			b = mid;
+		if (stats_t_sf(mid, df) > target)
+			lo = mid;
 		else
-			a = mid + 1;
+			hi = mid;
 	}
-	i = a;
-	t = mb->lo + i;
-	if (!mb->half)
-		return mb->x[t];
-
-	/*
-	 * Even n: J_upper = t. The lower middle is below t exactly when
-	 * N_{t-1} = n/2 (and at least one of the other n/2 draws sits at t).
-	 */
-	pt = mb->cdf[i] - (i ? mb->cdf[i - 1] : 0);
-	q = 0;
-	if (t > 0 && pt > 0) {
-		double nn = (double)mb->n, h = (double)mb->half, p = (double)t / nn;
-		double pmf = exp(mb->log_choose + h * log(p) + (nn - h) * log1p(-p));
-		double any_at_t = -expm1((nn - h) * log1p(-1.0 / (nn - (double)t)));
-
-		q = pmf * any_at_t / pt;
-	}
-	if (rng_uniform(r) < q) {
-		s = (size_t)((double)t * pow(rng_uniform(r), 1.0 / (double)mb->half));
-		if (s >= t)
-			s = t - 1;
-		lower = mb->x[s];
-	} else {
-		lower = mb->x[t];
-	}
-	return (lower + mb->x[t]) / 2;
+	return lo + (hi - lo) / 2;
 }
 
-/* --- bootstrap intervals ---------------------------------------------------- */
-
-static void percentile_ci(double *reps, unsigned int n, double level, struct boot_ci *ret)
+void stats_t_interval(double estimate, double se, double df, double level, struct t_interval *ret)
 {
-	double alpha = (1 - level) / 2;
+	double q = stats_t_quantile(1 - (1 - level) / 2, df);
 
-	stats_sort(reps, n);
-	ret->lo = stats_quantile_sorted(reps, n, alpha);
-	ret->hi = stats_quantile_sorted(reps, n, 1 - alpha);
-	ret->replicates = n;
+	ret->estimate = estimate;
+	ret->se = se;
+	ret->df = df;
+	if (!(se > 0)) {
+		/* No spread at all: the estimate is what every unit says. */
+		ret->lo = ret->hi = estimate;
+		ret->p = estimate == 0 ? 1 : 0;
+		return;
+	}
+	ret->lo = estimate - q * se;
+	ret->hi = estimate + q * se;
+	ret->p = 2 * stats_t_sf(fabs(estimate) / se, df);
+	if (ret->p > 1)
+		ret->p = 1;
 }
 
-static double relative_change(double before, double after)
+/* Sample variance (n - 1 in the denominator), two-pass. */
+static double variance(const double *v, size_t n, double mean)
 {
-	if (before == 0)
-		return after == 0 ? 0 : (after > 0 ? INFINITY : -INFINITY);
-	return after / before - 1;
+	double ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	return ss / (double)(n - 1);
 }
 
-int stats_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny,
-				  unsigned int replicates, double level, uint64_t seed,
-				  struct boot_ci *ret)
+int stats_t_mean(const double *v, size_t n, double level, struct t_interval *ret)
 {
-	struct median_boot *bx = NULL, *by = NULL;
-	double *reps = NULL;
-	struct rng rng;
-	int r = 0;
+	double m;
 
-	if (nx == 0 || ny == 0 || replicates == 0)
+	if (n < 2)
 		return -EINVAL;
-	bx = median_boot_new(x, nx);
-	by = median_boot_new(y, ny);
-	reps = malloc(replicates * sizeof(double));
-	if (!bx || !by || !reps) {
-		r = -ENOMEM;
-		goto out;
-	}
-	rng_init(&rng, seed);
-	for (unsigned int k = 0; k < replicates; k++) {
-		double mx = median_boot_draw(bx, &rng);
-		double my = median_boot_draw(by, &rng);
-
-		reps[k] = relative_change(mx, my);
-	}
-	percentile_ci(reps, replicates, level, ret);
-out:
-	free(reps);
-	median_boot_free(by);
-	median_boot_free(bx);
-	return r;
-}
-
-int stats_bootstrap_mean(const double *v, size_t n, unsigned int replicates, double level,
-			 uint64_t seed, struct boot_ci *ret)
-{
-	double *reps;
-	struct rng rng;
-
-	if (n == 0 || replicates == 0)
-		return -EINVAL;
-	reps = malloc(replicates * sizeof(double));
-	if (!reps)
-		return -ENOMEM;
-	rng_init(&rng, seed);
-	for (unsigned int k = 0; k < replicates; k++) {
-		double s = 0;
-
-		for (size_t i = 0; i < n; i++)
-			s += v[rng_below(&rng, n)];
-		reps[k] = s / (double)n;
-	}
-	percentile_ci(reps, replicates, level, ret);
-	free(reps);
+	m = stats_mean(v, n);
+	stats_t_interval(m, sqrt(variance(v, n, m) / (double)n), (double)(n - 1), level, ret);
 	return 0;
 }
 
-/* Members of one group in one stratum, as indices into the group's array. */
-struct stratum {
-	unsigned int id;
-	size_t *a, na;
-	size_t *b, nb;
-	double mean_b;
-};
-
-static struct stratum *stratum_find(struct stratum *st, size_t n, unsigned int id)
+/* Welch-Satterthwaite: degrees of freedom of va + vb, variances of means with dfa, dfb. */
+static double welch_df(double va, double dfa, double vb, double dfb)
 {
-	for (size_t i = 0; i < n; i++)
-		if (st[i].id == id)
-			return &st[i];
-	return NULL;
+	double den = va * va / dfa + vb * vb / dfb;
+
+	return den > 0 ? (va + vb) * (va + vb) / den : dfa + dfb;
 }
 
-/*
- * One estimate: each treated unit's change minus the mean change of the
- * controls in its stratum, averaged over the treated units. With rng, the
- * controls are resampled within each stratum and the treated units across
- * all strata, so a stratum holding a single treated unit still carries that
- * unit's variance.
- */
-static double did_once(struct stratum *st, size_t nst, const size_t *treated, size_t nt,
-		       const size_t *treated_stratum, const double *a, const double *b,
-		       struct rng *rng)
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		struct t_interval *ret)
 {
-	double sum = 0;
+	double ma, mb, va, vb;
 
-	for (size_t s = 0; s < nst; s++) {
-		double m = 0;
-
-		if (!st[s].na || !st[s].nb)
-			continue;
-		for (size_t k = 0; k < st[s].nb; k++)
-			m += b[st[s].b[rng ? rng_below(rng, st[s].nb) : k]];
-		st[s].mean_b = m / (double)st[s].nb;
-	}
-	for (size_t k = 0; k < nt; k++) {
-		size_t i = rng ? rng_below(rng, nt) : k;
-
-		sum += a[treated[i]] - st[treated_stratum[i]].mean_b;
-	}
-	return sum / (double)nt;
+	if (na < 2 || nb < 2)
+		return -EINVAL;
+	ma = stats_mean(a, na);
+	mb = stats_mean(b, nb);
+	va = variance(a, na, ma) / (double)na;
+	vb = variance(b, nb, mb) / (double)nb;
+	stats_t_interval(ma - mb, sqrt(va + vb), welch_df(va, (double)(na - 1), vb, (double)(nb - 1)),
+			 level, ret);
+	return 0;
 }
 
-int stats_did(const double *a, const unsigned int *sa, size_t na,
-	      const double *b, const unsigned int *sb, size_t nb,
-	      unsigned int replicates, double level, uint64_t seed,
-	      struct did_result *ret)
+/* Median of v[lo, hi) copied into tmp. */
+static double median_of(const double *v, size_t lo, size_t hi, double *tmp)
 {
-	struct stratum *st;
-	size_t *ia = NULL, *ib = NULL, *treated = NULL, *tstratum = NULL, nst = 0, nt = 0;
-	double *reps = NULL;
-	struct rng rng;
+	memcpy(tmp, v + lo, (hi - lo) * sizeof(double));
+	return stats_median_select(tmp, hi - lo);
+}
+
+int stats_block_change(const double *before, const size_t *before_off,
+		       const double *after, const size_t *after_off, double level,
+		       struct block_change *ret)
+{
+	size_t nb = before_off[STATS_HOST_BLOCKS], na = after_off[STATS_HOST_BLOCKS];
+	double lb[STATS_HOST_BLOCKS], la[STATS_HOST_BLOCKS], *tmp;
+	struct t_interval w;
 	int r = 0;
 
 	memset(ret, 0, sizeof(*ret));
+	for (int k = 0; k < STATS_HOST_BLOCKS; k++)
+		if (before_off[k + 1] <= before_off[k] || after_off[k + 1] <= after_off[k])
+			return -EINVAL;
+	tmp = malloc((nb > na ? nb : na) * sizeof(double));
+	if (!tmp)
+		return -ENOMEM;
+	ret->median_before = median_of(before, 0, nb, tmp);
+	ret->median_after = median_of(after, 0, na, tmp);
+	for (int k = 0; k < STATS_HOST_BLOCKS; k++) {
+		ret->block_before[k] = median_of(before, before_off[k], before_off[k + 1], tmp);
+		ret->block_after[k] = median_of(after, after_off[k], after_off[k + 1], tmp);
+		if (!(ret->block_before[k] > 0 && ret->block_after[k] > 0))
+			r = -EDOM;
+		lb[k] = log(ret->block_before[k]);
+		la[k] = log(ret->block_after[k]);
+	}
+	if (!(ret->median_before > 0 && ret->median_after > 0))
+		r = -EDOM;
+	free(tmp);
+	if (r < 0)
+		return r;
+	/*
+	 * Welch's standard error of the blocks' means, around the pooled
+	 * medians' change: the estimate is the one every other number of the
+	 * report uses, the spread is the one drift makes.
+	 */
+	r = stats_welch(la, STATS_HOST_BLOCKS, lb, STATS_HOST_BLOCKS, level, &w);
+	if (r < 0)
+		return r;
+	stats_t_interval(log(ret->median_after / ret->median_before), w.se, w.df, level, &ret->log);
+	return 0;
+}
+
+/* Members of both groups in one stratum. */
+struct stratum {
+	unsigned int id;
+	size_t na, nb;
+	double sum_a, sum_b, ss_a, ss_b;
+};
+
+static struct stratum *stratum_get(struct stratum *st, size_t *n, unsigned int id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (st[i].id == id)
+			return &st[i];
+	st[*n].id = id;
+	return &st[(*n)++];
+}
+
+int stats_did(const double *a, const unsigned int *sa, size_t na,
+	      const double *b, const unsigned int *sb, size_t nb, double level,
+	      struct did_result *ret)
+{
+	struct stratum *st;
+	size_t nst = 0;
+	double est = 0, ss_a = 0, ss_b = 0, wb = 0, va, vb, dfa, dfb;
+
+	memset(ret, 0, sizeof(*ret));
 	st = calloc(na + nb + 1, sizeof(*st));
-	ia = malloc((na + 1) * sizeof(size_t));
-	ib = malloc((nb + 1) * sizeof(size_t));
-	treated = malloc((na + 1) * sizeof(size_t));
-	tstratum = malloc((na + 1) * sizeof(size_t));
-	reps = malloc((replicates + 1) * sizeof(double));
-	if (!st || !ia || !ib || !treated || !tstratum || !reps) {
-		r = -ENOMEM;
-		goto out;
-	}
-
-	/* Count per stratum, then hand out slices of ia/ib. */
-	for (size_t i = 0; i < na + nb; i++) {
-		unsigned int id = i < na ? sa[i] : sb[i - na];
-		struct stratum *s = stratum_find(st, nst, id);
-
-		if (!s) {
-			s = &st[nst++];
-			s->id = id;
-		}
-		if (i < na)
-			s->na++;
-		else
-			s->nb++;
-	}
-	{
-		size_t oa = 0, ob = 0;
-
-		for (size_t s = 0; s < nst; s++) {
-			st[s].a = ia + oa;
-			st[s].b = ib + ob;
-			oa += st[s].na;
-			ob += st[s].nb;
-			st[s].na = st[s].nb = 0;
-		}
-	}
+	if (!st)
+		return -ENOMEM;
 	for (size_t i = 0; i < na; i++) {
-		struct stratum *s = stratum_find(st, nst, sa[i]);
+		struct stratum *s = stratum_get(st, &nst, sa[i]);
 
-		s->a[s->na++] = i;
+		s->na++;
+		s->sum_a += a[i];
 	}
 	for (size_t i = 0; i < nb; i++) {
-		struct stratum *s = stratum_find(st, nst, sb[i]);
+		struct stratum *s = stratum_get(st, &nst, sb[i]);
 
-		s->b[s->nb++] = i;
+		s->nb++;
+		s->sum_b += b[i];
 	}
-	for (size_t s = 0; s < nst; s++) {
-		if (!st[s].na || !st[s].nb)
+	/* Sums of squares around each stratum's own means: a shift common to a stratum is no noise. */
+	for (size_t i = 0; i < na; i++) {
+		struct stratum *s = stratum_get(st, &nst, sa[i]);
+		double d = a[i] - s->sum_a / (double)s->na;
+
+		s->ss_a += d * d;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		struct stratum *s = stratum_get(st, &nst, sb[i]);
+		double d = b[i] - s->sum_b / (double)s->nb;
+
+		s->ss_b += d * d;
+	}
+	for (size_t i = 0; i < nst; i++) {
+		if (!st[i].na || !st[i].nb)
 			continue;
 		ret->strata++;
-		ret->na += st[s].na;
-		ret->nb += st[s].nb;
-		for (size_t k = 0; k < st[s].na; k++) {
-			treated[nt] = st[s].a[k];
-			tstratum[nt++] = s;
-		}
+		ret->na += st[i].na;
+		ret->nb += st[i].nb;
 	}
-	if (!ret->strata) {
-		r = -ENODATA;
-		goto out;
+	if (!ret->strata || ret->na <= ret->strata || ret->nb <= ret->strata) {
+		free(st);
+		return -ENODATA;
 	}
+	for (size_t i = 0; i < nst; i++) {
+		double w;
 
-	ret->estimate = did_once(st, nst, treated, nt, tstratum, a, b, NULL);
-	rng_init(&rng, seed);
-	for (unsigned int k = 0; k < replicates; k++)
-		reps[k] = did_once(st, nst, treated, nt, tstratum, a, b, &rng);
-	percentile_ci(reps, replicates, level, &ret->ci);
-out:
-	free(reps);
-	free(tstratum);
-	free(treated);
-	free(ib);
-	free(ia);
+		if (!st[i].na || !st[i].nb)
+			continue;
+		w = (double)st[i].na / (double)ret->na;
+		est += w * (st[i].sum_a / (double)st[i].na - st[i].sum_b / (double)st[i].nb);
+		ss_a += st[i].ss_a;
+		ss_b += st[i].ss_b;
+		wb += w * w / (double)st[i].nb;
+	}
 	free(st);
-	return r;
+	dfa = (double)(ret->na - ret->strata);
+	dfb = (double)(ret->nb - ret->strata);
+	va = ss_a / dfa / (double)ret->na;
+	vb = ss_b / dfb * wb;
+	stats_t_interval(est, sqrt(va + vb), welch_df(va, dfa, vb, dfb), level, &ret->ci);
+	return 0;
+}
+
+enum stats_decision stats_decide(double est, double lo, double hi, double margin)
+{
+	if (isnan(est) || isnan(lo) || isnan(hi))
+		return STATS_INCONCLUSIVE;
+	if (hi < 0 && est <= -margin)
+		return STATS_LOWER;
+	if (lo > 0 && est >= margin)
+		return STATS_HIGHER;
+	if (lo >= -margin && hi <= margin)
+		return STATS_WITHIN;
+	return STATS_INCONCLUSIVE;
 }

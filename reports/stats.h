@@ -4,15 +4,16 @@
 
 /*
  * The statistics behind `mmhitm report`: order statistics, rank tests and
- * percentile bootstrap intervals. Pure functions of their inputs (and of an
- * explicit seed), so every number in a report can be reproduced.
+ * Student's t intervals (why t and not a bootstrap: docs/statistics.md).
+ * Pure functions of their inputs, so every number in a report can be
+ * reproduced. The PRNG is for tests and generators.
  *
  * Conventions follow numpy/scipy, which the tests compare against:
  * quantiles interpolate linearly between order statistics (numpy's default
  * "linear"), Mann-Whitney U and Wilcoxon signed-rank use the normal
  * approximation with the tie correction (scipy's method="asymptotic" and
- * method="approx"), and bootstrap intervals are percentile intervals
- * (scipy.stats.bootstrap(method="percentile")).
+ * method="approx"), and t intervals are scipy.stats.t.interval around
+ * the estimates of ttest_1samp and ttest_ind(equal_var=False).
  */
 
 #include <stddef.h>
@@ -85,53 +86,71 @@ struct wilcoxon_result {
  */
 int stats_wilcoxon(const double *d, size_t n, struct wilcoxon_result *ret);
 
-/*
- * Exact sampler of the bootstrap distribution of the median: drawing from
- * it is distributed as the median of n values resampled with replacement
- * from x, in O(log n) per draw instead of O(n).
- *
- * Why it is exact: with x sorted and n indices drawn uniformly, the number
- * N_k of draws at or below index k is Binomial(n, (k+1)/n), so the r-th
- * smallest drawn index J_r satisfies P(J_r <= k) = P(N_k >= r) =
- * I_{(k+1)/n}(r, n - r + 1). For odd n the median is x[J_(n+1)/2]; for even
- * n it is the mean of x[J_n/2] and x[J_n/2+1]: J_n/2+1 = t is drawn from its
- * distribution, then J_n/2 < t exactly when n/2 draws fell below t and one
- * or more of the others at t, and those n/2 draws are then uniform on
- * [0, t), their maximum being floor(t * U^(2/n)).
- *
- * The table covers indices within 6 sqrt(n) + 8 of the middle: beyond that
- * the probability is below 1e-30. x must stay alive and sorted while the
- * sampler is used. Returns NULL on allocation failure or n == 0.
- * Caller frees with median_boot_free().
- */
-struct median_boot;
-struct median_boot *median_boot_new(const double *sorted, size_t n);
-void median_boot_free(struct median_boot *mb);
-double median_boot_draw(struct median_boot *mb, struct rng *r);
+/* Student's t distribution: P(T > t) with df > 0 degrees of freedom (df may be fractional). */
+double stats_t_sf(double t, double df);
+/* Its inverse: the t with P(T <= t) = p, 0 < p < 1. */
+double stats_t_quantile(double p, double df);
 
-struct boot_ci {
+/* A Student's t interval: estimate +- t(df) * se, and the test of estimate = 0. */
+struct t_interval {
+	double estimate;
+	double se;		/* standard error */
+	double df;		/* degrees of freedom (Welch-Satterthwaite where two groups) */
 	double lo, hi;
-	unsigned int replicates;
+	double p;		/* two-sided p-value of estimate = 0 */
 };
 
-/*
- * Percentile bootstrap interval at level (e.g. 0.95) of the relative change
- * of medians, median(y) / median(x) - 1, resampling x and y independently
- * (scipy.stats.bootstrap((x, y), ..., method="percentile")). Both sorted.
- * 0/0 counts as no change and a positive over 0 as +inf, so an interval can
- * be unbounded above. -EINVAL on empty input, -ENOMEM.
- */
-int stats_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny,
-				  unsigned int replicates, double level, uint64_t seed,
-				  struct boot_ci *ret);
+/* The interval centred on estimate with standard error se; se = 0 gives a point. */
+void stats_t_interval(double estimate, double se, double df, double level, struct t_interval *ret);
 
-/* Percentile bootstrap interval of the mean of v. */
-int stats_bootstrap_mean(const double *v, size_t n, unsigned int replicates, double level,
-			 uint64_t seed, struct boot_ci *ret);
+/*
+ * One-sample t interval of the mean of v (scipy.stats.ttest_1samp and
+ * scipy.stats.t.interval). -EINVAL when n < 2.
+ */
+int stats_t_mean(const double *v, size_t n, double level, struct t_interval *ret);
+
+/*
+ * Welch's interval of mean(a) - mean(b) with the Welch-Satterthwaite
+ * degrees of freedom (scipy.stats.ttest_ind(a, b, equal_var=False)).
+ * -EINVAL when a group has fewer than 2 values.
+ */
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double level,
+		struct t_interval *ret);
+
+/*
+ * One host's before/after change, robust to day-to-day drift. Each side's
+ * rates (in time order) come cut into STATS_HOST_BLOCKS blocks of whole
+ * days (stats_block_days() says where); the point estimate is the change
+ * of the pooled medians, log(median(after) / median(before)), and its
+ * standard error is Welch's, from the spread of the blocks' log medians:
+ * blocks days long carry whatever drift the host has between days, so the
+ * interval widens with it (see docs/statistics.md for why two blocks a
+ * side, and its calibration).
+ *
+ * before/after: the rates, before_off/after_off: where each block starts
+ * (STATS_HOST_BLOCKS + 1 offsets, the last one the count). Rates need not
+ * be sorted; they are not modified. -EINVAL when a block is empty, -EDOM
+ * when a median is 0 (no log), -ENOMEM.
+ */
+#define STATS_HOST_BLOCKS 2
+struct block_change {
+	double median_before, median_after;
+	double block_before[STATS_HOST_BLOCKS], block_after[STATS_HOST_BLOCKS];	/* medians */
+	struct t_interval log;	/* of log(median_after / median_before) */
+};
+
+int stats_block_change(const double *before, const size_t *before_off,
+		       const double *after, const size_t *after_off, double level,
+		       struct block_change *ret);
+
+/* Days in the first of the blocks of a side of `days` whole days (>= STATS_HOST_BLOCKS). */
+static inline unsigned int stats_block_days(unsigned int days)
+{
+	return days / STATS_HOST_BLOCKS;
+}
 
 struct did_result {
-	double estimate;	/* sum_s w_s (mean(a_s) - mean(b_s)) */
-	struct boot_ci ci;
+	struct t_interval ci;	/* of sum_s w_s (mean(a_s) - mean(b_s)) */
 	size_t na, nb;		/* values in strata that have both groups */
 	unsigned int strata;	/* strata used */
 };
@@ -140,13 +159,32 @@ struct did_result {
  * Difference in differences: a holds the treated units' changes and b the
  * controls', each with a stratum (a rollout cohort). The estimate averages,
  * over the treated units in strata that have controls, each unit's change
- * minus the mean change of its stratum's controls. The interval resamples
- * the treated units across strata and the controls within each stratum.
- * -ENODATA when no stratum has both groups.
+ * minus the mean change of its stratum's controls. Its standard error uses
+ * each group's pooled within-stratum variance (a fleet-wide shift common
+ * to a cohort is no variance) and Welch-Satterthwaite degrees of freedom;
+ * with one stratum it is Welch's interval exactly.
+ * -ENODATA when no stratum has both groups or a group has no within-stratum
+ * degree of freedom (every stratum with one treated unit, or one control),
+ * -ENOMEM.
  */
 int stats_did(const double *a, const unsigned int *sa, size_t na,
-	      const double *b, const unsigned int *sb, size_t nb,
-	      unsigned int replicates, double level, uint64_t seed,
+	      const double *b, const unsigned int *sb, size_t nb, double level,
 	      struct did_result *ret);
+
+/*
+ * The decision rule of every verdict, a host's and the fleet's: lower
+ * (higher) when the interval [lo, hi] excludes 0 and the estimate is at
+ * least margin below (above) 0; within when the whole interval lies in
+ * +-margin; inconclusive otherwise, or when a number is NaN. Relative
+ * changes (0.05 is 5 %).
+ */
+enum stats_decision {
+	STATS_INCONCLUSIVE,
+	STATS_WITHIN,
+	STATS_LOWER,
+	STATS_HIGHER,
+};
+
+enum stats_decision stats_decide(double est, double lo, double hi, double margin);
 
 #endif

@@ -23,8 +23,17 @@ checked against it:
           the comparison with scipy.
   bench   N hosts (--hosts) over --days days at --interval seconds, a third
           of them rolling mid-range: for timing the report.
+  drift   hosts as they misbehave: --hosts roll 6.1 -> 6.12-mmfix over a
+          day and as many keep 6.1; each host's level drifts day to day
+          (AR(1) on the log, 4 % a day, phi 0.8), the rate cycles daily,
+          2 % of intervals burst 3x, baselines differ 2x, and a fleet-wide
+          load step of --load-step (relative, e.g. 0.08) raises every host's
+          rate from the rollout's first day. Effects: --effect P1=-0.2,P4=0.15
+          (none by default). The calibration over many seeds is
+          tests/unit/test-calibration.c; this is the same model end to end.
 
 Usage: fleetgen.py SPEC OUTDIR [--hosts N] [--days D] [--interval S] [--seed S]
+                  [--effect P1=-0.2,...] [--load-step X]
 Writes OUTDIR/<host>.db and OUTDIR/patches.conf; prints the report range as
 "since=@S until=@S". Rates are Poisson counts of HITM over Poisson work with
 log-normal overdispersion; the RNG is numpy's PCG64 seeded with --seed.
@@ -74,7 +83,7 @@ carries P4     ksym    maybe_lru_add_drain
 class Host:
     def __init__(self, name, boots, interval_s=600, pmu=True, effects=None,
                  gaps=(), lost=0, comm=None, ties=False, hostname=None,
-                 host_scale=1.0):
+                 host_scale=1.0, drift=None, step=None):
         self.name = name                  # file name, and hostname unless given
         self.hostname = hostname or name
         self.boots = boots                # [(kernel key, start_ns, end_ns)]
@@ -86,6 +95,29 @@ class Host:
         self.comm = comm or "postgres"
         self.ties = ties                  # small integer rates: many ties
         self.host_scale = host_scale
+        self.drift = drift                # (phi, sd per day, burst share) or None
+        self.step = step                  # (t_ns, factor): fleet-wide load step
+
+
+def drift_factor(h, rng, t):
+    """Per interval: the host's drifting daily level, a daily cycle of the rate, bursts."""
+    if not h.drift:
+        return np.ones(len(t))
+    phi, sd, burst = h.drift
+    day = ((t - T0) // DAY).astype(np.int64)
+    lo = int(day.min())
+    n = int(day.max()) - lo + 1
+    level = np.empty(n)
+    x = rng.normal(0, sd / math.sqrt(1 - phi * phi))
+    for d in range(n):
+        x = phi * x + rng.normal(0, sd)
+        level[d] = x
+    hour = ((t - T0) % DAY) / (3600 * NS)
+    f = np.exp(level[day - lo]) * (1 + 0.15 * np.sin(2 * np.pi * hour / 24))
+    f[rng.random(len(t)) < burst] *= 3
+    if h.step:
+        f[t >= h.step[0]] *= h.step[1]
+    return f
 
 
 def carries(kernel, path):
@@ -168,6 +200,8 @@ def write_host(outdir, h, rng, seed_tag):
                 zip(idl, [int(duty * iv)] * n))
         scale = h.interval_s / 600.0
         lt = trend(t)
+        # One drift for all paths of a boot: the host's load mix moves them together.
+        df = drift_factor(h, rng, t)
         for p in PATHS:
             eff = h.effects.get(p, 1.0) if carries(kernel, p) else 1.0
             lam_w = WORK_PER_10MIN[p] * scale * lt
@@ -175,7 +209,7 @@ def write_host(outdir, h, rng, seed_tag):
             if h.ties:
                 work[:] = 1000.0 if PER[p] == 1000.0 else 10.0
             noise = np.exp(rng.normal(0, 0.25, size=n))
-            lam = base[p] * eff * noise * work / PER[p]
+            lam = base[p] * eff * noise * df * work / PER[p]
             hitm = rng.poisson(lam)
             if h.ties:
                 hitm = rng.poisson(np.full(n, 3.0 * eff))
@@ -303,9 +337,26 @@ def fleet_bench(n, days, interval_s):
     return hosts, T0 + days * DAY, end
 
 
+def fleet_drift(n, effects, load_step):
+    end = T0 + 14 * DAY
+    begin = T0 - 3600 * NS
+    t0 = T0 + 7 * DAY
+    step = (t0, 1 + load_step) if load_step else None
+    hosts = []
+    for i in range(n):
+        t = t0 + (i * 24 * 3600 * NS) // n     # over one day: one cohort
+        hosts.append(Host("rolled-%02d" % i, [("old", begin, t - 90 * NS), ("new", t, end)],
+                          effects=effects, drift=(0.8, 0.04, 0.02), step=step,
+                          host_scale=math.exp(0.35 * (2 * (i * 0.618 % 1) - 1))))
+    for i in range(n):
+        hosts.append(Host("steady-%02d" % i, [("old", begin, end)], drift=(0.8, 0.04, 0.02), step=step,
+                          host_scale=math.exp(0.35 * (2 * (i * 0.382 % 1) - 1))))
+    return hosts, t0, end
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("spec", choices=["mixed", "noise", "scipy", "bench"])
+    ap.add_argument("spec", choices=["mixed", "noise", "scipy", "bench", "drift"])
     ap.add_argument("outdir")
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--days", type=int, default=7,
@@ -314,6 +365,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--first", type=int, default=0, help="bench: write hosts from this index")
     ap.add_argument("--step", type=int, default=1, help="bench: every step-th host (parallel runs)")
+    ap.add_argument("--effect", default="", help="drift: PATH=RELATIVE,... e.g. P1=-0.2,P4=0.15")
+    ap.add_argument("--load-step", type=float, default=0.0, help="drift: fleet-wide step at the rollout")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.spec == "mixed":
@@ -322,6 +375,9 @@ def main():
         hosts, since, until = fleet_mixed({}, a.spec)
     elif a.spec == "scipy":
         hosts, since, until = fleet_scipy(a.spec)
+    elif a.spec == "drift":
+        eff = {k: 1 + float(v) for k, v in (e.split("=") for e in a.effect.split(",") if e)}
+        hosts, since, until = fleet_drift(a.hosts, eff, a.load_step)
     else:
         hosts, since, until = fleet_bench(a.hosts, a.days, a.interval)
         hosts = hosts[a.first::a.step]

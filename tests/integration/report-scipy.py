@@ -10,16 +10,20 @@ warm-up rule, and
   - the Mann-Whitney U statistic and p-value must equal
     scipy.stats.mannwhitneyu(method="asymptotic") (tie and continuity
     corrections, two-sided);
-  - the bootstrap interval must agree with scipy.stats.bootstrap
-    (method="percentile", same number of resamples) within its Monte Carlo
-    resolution: each end within the spread of scipy's own bootstrap
-    distribution between the neighbouring quantiles (level +- 1 %), since
-    the PRNGs differ;
+  - the interval of the change: each side cut into two blocks of whole
+    days (the first one days // 2 long), the blocks' medians recomputed;
+    their logs through scipy.stats.ttest_ind(after, before,
+    equal_var=False) give the standard error and, with the
+    Welch-Satterthwaite degrees of freedom, the p-value; the interval is
+    the pooled medians' log change +- scipy.stats.t.ppf * se;
   - the fleet's Wilcoxon signed-rank test must equal scipy.stats.wilcoxon
     (method="approx") on the per-host log changes, and the paired interval
-    must agree with scipy's bootstrap of their mean as above.
+    scipy.stats.t.interval around scipy.stats.ttest_1samp's mean and sem;
+  - with one cohort, the difference in differences must equal Welch's
+    interval (ttest_ind(equal_var=False)) of the treated hosts' log changes
+    against the controls' that the JSON lists per host.
 
-Usage: report-scipy.py REPORT.json
+Usage: report-scipy.py REPORT.json [MIN_DID_CHECKS]
 """
 import json
 import math
@@ -45,22 +49,26 @@ def close(a, b, rel=1e-9, abs_=1e-12):
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-def resolution(dist, q):
-    """The spread of a bootstrap distribution around its q-quantile."""
-    lo = np.percentile(dist, max(0.0, 100 * (q - 0.01)))
-    hi = np.percentile(dist, min(100.0, 100 * (q + 0.01)))
-    return hi - lo
+def t_check(lo, hi, est, se, df, level, mine_lo, mine_hi, what):
+    q = stats.t.ppf(1 - (1 - level) / 2, df)
+    check(close(est - q * se, mine_lo, rel=1e-7, abs_=1e-9),
+          "%s: CI low %r vs scipy %r" % (what, mine_lo, est - q * se))
+    check(close(est + q * se, mine_hi, rel=1e-7, abs_=1e-9),
+          "%s: CI high %r vs scipy %r" % (what, mine_hi, est + q * se))
 
 
-def check_ci(mine_lo, mine_hi, res, level, what):
-    a = (1 - level) / 2
-    dist = res.bootstrap_distribution
-    tol_lo = resolution(dist, a) + 1e-9 * max(1.0, abs(mine_lo))
-    tol_hi = resolution(dist, 1 - a) + 1e-9 * max(1.0, abs(mine_hi))
-    check(abs(mine_lo - res.confidence_interval.low) <= tol_lo,
-          "%s: CI low %.6g vs scipy %.6g (tolerance %.3g)" % (what, mine_lo, res.confidence_interval.low, tol_lo))
-    check(abs(mine_hi - res.confidence_interval.high) <= tol_hi,
-          "%s: CI high %.6g vs scipy %.6g (tolerance %.3g)" % (what, mine_hi, res.confidence_interval.high, tol_hi))
+def welch(a, b):
+    """se and Welch-Satterthwaite df of mean(a) - mean(b), checked against ttest_ind."""
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    if se == 0:
+        return se, math.nan
+    res = stats.ttest_ind(a, b, equal_var=False)
+    if se > 0:
+        check(close(res.statistic, (np.mean(a) - np.mean(b)) / se, rel=1e-9), "Welch statistic")
+        check(close(res.pvalue, 2 * stats.t.sf(abs(res.statistic), df), rel=1e-7), "Welch df")
+    return se, df
 
 
 def rates(db, path, lo, hi, warmup_ns):
@@ -75,14 +83,35 @@ def rates(db, path, lo, hi, warmup_ns):
     return np.array([r[0] for r in rows], dtype=float)
 
 
+def check_did(rep, fp, p, d, level):
+    """One cohort: the DiD is Welch's interval of treated against control log changes."""
+    if fp["did"] is None or len(rep["cohorts"]) != 1:
+        return 0
+    b = []
+    for h in rep["hosts"]:
+        for c in h["paths"][p]["controls"]:
+            check(close(c["log_change"], math.log(c["after"]["median"] / c["before"]["median"])),
+                  "%s %s: control log change" % (h["hostname"], p))
+            b.append(c["log_change"])
+    b = np.array(b)
+    se, df = welch(d, b)
+    est = d.mean() - b.mean()
+    check(close(est, fp["did"]["log_change"], rel=1e-9, abs_=1e-12), "%s: DiD estimate" % p)
+    check(close(se, fp["did"]["log_se"], rel=1e-9) and close(df, fp["did"]["df"], rel=1e-9),
+          "%s: DiD se/df" % p)
+    t_check(0, 0, est, se, df, level, math.log1p(fp["did"]["ci_low"]), math.log1p(fp["did"]["ci_high"]),
+            "%s fleet DiD" % p)
+    return 1
+
+
 def main():
     rep = json.load(open(sys.argv[1]))
     par = rep["parameters"]
     level = par["confidence_level"]
-    B = par["bootstrap_resamples"]
     warmup_ns = int(par["warmup_s"] * 1e9)
-    rng = np.random.default_rng(12345)
+    day = 86400 * 10**9
     compared = 0
+    intervals = 0
     for h in rep["hosts"]:
         db = sqlite3.connect("file:%s?mode=ro" % h["db"], uri=True)
         for p, hp in h["paths"].items():
@@ -104,16 +133,37 @@ def main():
                       "%s: U %r vs scipy %r" % (what, c["mann_whitney_u"], mw.statistic))
                 check(close(mw.pvalue, c["mann_whitney_p"], rel=1e-7, abs_=1e-300),
                       "%s: p %r vs scipy %r" % (what, c["mann_whitney_p"], mw.pvalue))
+                check(c["too_short"] == (c["data_days_before"] < 2 or c["data_days_after"] < 2), "%s: too short" % what)
+                if rep["hosts"][0]["hostname"] == "large":     # the scipy fleet
+                    check(c["too_short"] == (h["hostname"] == "small"), "%s: only the 8-hour host is too short" % what)
                 if c["ci_low"] is None:
+                    check(c["too_short"] or min(len(x), len(y)) < par["min_intervals"],
+                          "%s: no interval without a reason" % what)
                     continue
-                res = stats.bootstrap((x, y), lambda a, b, axis: np.median(b, axis=axis) / np.median(a, axis=axis) - 1,
-                                      vectorized=True, paired=False, n_resamples=B, confidence_level=level,
-                                      method="percentile", random_state=rng)
-                check_ci(c["ci_low"], c["ci_high"], res, level, what)
+                intervals += 1
+                b0, a0 = c["before"]["from_ns"], c["after"]["from_ns"]
+                cb, ca = b0 + c["days_before"] // 2 * day, a0 + c["days_after"] // 2 * day
+                bm = [np.median(rates(db, p, b0, cb, warmup_ns)), np.median(rates(db, p, cb, c["before"]["to_ns"], warmup_ns))]
+                am = [np.median(rates(db, p, a0, ca, warmup_ns)), np.median(rates(db, p, ca, c["after"]["to_ns"], warmup_ns))]
+                check(np.allclose(bm, c["blocks"]["before_medians"], rtol=1e-12) and
+                      np.allclose(am, c["blocks"]["after_medians"], rtol=1e-12), "%s: block medians" % what)
+                se, df = welch(np.log(am), np.log(bm))
+                est = math.log(np.median(y) / np.median(x))
+                check(close(est, c["log_change"]), "%s: log change" % what)
+                if se == 0:
+                    # Every block's median equal: no spread, the interval is the point.
+                    check(c["blocks"]["log_se"] == 0 and c["ci_low"] == c["ci_high"] == c["change"],
+                          "%s: a point interval" % what)
+                    continue
+                check(close(se, c["blocks"]["log_se"], rel=1e-9) and close(df, c["blocks"]["df"], rel=1e-9),
+                      "%s: se/df %r/%r vs %r/%r" % (what, c["blocks"]["log_se"], c["blocks"]["df"], se, df))
+                t_check(0, 0, est, se, df, level, math.log1p(c["ci_low"]), math.log1p(c["ci_high"]), what)
         db.close()
     check(compared >= 8, "only %d comparisons checked" % compared)
+    check(intervals >= 8, "only %d intervals checked" % intervals)
 
     # The fleet: per-host log changes of the chosen comparisons.
+    dids = 0
     for fp in rep["paths"]:
         p = fp["path"]
         d = []
@@ -131,10 +181,17 @@ def main():
             w = stats.wilcoxon(d, method="approx")
             check(close(w.statistic, fp["wilcoxon_t"]), "%s: Wilcoxon T %r vs %r" % (p, fp["wilcoxon_t"], w.statistic))
             check(close(w.pvalue, fp["wilcoxon_p"], rel=1e-7), "%s: Wilcoxon p %r vs %r" % (p, fp["wilcoxon_p"], w.pvalue))
-        res = stats.bootstrap((d,), lambda a, axis: np.exp(np.mean(a, axis=axis)) - 1, vectorized=True,
-                              n_resamples=B, confidence_level=level, method="percentile", random_state=rng)
-        check_ci(fp["paired"]["ci_low"], fp["paired"]["ci_high"], res, level, "%s fleet paired" % p)
+        tt = stats.ttest_1samp(d, 0)
+        check(close(tt.pvalue, fp["paired"]["p"], rel=1e-7), "%s: paired p %r vs %r" % (p, fp["paired"]["p"], tt.pvalue))
+        lo, hi = stats.t.interval(level, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+        check(close(lo, math.log1p(fp["paired"]["ci_low"]), rel=1e-7) and
+              close(hi, math.log1p(fp["paired"]["ci_high"]), rel=1e-7),
+              "%s fleet paired: %r..%r vs scipy %r..%r" % (p, fp["paired"]["ci_low"], fp["paired"]["ci_high"],
+                                                         math.expm1(lo), math.expm1(hi)))
+        dids += check_did(rep, fp, p, d, level)
 
+    if len(sys.argv) > 2:
+        check(dids >= int(sys.argv[2]), "only %d difference-in-differences intervals checked" % dids)
     print("%d of %d checks failed" % (failures, checks) if failures else "%d checks passed" % checks)
     return 1 if failures else 0
 

@@ -46,6 +46,22 @@ expect "$m" "sorted(set(k['patches']['P4']['why'] for h in r['hosts'] for k in h
 expect "$m" "[(h['quality']['gaps'], h['quality']['events_lost'] > 0) for h in r['hosts'] if h['hostname'] == 'rolled-02']" "[(1, True)]"
 expect "$m" "sum(h['hostname'] == 'web-<b>09</b> & \"x' + chr(39) + 'y\"' for h in r['hosts'])" "1"
 grep -q '^P1   improved' "$out/mixed.txt" || fail "text summary lacks the P1 verdict line"
+# Cohorts by closeness: the three waves (days 9-11, hours apart) chain into
+# one cohort at --cohort 1d; at 6h the 13-hour nights split them into three
+# (and the rollback two days later is a fourth),
+# and the 10 hosts that kept their kernel are still 10 control hosts.
+expect "$m" "[(c['kernel_changes'], c['first'] < c['last']) for c in r['cohorts']]" "[(15, True)]"
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --cohort 6h --json "$out/waves.json" --quiet \
+	"$FLEET"/*.db || fail "report with --cohort 6h failed"
+expect "$out/waves.json" "[c['kernel_changes'] for c in r['cohorts']]" "[5, 5, 4, 1]"
+expect "$out/waves.json" "[(p['hosts']['controls'], p['did']['cohorts']) for p in r['paths']]" "[(10, 3), (10, 3), (10, 3), (10, 3)]"
+# The JSON holds every number the fleet used: each control host's change
+# per cohort, each compared host's log change; the DiD counts match them.
+treated_cohorts="set(i for h in r['hosts'] for c in [h['paths']['P1']['chosen']] if c is not None for i, co in enumerate(r['cohorts']) if co['first_ns'] <= h['rollouts'][h['paths']['P1']['comparisons'][c]['rollout']]['time_ns'] <= co['last_ns'])"
+expect "$out/waves.json" "sorted($treated_cohorts)" "[0, 1, 2]"
+expect "$out/waves.json" "[p['did']['control_measurements'] == sum(c['cohort'] in $treated_cohorts for h in r['hosts'] for c in h['paths'][p['path']]['controls']) for p in r['paths']]" "[True, True, True, True]"
+expect "$m" "[p['hosts']['compared'] == sum(h['paths'][p['path']]['chosen'] is not None and h['paths'][p['path']]['comparisons'][h['paths'][p['path']]['chosen']]['log_change'] is not None for h in r['hosts']) for p in r['paths']]" "[True, True, True, True]"
 
 # Same inputs, same numbers: everything but the clock is reproducible.
 # shellcheck disable=SC2086

@@ -6,7 +6,8 @@ Usage: check-report.py REPORT_JSON OLD_RELEASE NEW_RELEASE MACHINE_ID
 
 The DB holds one host (the disk) that booted OLD then NEW under TCG, which
 emulates no PMU. The report must find exactly that one rollout, give every
-path a before/after comparison for it, and, with no HITM to compare, say
+path a before/after comparison for it that says its minutes of data are "too
+short for a drift-robust interval", and, with no HITM to compare, say
 "insufficient data" with "no PMU" among the reasons rather than a verdict.
 Prints one line per check, like tests/kernels/lib.sh's check(); exits 1 at
 the first failure.
@@ -53,6 +54,11 @@ def main():
         check("%s: a before/after comparison for the rollout" % p,
               len(comps) == 1 and "before" in comps[0] and "after" in comps[0],
               comps)
+        # Minutes of data on each side: no day blocks to measure drift with.
+        check("%s: the comparison is too short for a drift-robust interval" % p,
+              comps[0].get("too_short") is True and comps[0].get("ci_low") is None
+              and "too short for a drift-robust interval" in (comps[0].get("reason") or ""),
+              (comps[0].get("too_short"), comps[0].get("reason")))
         v = verdicts.get(p, {})
         check("%s: insufficient data, with no PMU among the reasons" % p,
               v.get("verdict") == "insufficient data" and "no PMU" in (v.get("reason") or ""),

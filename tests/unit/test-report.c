@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* reports/: escaping of host strings, rollout detection, time arguments. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,35 @@ static char *capture(void (*fn)(FILE *, const char *), const char *s)
 	CHECK_STR(_s, want);							\
 	free(_s);								\
 } while (0)
+
+static char *capture_num(double v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	json_num(f, v);
+	fclose(f);
+	return buf;
+}
+
+#define CHECK_NUM(v, want) do {							\
+	char *_s = capture_num(v);						\
+	CHECK_STR(_s, want);							\
+	free(_s);								\
+} while (0)
+
+/* Unbounded interval ends keep their sign: strings, not null (docs/statistics.md). */
+static void test_json_num(void)
+{
+	CHECK_NUM(INFINITY, "\"inf\"");
+	CHECK_NUM(-INFINITY, "\"-inf\"");
+	CHECK_NUM(NAN, "null");
+	CHECK_NUM(0.1, "0.10000000000000001");
+	CHECK_NUM(-3, "-3");
+}
 
 static void test_html(void)
 {
@@ -114,6 +144,7 @@ int main(void)
 {
 	RUN(test_html);
 	RUN(test_json);
+	RUN(test_json_num);
 	RUN(test_text);
 	RUN(test_kernel_same);
 	RUN(test_rollouts);

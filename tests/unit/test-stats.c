@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reports/stats.c: known values (golden numbers from scipy 1.10), and the
- * exact median bootstrap sampler against brute force. The comparison with
- * a live scipy on generated inputs is tests/integration/test-report-scipy.sh.
+ * reports/stats.c: known values (golden numbers from scipy 1.10). The
+ * comparison with a live scipy on generated inputs is
+ * tests/integration/test-report-scipy.sh, the calibration of the intervals
+ * on simulated fleets tests/unit/test-calibration.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -123,150 +124,120 @@ static void test_wilcoxon(void)
 	CHECK_INT(stats_wilcoxon(z, 2, &w), ==, -EINVAL);
 }
 
-/*
- * The sampler against brute force: every one of the n^n resamples of
- * 0..n-1, enumerated, gives the exact distribution of the resample median;
- * the sampler's frequencies must match it.
- */
-static void check_sampler_exact(size_t n)
+static void test_student_t(void)
 {
-	double x[8], freq[16] = { 0 }, want[16] = { 0 };
-	size_t idx[8] = { 0 }, total = 1, draws = 400000;
-	struct median_boot *mb;
-	struct rng r;
-
-	for (size_t i = 0; i < n; i++) {
-		x[i] = (double)i;
-		total *= n;
-	}
-	for (size_t c = 0; c < total; c++) {
-		double v[8];
-		size_t k = c;
-
-		for (size_t i = 0; i < n; i++) {
-			idx[i] = k % n;
-			k /= n;
-			v[i] = x[idx[i]];
-		}
-		stats_sort(v, n);
-		want[(size_t)(2 * stats_median_sorted(v, n))] += 1.0 / (double)total;
-	}
-	mb = median_boot_new(x, n);
-	CHECK(mb != NULL);
-	if (!mb)
-		return;
-	rng_init(&r, 7);
-	for (size_t d = 0; d < draws; d++)
-		freq[(size_t)(2 * median_boot_draw(mb, &r))] += 1.0 / (double)draws;
-	for (size_t v = 0; v < 2 * n; v++) {
-		/* 5 binomial standard deviations. */
-		double sd = sqrt(want[v] * (1 - want[v]) / (double)draws);
-
-		CHECK_NEAR(freq[v], want[v], 5 * sd + 1e-9);
-	}
-	median_boot_free(mb);
+	/* Golden values: scipy.stats.t.sf / t.ppf (scipy 1.10). */
+	CHECK_NEAR(stats_t_sf(2.0, 5), 0.05096973941492914, 1e-12);
+	CHECK_NEAR(stats_t_sf(1.3, 2.7), 0.14672632185192247, 1e-12);
+	CHECK_NEAR(stats_t_sf(-2.0, 5), 1 - 0.05096973941492914, 1e-12);
+	CHECK_NEAR(stats_t_quantile(0.975, 3), 3.182446305284263, 1e-10);
+	CHECK_NEAR(stats_t_quantile(0.975, 1.5), 6.016663107990447, 1e-8);
+	CHECK_NEAR(stats_t_quantile(0.025, 40), -2.021075382995338, 1e-8);
+	CHECK_NEAR(stats_t_quantile(0.995, 1), 63.65674116287399, 1e-7);
+	CHECK_NEAR(stats_t_quantile(0.5, 7), 0, 0);
+	CHECK(isnan(stats_t_quantile(1, 7)));
 }
 
-static void test_median_sampler_exact(void)
+static void test_t_intervals(void)
 {
-	for (size_t n = 1; n <= 7; n++)
-		check_sampler_exact(n);
-}
+	double v[] = { 0.1, -0.3, 0.25, 0.05, -0.12, 0.4 };
+	double a[] = { 1.0, 1.5, 0.7, 2.2 }, b[] = { 0.1, 0.4, 0.2, 0.35, 0.3, 0.25, 0.15 };
+	struct t_interval t;
 
-/* Larger n, with ties: its quantiles against plain resampling. */
-static void check_sampler_resampling(size_t n)
-{
-	enum { DRAWS = 20000 };
-	static double fast[DRAWS], slow[DRAWS], x[4001], v[4001];
-	struct median_boot *mb;
-	struct rng r;
+	/* scipy.stats.ttest_1samp(v, 0) and t.interval(0.95, 5, mean, sem). */
+	CHECK_INT(stats_t_mean(v, 6, 0.95, &t), ==, 0);
+	CHECK_NEAR(t.p, 0.5637908676455264, 1e-12);
+	CHECK_NEAR(t.lo, -0.2002122534018228, 1e-9);
+	CHECK_NEAR(t.hi, 0.3268789200684895, 1e-9);
+	CHECK_INT(stats_t_mean(v, 1, 0.95, &t), ==, -EINVAL);
 
-	rng_init(&r, n);
-	for (size_t i = 0; i < n; i++)
-		x[i] = floor(-log(1 - rng_uniform(&r)) * 30);	/* exponential, ties */
-	stats_sort(x, n);
-	mb = median_boot_new(x, n);
-	CHECK(mb != NULL);
-	if (!mb)
-		return;
-	for (size_t d = 0; d < DRAWS; d++) {
-		fast[d] = median_boot_draw(mb, &r);
-		for (size_t i = 0; i < n; i++)
-			v[i] = x[rng_below(&r, n)];
-		slow[d] = stats_median_select(v, n);
-	}
-	stats_sort(fast, DRAWS);
-	stats_sort(slow, DRAWS);
-	for (double q = 0.025; q < 1; q += 0.1) {
-		double a = stats_quantile_sorted(fast, DRAWS, q), b = stats_quantile_sorted(slow, DRAWS, q);
+	/* scipy.stats.ttest_ind(a, b, equal_var=False), Welch-Satterthwaite df. */
+	CHECK_INT(stats_welch(a, 4, b, 7, 0.95, &t), ==, 0);
+	CHECK_NEAR(t.p, 0.04276778380368841, 1e-12);
+	CHECK_NEAR(t.estimate / t.se, 3.3292595972151005, 1e-12);
+	CHECK_NEAR(t.df, 3.0933725890764885, 1e-12);
+	CHECK_NEAR(t.lo, 0.06623703421667804, 1e-10);
+	CHECK_NEAR(t.hi, 2.133762965783322, 1e-10);
+	CHECK_INT(stats_welch(a, 1, b, 7, 0.95, &t), ==, -EINVAL);
 
-		/* Monte Carlo error: allow one step of the (integer) data. */
-		CHECK_NEAR(a, b, 1.01);
-	}
-	median_boot_free(mb);
-}
-
-static void test_median_sampler_resampling(void)
-{
-	check_sampler_resampling(400);
-	check_sampler_resampling(401);
-	check_sampler_resampling(4000);
-}
-
-static void test_bootstrap(void)
-{
-	double x[2000], y[2000], v[100];
-	struct boot_ci a, b;
-	struct rng r;
-
-	rng_init(&r, 3);
-	for (int i = 0; i < 2000; i++) {
-		x[i] = 100 * exp(0.3 * (rng_uniform(&r) - 0.5));
-		y[i] = 80 * exp(0.3 * (rng_uniform(&r) - 0.5));
-	}
-	stats_sort(x, 2000);
-	stats_sort(y, 2000);
-	CHECK_INT(stats_bootstrap_median_change(x, 2000, y, 2000, 2000, 0.95, 11, &a), ==, 0);
-	CHECK_INT(stats_bootstrap_median_change(x, 2000, y, 2000, 2000, 0.95, 11, &b), ==, 0);
-	CHECK(a.lo == b.lo && a.hi == b.hi);
-	CHECK(a.lo < -0.2 && a.hi > -0.2);
-	CHECK(a.hi - a.lo < 0.05);
-	CHECK_INT(a.replicates, ==, 2000);
-
-	for (int i = 0; i < 100; i++)
-		v[i] = i % 2;
-	CHECK_INT(stats_bootstrap_mean(v, 100, 4000, 0.95, 5, &a), ==, 0);
-	/* Mean 0.5, standard error 0.05: about +-0.098. */
-	CHECK_NEAR(a.lo, 0.402, 0.02);
-	CHECK_NEAR(a.hi, 0.598, 0.02);
-
-	/* Zero before: an increase is unbounded, no change stays 0. */
+	/* Every unit says the same: a point interval. */
 	{
-		double z[] = { 0, 0, 0 }, p[] = { 1, 2, 3 };
+		double same[] = { 0.2, 0.2, 0.2 };
 
-		CHECK_INT(stats_bootstrap_median_change(z, 3, p, 3, 100, 0.95, 1, &a), ==, 0);
-		CHECK(isinf(a.lo) && isinf(a.hi));
-		CHECK_INT(stats_bootstrap_median_change(z, 3, z, 3, 100, 0.95, 1, &a), ==, 0);
-		CHECK(a.lo == 0 && a.hi == 0);
+		CHECK_INT(stats_t_mean(same, 3, 0.95, &t), ==, 0);
+		CHECK_NEAR(t.lo, 0.2, 1e-15);
+		CHECK_NEAR(t.hi, 0.2, 1e-15);
 	}
+}
+
+static void test_block_change(void)
+{
+	/* Two blocks a side: before medians 10 and 12, after 5 and 7. */
+	double x[] = { 9, 10, 11, 12, 12, 13 }, y[] = { 4, 5, 6, 6, 7, 8 };
+	size_t ox[] = { 0, 3, 6 }, oy[] = { 0, 3, 6 }, bad[] = { 0, 0, 6 };
+	double lb[] = { log(10), log(12) }, la[] = { log(5), log(7) };
+	struct block_change bc;
+	struct t_interval w;
+
+	CHECK_INT(stats_block_change(x, ox, y, oy, 0.95, &bc), ==, 0);
+	CHECK_NEAR(bc.median_before, 11.5, 0);
+	CHECK_NEAR(bc.median_after, 6, 0);
+	CHECK_NEAR(bc.block_before[1], 12, 0);
+	CHECK_NEAR(bc.block_after[0], 5, 0);
+	/* Centred on the pooled medians, spread from the blocks. */
+	CHECK_NEAR(bc.log.estimate, log(6 / 11.5), 1e-15);
+	CHECK_INT(stats_welch(la, 2, lb, 2, 0.95, &w), ==, 0);
+	CHECK_NEAR(bc.log.se, w.se, 1e-15);
+	CHECK_NEAR(bc.log.df, w.df, 1e-15);
+	CHECK_NEAR(bc.log.hi - bc.log.estimate, w.hi - w.estimate, 1e-12);
+	CHECK_INT(stats_block_change(x, bad, y, oy, 0.95, &bc), ==, -EINVAL);
+	{
+		double z[] = { 0, 0, 0, 1, 1, 1 };
+
+		CHECK_INT(stats_block_change(z, ox, y, oy, 0.95, &bc), ==, -EDOM);
+	}
+	CHECK_INT(stats_block_days(7), ==, 3);
+	CHECK_INT(stats_block_days(2), ==, 1);
 }
 
 static void test_did(void)
 {
-	double a[] = { 1, 1, 1, 5 }, b[] = { 0, 0, 0.5, 9 };
-	unsigned int sa[] = { 0, 0, 1, 2 }, sb[] = { 0, 0, 1, 3 };
+	/* Stratum 0: treated 1, 1.2 (mean 1.1), controls 0, 0.2 (0.1); stratum 1: 2, 2.4 vs 1, 1.2, 1.4. */
+	double a[] = { 1, 1.2, 2, 2.4, 5 }, b[] = { 0, 0.2, 1, 1.2, 1.4, 9 };
+	unsigned int sa[] = { 0, 0, 1, 1, 2 }, sb[] = { 0, 0, 1, 1, 1, 3 };
 	struct did_result d;
+	double va, vb, w = 0.5;
 
-	/* Stratum 0: 1 - 0, weight 2; stratum 1: 1 - 0.5, weight 1; 2 and 3 unpaired. */
-	CHECK_INT(stats_did(a, sa, 4, b, sb, 4, 500, 0.95, 1, &d), ==, 0);
-	CHECK_NEAR(d.estimate, (2 * 1.0 + 1 * 0.5) / 3, 1e-12);
+	CHECK_INT(stats_did(a, sa, 5, b, sb, 6, 0.95, &d), ==, 0);
+	CHECK_NEAR(d.ci.estimate, w * (1.1 - 0.1) + w * (2.2 - 1.2), 1e-12);
 	CHECK_INT(d.strata, ==, 2);
-	CHECK_INT(d.na, ==, 3);
-	CHECK_INT(d.nb, ==, 3);
-	/* Resampling the treated units: between 1 - 0.5 and 1 - 0. */
-	CHECK(d.ci.lo >= 0.5 - 1e-12 && d.ci.lo < d.estimate);
-	CHECK(d.ci.hi <= 1 + 1e-12 && d.ci.hi > d.estimate);
-	CHECK_INT(stats_did(a, sa + 2, 1, b, sb + 3, 1, 10, 0.95, 1, &d), ==, -ENODATA);
+	CHECK_INT(d.na, ==, 4);
+	CHECK_INT(d.nb, ==, 5);
+	/* Pooled within-stratum variances: treated (0.02 + 0.08) / 2, controls (0.02 + 0.08) / 3. */
+	va = (0.02 + 0.08) / 2 / 4;
+	vb = (0.02 + 0.08) / 3 * (w * w / 2 + w * w / 3);
+	CHECK_NEAR(d.ci.se, sqrt(va + vb), 1e-12);
+	CHECK_NEAR(d.ci.df, (va + vb) * (va + vb) / (va * va / 2 + vb * vb / 3), 1e-9);
+	CHECK(d.ci.lo < d.ci.estimate && d.ci.hi > d.ci.estimate);
+
+	/* One stratum: Welch's interval exactly. */
+	{
+		double ta[] = { 1.0, 1.5, 0.7, 2.2 }, tb[] = { 0.1, 0.4, 0.2, 0.35, 0.3, 0.25, 0.15 };
+		unsigned int z[7] = { 0 };
+		struct t_interval t;
+
+		CHECK_INT(stats_did(ta, z, 4, tb, z, 7, 0.95, &d), ==, 0);
+		CHECK_INT(stats_welch(ta, 4, tb, 7, 0.95, &t), ==, 0);
+		CHECK_NEAR(d.ci.lo, t.lo, 1e-12);
+		CHECK_NEAR(d.ci.hi, t.hi, 1e-12);
+	}
+	/* No stratum with both groups; one treated unit per stratum: no spread to measure. */
+	CHECK_INT(stats_did(a, sa + 4, 1, b, sb + 5, 1, 0.95, &d), ==, -ENODATA);
+	{
+		unsigned int one[] = { 0, 1 };
+
+		CHECK_INT(stats_did(a, one, 2, b, sb, 5, 0.95, &d), ==, -ENODATA);
+	}
 }
 
 int main(void)
@@ -276,9 +247,9 @@ int main(void)
 	RUN(test_betainc);
 	RUN(test_mann_whitney);
 	RUN(test_wilcoxon);
-	RUN(test_median_sampler_exact);
-	RUN(test_median_sampler_resampling);
-	RUN(test_bootstrap);
+	RUN(test_student_t);
+	RUN(test_t_intervals);
+	RUN(test_block_change);
 	RUN(test_did);
 	return test_exit();
 }
