@@ -78,7 +78,7 @@ static int print_summary(sqlite3 *db)
 		       " sum(work), coalesce(g.rests, '')"
 		       " FROM path_intervals p LEFT JOIN ("
 		       /* what each path's HITM rests on: its grades' shares */
-		       "  SELECT path, group_concat(grade || ' ' || round(100.0 * hitm / tot) || ' %', ', ')"
+		       "  SELECT path, group_concat(grade || ' ' || printf('%.0f', 100.0 * hitm / tot) || ' %', ', ')"
 		       "   AS rests FROM (SELECT path, grade, sum(hitm) AS hitm, sum(sum(hitm)) OVER"
 		       "   (PARTITION BY path) AS tot FROM path_grades GROUP BY path, grade"
 		       "   ORDER BY path, hitm DESC, grade) WHERE tot > 0 AND hitm > 0 GROUP BY path) g"
