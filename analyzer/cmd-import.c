@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,9 +107,10 @@ static void same_host_defaults(const struct import *im, struct import_opts *o, b
 {
 	struct kallsyms *ks = NULL;
 
-	if (here && !o->kallsyms && access("/proc/kallsyms", R_OK) == 0) {
+	/* this kernel's symbols: the default, and where its bases are */
+	if (here && access("/proc/kallsyms", R_OK) == 0) {
 		ks = kallsyms_load(NULL);
-		if (ks)
+		if (ks && !o->kallsyms)
 			o->kallsyms = "/proc/kallsyms";
 	}
 	if (here && !o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
@@ -118,14 +120,26 @@ static void same_host_defaults(const struct import *im, struct import_opts *o, b
 		const struct ksym *po = kallsyms_find(ks, "page_offset_base");
 		int r = -ENOENT;
 
+		struct utsname u;
+
 		if (vb)
 			r = kallsyms_read_running_u64(vb->addr, &o->vmemmap_base);
 		if (r >= 0 && po)
 			r = kallsyms_read_running_u64(po->addr, &o->page_offset);
-		if (r >= 0)
+		if (r >= 0) {
 			o->layout_source = "running kernel";
-		else
+		} else if (!vb && !po && uname(&u) == 0 && strcmp(u.machine, "x86_64") == 0) {
+			/* An x86_64 kernel without CONFIG_DYNAMIC_MEMORY_LAYOUT (no
+			 * KASLR of memory, 4-level) has no such variables: its
+			 * bases are the constants of Documentation/arch/x86/
+			 * x86_64/mm.rst. /proc/kallsyms is complete, so their
+			 * absence proves it. */
+			o->vmemmap_base = 0xffffea0000000000ULL;
+			o->page_offset = 0xffff888000000000ULL;
+			o->layout_source = "fixed x86_64 layout";
+		} else {
 			o->vmemmap_base = o->page_offset = 0;
+		}
 	}
 	kallsyms_free(ks);
 	if (here)
