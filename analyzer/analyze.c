@@ -37,6 +37,7 @@ struct ctx {
 	struct analyze_stats *stats;
 	size_t anchor_warned;
 	int same_mm;		/* -1 unknown; 1: an object boot estimates same-mm switches */
+	uint32_t line_size;	/* the boot's cache line, bytes; 0: unknown */
 };
 
 struct row {
@@ -131,19 +132,21 @@ static int ctx_prepare(struct ctx *c)
 		r = db_prepare(c->db, &c->put_attr,
 			       "INSERT OR REPLACE INTO line_attribution(interval_id, line_addr, offset, ip,"
 			       " callchain_id, object_type, object_ref, object_addr, object_offset, field,"
-			       " field_offset, symbol, path, rule, reason)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+			       " field_offset, symbol, path, rule, reason, grade)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->rows,
 			       "SELECT l.interval_id, i.start_ns, i.end_ns, l.line_addr, l.offset, l.ip,"
 			       " l.callchain_id FROM mem_lines l JOIN intervals i USING (interval_id)"
 			       " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.interval_id <= ?3"
-			       " AND l.kernel = 1 ORDER BY l.interval_id");
+			       " ORDER BY l.interval_id");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->retry_rows,
 			       "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
 			       " a.callchain_id, a.path FROM line_attribution a JOIN intervals i USING (interval_id)"
 			       " WHERE i.boot_id = ?1 AND (a.path = 'unresolved' OR"
+			       /* typed by the code path alone: a learned object may type it now */
+			       "  a.grade = 'path' OR"
 			       /* with new symbols: rows that had an unknown IP or frame */
 			       "  (?2 AND (a.symbol IS NULL OR a.callchain_id IN"
 			       "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
@@ -153,7 +156,8 @@ static int ctx_prepare(struct ctx *c)
 			       "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
 			       " sum(l.loads + l.stores + l.noparse)"
 			       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
-			       " WHERE a.interval_id = ?1 GROUP BY a.path ORDER BY a.path");
+			       /* kernel samples only: shares stay shares of the kernel's HITM */
+			       " WHERE a.interval_id = ?1 AND l.kernel = 1 GROUP BY a.path ORDER BY a.path");
 	if (r >= 0)
 		r = db_prepare(c->db, &c->measured,
 			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1)"
@@ -271,11 +275,38 @@ struct attribution {
 	const char *rule;
 };
 
+struct fits_ctx {
+	const struct ctx *c;
+	uint64_t addr;
+};
+
+/*
+ * as=STRUCT.FIELD: the address's offset in its cache line is inside the
+ * field, for a struct that starts on a line (rules.conf says which may be
+ * named so): the field's BTF offset modulo the line size. A kernel address
+ * outside the image only; never when BTF or the line size is unknown.
+ */
+static bool fits_field(void *data, const char *st, const char *field)
+{
+	const struct fits_ctx *fc = data;
+	const struct layout *l = objects_layout(fc->c->obj, st);
+	const struct layout_field *f = layout_find(l, field);
+	uint32_t line = fc->c->line_size;
+
+	if (!f || !f->size || !line || strcmp(addr_region(fc->addr), "kernel") != 0)
+		return false;
+	if (f->size >= line)
+		return true;
+	return (fc->addr - f->offset) % line < f->size;
+}
+
 static int attribute(struct ctx *c, const struct row *row, struct attribution *a)
 {
 	const struct symtab *syms = objects_symtab(c->obj);
 	const struct ksym *k = symtab_lookup(syms, row->ip);
 	const struct chain *ch = NULL;
+	struct fits_ctx fc = { c, row->addr };
+	const char *as_st, *as_field;
 	struct rule_input in;
 	const struct rule *rule;
 	int r;
@@ -298,9 +329,31 @@ static int attribute(struct ctx *c, const struct row *row, struct attribution *a
 		.chain = ch ? ch->syms : NULL,
 		.chain_n = ch ? ch->n : 0,
 		.has_chain = ch && ch->n > 0,
+		.region = a->t.region,
+		.fits = fits_field,
+		.fits_ctx = &fc,
 	};
 	rule = rules_match(c->rules, &in, a->path, sizeof(a->path));
 	a->rule = rule ? rule_name(rule) : NULL;
+	if (rule && !a->t.object_type && rule_as(rule, &as_st, &as_field)) {
+		/* typed by the code path: the field, not the object */
+		const struct layout_field *f = layout_find(objects_layout(c->obj, as_st), as_field);
+
+		a->t.object_type = as_st;
+		a->t.addr_unknown = true;
+		a->t.has_field = true;
+		snprintf(a->t.field, sizeof(a->t.field), "%s", as_field);
+		a->t.field_offset = f && c->line_size ?
+			(uint32_t)((row->addr - f->offset) % c->line_size) : 0;
+		a->t.grade = "path";
+		snprintf(a->t.reason, sizeof(a->t.reason), "%s.%s by the code path (%s at the field's "
+			 "offset in the cache line); the object is unknown", as_st, as_field,
+			 a->has_symbol ? a->symbol : "IP");
+	} else if (rule && !a->t.object_type && strcmp(a->path, "unresolved") != 0) {
+		a->t.grade = "path";	/* a rule on the IP and callchain alone */
+	} else if (!rule || strcmp(a->path, "unresolved") == 0) {
+		a->t.grade = NULL;
+	}
 	return 0;
 }
 
@@ -317,9 +370,11 @@ static int put_attribution(struct ctx *c, const struct row *row, const struct at
 	sqlite3_bind_int64(st, 5, row->callchain_id);
 	if (a->t.object_type) {
 		sqlite3_bind_text(st, 6, a->t.object_type, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 7, a->t.object_ref);
-		sqlite3_bind_int64(st, 8, (int64_t)a->t.object_addr);
-		sqlite3_bind_int64(st, 9, a->t.object_offset);
+		if (!a->t.addr_unknown) {
+			sqlite3_bind_int64(st, 7, a->t.object_ref);
+			sqlite3_bind_int64(st, 8, (int64_t)a->t.object_addr);
+			sqlite3_bind_int64(st, 9, a->t.object_offset);
+		}
 	}
 	if (a->t.has_field) {
 		sqlite3_bind_text(st, 10, a->t.field, -1, SQLITE_STATIC);
@@ -331,6 +386,8 @@ static int put_attribution(struct ctx *c, const struct row *row, const struct at
 	if (a->rule)
 		sqlite3_bind_text(st, 14, a->rule, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 15, a->rule ? a->t.reason : "no rule matched", -1, SQLITE_STATIC);
+	if (a->t.grade)
+		sqlite3_bind_text(st, 16, a->t.grade, -1, SQLITE_STATIC);
 	return db_step_done(c->db, st);
 }
 
@@ -1240,6 +1297,15 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		goto out;
 	}
 	r = objects_load(c.obj, db, boot_id);
+	if (r >= 0) {
+		char sql[128];
+		int64_t line = 0;
+
+		snprintf(sql, sizeof(sql), "SELECT coalesce(cache_line_size, 0) FROM boots WHERE boot_id = %"
+			 PRId64, boot_id);
+		r = db_query_int(db, &line, sql);
+		c.line_size = line > 0 && line <= 4096 ? (uint32_t)line : 0;
+	}
 	if (r >= 0)
 		r = ctx_prepare(&c);
 	batch = calloc(BATCH_INTERVALS, sizeof(*batch));

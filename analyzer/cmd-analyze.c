@@ -75,13 +75,20 @@ static int print_summary(sqlite3 *db)
 	int r, rc;
 
 	r = db_prepare(db, &st,
-		       "SELECT path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
-		       " sum(work) FROM path_intervals GROUP BY path"
-		       " ORDER BY path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, path");
+		       "SELECT p.path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
+		       " sum(work), coalesce(g.rests, '')"
+		       " FROM path_intervals p LEFT JOIN ("
+		       /* what each path's HITM rests on: its grades' shares */
+		       "  SELECT path, group_concat(grade || ' ' || printf('%.0f', 100.0 * hitm / tot) || ' %', ', ')"
+		       "   AS rests FROM (SELECT path, grade, sum(hitm) AS hitm, sum(sum(hitm)) OVER"
+		       "   (PARTITION BY path) AS tot FROM path_grades GROUP BY path, grade"
+		       "   ORDER BY path, hitm DESC, grade) WHERE tot > 0 AND hitm > 0 GROUP BY path) g"
+		       "  USING (path) GROUP BY p.path"
+		       " ORDER BY p.path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, p.path");
 	if (r < 0)
 		return r;
-	printf("%-22s %9s %9s %9s %9s %9s %12s\n", "path", "intervals", "lcl_hitm", "rmt_hitm",
-	       "peer", "samples", "work");
+	printf("%-22s %9s %9s %9s %9s %9s %12s  %s\n", "path", "intervals", "lcl_hitm", "rmt_hitm",
+	       "peer", "samples", "work", "HITM rests on");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char cols[5][32];
 
@@ -94,8 +101,9 @@ static int print_summary(sqlite3 *db)
 				snprintf(cols[k], sizeof(cols[k]), "%" PRId64,
 					 (int64_t)sqlite3_column_int64(st, 2 + k));
 		}
-		printf("%-22s %9d %9s %9s %9s %9s %12s\n", sqlite3_column_text(st, 0),
-		       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4]);
+		printf("%-22s %9d %9s %9s %9s %9s %12s  %s\n", sqlite3_column_text(st, 0),
+		       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4],
+		       sqlite3_column_text(st, 7));
 	}
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read path_intervals: %s", sqlite3_errmsg(db));

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,8 @@
 
 /* Longest kernel callchain kept per sample (the sampler's default too). */
 #define IMPORT_MAX_STACK	16
+/* The lowest kernel address of 5-level paging: below it, no base. */
+#define KERNEL_HALF_L5		0xff00000000000000ULL
 
 void cmd_import_help(void)
 {
@@ -48,6 +51,12 @@ void cmd_import_help(void)
 	       "                         recorded boot)\n"
 	       "  --btf FILE             store the recorded kernel's struct layouts from its\n"
 	       "                         BTF (/sys/kernel/btf/vmlinux of that kernel)\n"
+	       "  --vmemmap-base ADDR    the recorded boot's vmemmap base (the value of its\n"
+	       "                         vmemmap_base): struct page lines without pairs\n"
+	       "  --page-offset ADDR     the recorded boot's direct-map base (page_offset_base)\n"
+	       "                         On the recording host and boot (same kernel build id)\n"
+	       "                         /proc/kallsyms, /sys/kernel/btf/vmlinux and both bases\n"
+	       "                         are the defaults.\n"
 	       "  --interval DURATION    interval length (default 60s)\n"
 	       "  --cache-line-size N    line size of the recorded host (default: the file's\n"
 	       "                         CACHE feature, else this host's)\n"
@@ -61,7 +70,113 @@ void cmd_import_help(void)
 
 struct import_opts {
 	const char *db, *hostname, *release, *kallsyms, *btf;
+	uint64_t vmemmap_base, page_offset;
+	const char *layout_source;	/* of the bases: "given", "running kernel" */
 };
+
+/*
+ * Whether the file was recorded by the kernel running now: its build id is
+ * ours, or without one, the same host and release since this boot.
+ */
+static bool recorded_here(const struct import *im, const char *hostname, const char *release)
+{
+	const char *bid = perf_data_kernel_build_id(im->pd);
+	char host[256], rel[256] = "", btime[64];
+	FILE *f;
+	int64_t boot_s = 0;
+
+	if (bid && *bid)
+		return kallsyms_running_build_id_is(bid);
+	if (gethostname(host, sizeof(host)) < 0 || strcmp(host, hostname) != 0 ||
+	    read_line("/proc/sys/kernel/osrelease", rel, sizeof(rel)) < 0 || strcmp(rel, release) != 0)
+		return false;
+	f = fopen("/proc/stat", "re");
+	while (f && fgets(btime, sizeof(btime), f))
+		if (sscanf(btime, "btime %" SCNd64, &boot_s) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return boot_s > 0 && im->n_iv && im->iv[0].start_ns >= boot_s * NSEC_PER_SEC;
+}
+
+/*
+ * On the recording host and boot, the inputs a foreign import must be
+ * given are here: this kernel's symbols, BTF and memory-map bases. Each
+ * one that is still missing is named once, with the option that supplies it.
+ */
+static void same_host_defaults(const struct import *im, struct import_opts *o, bool here)
+{
+	struct kallsyms *ks = NULL;
+
+	/* this kernel's symbols: the default, and where its bases are */
+	if (here && access("/proc/kallsyms", R_OK) == 0) {
+		ks = kallsyms_load(NULL);
+		if (ks && !o->kallsyms)
+			o->kallsyms = "/proc/kallsyms";
+	}
+	if (here && !o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		o->btf = "/sys/kernel/btf/vmlinux";
+	if (here && ks && !o->vmemmap_base && !o->page_offset) {
+		const struct ksym *vb = kallsyms_find(ks, "vmemmap_base");
+		const struct ksym *po = kallsyms_find(ks, "page_offset_base");
+		int r = -ENOENT;
+
+		struct utsname u;
+
+		if (vb)
+			r = kallsyms_read_running_u64(vb->addr, &o->vmemmap_base);
+		if (r >= 0 && po)
+			r = kallsyms_read_running_u64(po->addr, &o->page_offset);
+		if (r >= 0) {
+			o->layout_source = "running kernel";
+		} else if (!vb && !po && uname(&u) == 0 && strcmp(u.machine, "x86_64") == 0) {
+			/* An x86_64 kernel without CONFIG_DYNAMIC_MEMORY_LAYOUT (no
+			 * KASLR of memory, 4-level) has no such variables: its
+			 * bases are the constants of Documentation/arch/x86/
+			 * x86_64/mm.rst. /proc/kallsyms is complete, so their
+			 * absence proves it. */
+			o->vmemmap_base = 0xffffea0000000000ULL;
+			o->page_offset = 0xffff888000000000ULL;
+			o->layout_source = "fixed x86_64 layout";
+		} else {
+			o->vmemmap_base = o->page_offset = 0;
+		}
+	}
+	kallsyms_free(ks);
+	if (here)
+		log_info("%s was recorded by the running kernel: using %s%s%s", im->path,
+			 o->kallsyms ? o->kallsyms : "no kallsyms", o->btf ? ", " : "", o->btf ? o->btf : "");
+	if (!o->kallsyms)
+		log_warning("No kernel symbols for %s: IPs and callchains stay addresses and no "
+			    "path can be told; pass --kallsyms FILE (the recorded boot's "
+			    "/proc/kallsyms, copied as root)", im->path);
+	if (!o->btf)
+		log_warning("No BTF for %s: fields and offsets are unknown; pass --btf FILE (the "
+			    "recorded kernel's /sys/kernel/btf/vmlinux)", im->path);
+	if (!o->vmemmap_base)
+		log_notice("No vmemmap base for %s: struct page lines are typed only where their "
+			   "code path shows it; pass --vmemmap-base ADDR (the recorded boot's "
+			   "vmemmap_base) or import on the recording host", im->path);
+}
+
+/* The bases of the recorded boot's memory map, on its boots row. */
+static int store_bases(sqlite3 *db, int64_t boot_id, const struct import_opts *o)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!o->vmemmap_base && !o->page_offset)
+		return 0;
+	r = db_prepare(db, &st, "UPDATE boots SET vmemmap_base = nullif(?2, 0), page_offset ="
+				" nullif(?3, 0), layout_source = ?4 WHERE boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, (int64_t)o->vmemmap_base);
+	sqlite3_bind_int64(st, 3, (int64_t)o->page_offset);
+	sqlite3_bind_text(st, 4, o->layout_source ? o->layout_source : "given", -1, SQLITE_STATIC);
+	return db_step_done(db, st);
+}
 
 /* The kernel symbols the stored IPs and callchain frames fall in. */
 static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *ret_n,
@@ -79,7 +194,9 @@ static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *r
 					       "copy it as root", path);
 		return log_error_errno(errno, "Failed to read %s: %m", path);
 	}
-	/* every kernel address we stored: mem_lines IPs, then callchain frames */
+	/* every kernel address we stored: mem_lines IPs, callchain frames, and
+	 * the data addresses in the kernel image and modules (static data,
+	 * from 0xffffffff80000000: negative as int64) */
 	r = db_prepare(db, &ips,
 		"WITH RECURSIVE frames(rest, ip) AS ("
 		"  SELECT ips || ' ', NULL FROM callchains WHERE boot_id = ?1"
@@ -87,7 +204,10 @@ static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *r
 		"   substr(rest, 1, instr(rest, ' ') - 1) FROM frames WHERE rest <> '')"
 		" SELECT DISTINCT l.ip FROM mem_lines l JOIN intervals i USING (interval_id)"
 		"  WHERE i.boot_id = ?1 AND l.kernel = 1"
-		" UNION SELECT ip FROM frames WHERE ip IS NOT NULL");
+		" UNION SELECT ip FROM frames WHERE ip IS NOT NULL"
+		" UNION SELECT DISTINCT l.line_addr + l.offset FROM mem_lines l JOIN intervals i"
+		"  USING (interval_id) WHERE i.boot_id = ?1"
+		"  AND l.line_addr + l.offset BETWEEN -2147483648 AND -1");
 	if (r < 0)
 		goto out;
 	sqlite3_bind_int64(ips, 1, boot_id);
@@ -172,7 +292,7 @@ static void remove_db(const char *path)
 int cmd_import(int argc, char **argv)
 {
 	enum { OPT_HOSTNAME = 0x100, OPT_RELEASE, OPT_KALLSYMS, OPT_BTF, OPT_INTERVAL, OPT_LINE,
-	       OPT_USER, OPT_STACK, OPT_GAP };
+	       OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET };
 	static const struct option opts[] = {
 		{ "db",			required_argument, NULL, 'd' },
 		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
@@ -184,6 +304,8 @@ int cmd_import(int argc, char **argv)
 		{ "user",		no_argument,       NULL, OPT_USER },
 		{ "max-stack",		required_argument, NULL, OPT_STACK },
 		{ "max-gap",		required_argument, NULL, OPT_GAP },
+		{ "vmemmap-base",	required_argument, NULL, OPT_VMEMMAP },
+		{ "page-offset",	required_argument, NULL, OPT_PAGE_OFFSET },
 		{ "help",		no_argument,       NULL, 'h' },
 		{}
 	};
@@ -235,6 +357,19 @@ int cmd_import(int argc, char **argv)
 				log_error("Invalid --max-gap '%s'", optarg);
 				return CMD_USAGE;
 			}
+			break;
+		case OPT_VMEMMAP:
+		case OPT_PAGE_OFFSET:
+			/* a kernel address, 1 GiB aligned (KASLR places both regions
+			 * at PUD granularity) */
+			if (parse_u64(optarg, &v) < 0 || v < KERNEL_HALF_L5 || (v & ((1ULL << 30) - 1))) {
+				log_error("Invalid --%s '%s': a 1 GiB-aligned kernel address such as "
+					  "0xffffea0000000000", c == OPT_VMEMMAP ? "vmemmap-base" :
+					  "page-offset", optarg);
+				return CMD_USAGE;
+			}
+			*(c == OPT_VMEMMAP ? &o.vmemmap_base : &o.page_offset) = v;
+			o.layout_source = "given";
 			break;
 		case 'h': cmd_import_help(); return 0;
 		default: return CMD_USAGE;
@@ -292,6 +427,7 @@ int cmd_import(int argc, char **argv)
 	r = import_aggregate(&im);
 	if (r < 0)
 		goto out;
+	same_host_defaults(&im, &o, recorded_here(&im, hostname, release));
 	if (o.btf) {
 		r = btf_layout_collect(o.btf, &layout);
 		if (r < 0)
@@ -311,6 +447,8 @@ int cmd_import(int argc, char **argv)
 	if (r >= 0 && have_btf)
 		r = btf_layout_store(db, boot_id, &layout);
 	if (r >= 0)
+		r = store_bases(db, boot_id, &o);
+	if (r >= 0)
 		r = db_commit(db);
 	if (r < 0) {
 		db_rollback(db);
@@ -326,6 +464,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (have_btf)
 		printf("  %zu struct fields stored from %s\n", layout.n, o.btf);
+	if (o.vmemmap_base)
+		printf("  vmemmap base 0x%016" PRIx64 " (%s)\n", o.vmemmap_base, o.layout_source);
 out_db:
 	db_close(db);
 	/* a database this import created and could not fill is not left behind */

@@ -26,7 +26,10 @@ void cmd_top_help(void)
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
 	       "an mm_struct) or pfn (for a struct page), and path. Then, per line, the\n"
-	       "sampled offsets with their field, symbol, path and rule.\n\n"
+	       "sampled offsets with their field, symbol, path and rule. Each path says\n"
+	       "what its typing rests on: object (a learned object), layout (the kernel's\n"
+	       "memory layout and BTF) or path (the code path alone); an unresolved\n"
+	       "offset says what would resolve it.\n\n"
 	       "  --since, --until TIME  UTC 'YYYY-MM-DD[THH:MM[:SS]][Z]', '@EPOCH' seconds,\n"
 	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
 	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
@@ -68,7 +71,7 @@ struct line_kind {
 	char object[24];
 	char fields[64];
 	char owner[40];
-	char paths[48];
+	char paths[96];
 };
 
 /* Adds s to a comma-separated list unless it is there; "+" when full. */
@@ -129,7 +132,8 @@ static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t 
 		       " GROUP BY 1, 2, 3, 4, 5 ORDER BY h DESC, s DESC");
 	if (r >= 0)
 		r = db_prepare(db, &paths,
-			       "SELECT a.path, sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h,"
+			       "SELECT a.path || coalesce(' (' || group_concat(DISTINCT a.grade) || ')', ''),"
+			       " sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h,"
 			       " sum(l.loads + l.stores + l.noparse) AS s"
 			       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 			       " JOIN intervals i USING (interval_id)"
@@ -190,7 +194,8 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 
 	r = db_prepare(db, &st,
 		       "SELECT a.offset, coalesce(a.field, '-'), a.field_offset,"
-		       " coalesce(a.symbol, printf('0x%016x', a.ip)), a.path, coalesce(a.rule, '-'),"
+		       " coalesce(a.symbol, printf('0x%016x', a.ip)),"
+		       " a.path || coalesce('/' || a.grade, ''), coalesce(a.rule, '-'),"
 		       " sum(l.rmt_hitm), sum(l.lcl_hitm), sum(l.lcl_peer + l.rmt_peer), sum(l.stores),"
 		       " sum(l.loads + l.stores + l.noparse), coalesce(s.symbols, ''),"
 		       " sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h, a.reason"
@@ -198,8 +203,8 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 		       " JOIN intervals i USING (interval_id)"
 		       " LEFT JOIN callchain_symbols s ON s.callchain_id = a.callchain_id"
 		       " WHERE" RANGE_SQL "AND i.boot_id = ?4 AND a.line_addr = ?5"
-		       " GROUP BY a.offset, a.field, a.field_offset, a.ip, a.callchain_id, a.path, a.rule"
-		       " ORDER BY a.offset, h DESC");
+		       " GROUP BY a.offset, a.field, a.field_offset, a.ip, a.callchain_id, a.path, a.rule,"
+		       " a.grade ORDER BY a.offset, h DESC");
 	if (r < 0)
 		return r;
 	/* totals first: the columns are shares of the line, as c2c's Pareto */
@@ -236,7 +241,7 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 			       sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
 			if (*(const char *)sqlite3_column_text(st, 11))
 				printf("  %48s chain: %s\n", "", sqlite3_column_text(st, 11));
-			if (strcmp((const char *)sqlite3_column_text(st, 4), "unresolved") == 0 &&
+			if (startswith((const char *)sqlite3_column_text(st, 4), "unresolved") &&
 			    sqlite3_column_text(st, 13))
 				printf("  %48s why: %s\n", "", sqlite3_column_text(st, 13));
 		}

@@ -22,6 +22,7 @@ struct anch_obj {
 	int64_t id;
 	char st[32];
 	uint64_t addr, size;
+	bool exact;		/* at a contended lock address the daemon learned */
 };
 
 struct lock_obj {
@@ -59,6 +60,8 @@ struct objects {
 	struct u64map *mm_done, *lock_done;	/* addresses whose rows are read */
 	int64_t lock_max_id;
 	int err;				/* a failed read, sticky */
+	bool have_mm;				/* any learned mm_struct in the object boots */
+	char missing[256];			/* objects_missing() */
 };
 
 struct objects *objects_new(void)
@@ -263,6 +266,24 @@ bool layout_field_at(const struct layout *l, uint32_t off, char *name, size_t si
 
 /* --- vmemmap --------------------------------------------------------------- */
 
+uint64_t vmemmap_span(uint64_t base, uint32_t page_size)
+{
+	unsigned int phys_bits = base < KERNEL_HALF_L4 ? 52 : 46;
+
+	return (1ULL << (phys_bits - 12)) * page_size;
+}
+
+const char *addr_region(uint64_t a)
+{
+	/* below 1 << 56: user space under 4- and 5-level paging alike (the
+	 * addresses between are not canonical on a 4-level kernel) */
+	if (a >> 56 == 0)
+		return "user";
+	if (a >= KERNEL_IMAGE_START)
+		return "static";
+	return "kernel";
+}
+
 static int cmp_pair(const void *a, const void *b)
 {
 	const struct page_pair *x = a, *y = b;
@@ -354,6 +375,7 @@ void vmemmap_calibrate(struct page_pair *p, size_t n, uint32_t btf_page_size,
 		return;
 	}
 	ret->ok = true;
+	ret->span = vmemmap_span(ret->base, size);
 	snprintf(ret->text, sizeof(ret->text),
 		 "%" PRIu64 " of %zu pairs agree; stride %s%" PRIu64 " (%" PRIu64 " of %" PRIu64
 		 " steps), sizeof(struct page) %u from %s",
@@ -369,6 +391,7 @@ int objects_add_mm(struct objects *o, int64_t id, uint64_t addr, int64_t alloc_n
 	if (grow_array((void **)&o->mm, &o->alloc_mm, sizeof(*o->mm), o->n_mm + 1) < 0)
 		return -ENOMEM;
 	o->mm[o->n_mm++] = (struct mm_obj){ id, addr, alloc_ns, free_ns, first_seen_ns };
+	o->have_mm = true;
 	if (id > o->mm_max_id)
 		o->mm_max_id = id;
 	o->mm_sorted = false;
@@ -656,7 +679,8 @@ static bool resolve_page(const struct objects *o, uint64_t a, struct typed_addr 
 	const struct layout *l;
 	uint64_t pfn, off;
 
-	if (!o->cal.ok || a < o->cal.base || a - o->cal.base >= VMEMMAP_SPAN)
+	if (!o->cal.ok || a < o->cal.base ||
+	    a - o->cal.base >= (o->cal.span ? o->cal.span : vmemmap_span(o->cal.base, o->cal.page_size)))
 		return false;
 	pfn = (a - o->cal.base) / o->cal.page_size;
 	off = (a - o->cal.base) % o->cal.page_size;
@@ -673,6 +697,7 @@ static bool resolve_page(const struct objects *o, uint64_t a, struct typed_addr 
 	}
 	snprintf(t->reason, sizeof(t->reason), "struct page of pfn 0x%" PRIx64 " (vmemmap 0x%016"
 		 PRIx64 ")", pfn, o->cal.base);
+	t->grade = "layout";
 	return true;
 }
 
@@ -728,6 +753,7 @@ static bool resolve_mm(const struct objects *o, uint64_t a, int64_t t0, int64_t 
 	t->object_offset = (int64_t)(a - best->addr);
 	resolve_field(l, a - best->addr, t);
 	snprintf(t->reason, sizeof(t->reason), "mm_struct mm_objects %" PRId64, best->id);
+	t->grade = "object";
 	return true;
 }
 
@@ -761,7 +787,48 @@ static bool resolve_anchored(const struct objects *o, uint64_t a, struct typed_a
 	if (l)
 		resolve_field(l, a - x->addr, t);
 	snprintf(t->reason, sizeof(t->reason), "%s anchored_objects %" PRId64, x->st, x->id);
+	/* at a lock the daemon saw contended: that object; placed by the
+	 * samples' code path alone otherwise */
+	t->grade = x->exact ? "object" : "path";
 	return true;
+}
+
+/* Kernel image and module data: the kallsyms data symbol containing it
+ * (stored by import for the sampled data addresses). */
+static bool resolve_static(const struct objects *o, uint64_t a, struct typed_addr *t)
+{
+	const struct ksym *k = symtab_lookup(o->syms, a);
+
+	if (!k)
+		return false;
+	t->object_type = k->name;	/* lives as long as o */
+	t->object_addr = k->addr;
+	t->object_offset = (int64_t)(a - k->addr);
+	snprintf(t->reason, sizeof(t->reason), "kernel static data %s+0x%" PRIx64 "%s%s%s", k->name,
+		 a - k->addr, k->module ? " [" : "", k->module ? k->module : "", k->module ? "]" : "");
+	t->grade = "layout";
+	return true;
+}
+
+const char *objects_missing(const struct objects *o)
+{
+	struct objects *w = (struct objects *)(uintptr_t)o;	/* a cache */
+	size_t len = 0;
+
+	w->missing[0] = '\0';
+#define MISSING(...) len += (size_t)snprintf(w->missing + len, sizeof(w->missing) - len, \
+					     "%s", len ? "; " : ""), \
+		     len += (size_t)snprintf(w->missing + len, sizeof(w->missing) - len, __VA_ARGS__)
+	if (!o->n_layouts)
+		MISSING("field offsets: pass --btf (the recorded kernel's BTF)");
+	if (!o->cal.ok)
+		MISSING("struct pages: pass --vmemmap-base (or import on the recording host)");
+	if (!o->have_mm)
+		MISSING("mm_structs: import into the database mmhitmd recorded that boot in");
+	if (!symtab_count(o->syms))
+		MISSING("symbols: pass --kallsyms (the recorded boot's /proc/kallsyms)");
+#undef MISSING
+	return w->missing;
 }
 
 void objects_resolve(const struct objects *oc, uint64_t a, int64_t t0, int64_t t1,
@@ -771,7 +838,21 @@ void objects_resolve(const struct objects *oc, uint64_t a, int64_t t0, int64_t t
 	uint64_t lock;
 	int64_t lock_id;
 
-	*t = (struct typed_addr){ .object_ref = -1, .object_offset = -1 };
+	*t = (struct typed_addr){ .object_ref = -1, .object_offset = -1, .region = addr_region(a) };
+	if (strcmp(t->region, "user") == 0) {
+		t->object_type = "user";
+		t->object_addr = a;
+		t->object_offset = 0;
+		t->grade = "layout";
+		snprintf(t->reason, sizeof(t->reason), "user-space address");
+		return;
+	}
+	if (strcmp(t->region, "static") == 0) {
+		if (!resolve_static(o, a, t))
+			snprintf(t->reason, sizeof(t->reason), "kernel image or module address in no "
+				 "stored data symbol: pass --kallsyms (the recorded boot's /proc/kallsyms)");
+		return;
+	}
 	if (objects_prepare_at(o, a, true) < 0) {
 		snprintf(t->reason, sizeof(t->reason), "learned objects could not be read");
 		return;
@@ -785,9 +866,9 @@ void objects_resolve(const struct objects *oc, uint64_t a, int64_t t0, int64_t t
 		snprintf(t->reason, sizeof(t->reason),
 			 "contended spinlock 0x%016" PRIx64 " (lock_objects %" PRId64 ") of unknown "
 			 "type: no anchoring sample", lock, lock_id);
-	else if (!o->cal.ok)
-		snprintf(t->reason, sizeof(t->reason),
-			 "no known object here (vmemmap not calibrated: %s)", o->cal.text);
+	else if (*objects_missing(o))
+		snprintf(t->reason, sizeof(t->reason), "no known object here; missing: %s",
+			 objects_missing(o));
 	else
 		snprintf(t->reason, sizeof(t->reason), "no known object here");
 }
@@ -879,10 +960,14 @@ static int row_layout(struct objects *o, void *data, sqlite3_stmt *st)
 
 static int row_anchored(struct objects *o, void *data, sqlite3_stmt *st)
 {
-	return objects_add_anchored(o, sqlite3_column_int64(st, 0),
-				    (const char *)sqlite3_column_text(st, 1),
-				    (uint64_t)sqlite3_column_int64(st, 2),
-				    (uint64_t)sqlite3_column_int64(st, 3));
+	int r = objects_add_anchored(o, sqlite3_column_int64(st, 0),
+				     (const char *)sqlite3_column_text(st, 1),
+				     (uint64_t)sqlite3_column_int64(st, 2),
+				     (uint64_t)sqlite3_column_int64(st, 3));
+
+	if (r >= 0)
+		o->anch[o->n_anch - 1].exact = sqlite3_column_type(st, 4) != SQLITE_NULL;
+	return r;
 }
 
 struct pair_vec {
@@ -904,8 +989,49 @@ static int row_pair(struct objects *o, void *data, sqlite3_stmt *st)
 int objects_reload_anchored(struct objects *o, sqlite3 *db)
 {
 	o->n_anch = 0;
-	return for_each_boot_row(o, db, "SELECT anchored_object_id, struct, addr, size"
+	return for_each_boot_row(o, db, "SELECT anchored_object_id, struct, addr, size, lock_object_id"
 				 " FROM anchored_objects WHERE boot_id = ?1", false, row_anchored, NULL);
+}
+
+/*
+ * No pairs calibrate the vmemmap: a base given to mmhitm import or read
+ * from the running kernel on the same boot (boots.vmemmap_base) places it,
+ * with sizeof(struct page) from BTF.
+ */
+static int vmemmap_given(struct objects *o, sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	const struct layout *page = objects_layout(o, "page");
+	char pairs[96];
+	int r, rc;
+
+	r = db_prepare(db, &st, "SELECT vmemmap_base, coalesce(layout_source, 'given') FROM boots"
+				" WHERE boot_id = ?1 AND vmemmap_base IS NOT NULL");
+	if (r < 0)
+		return r;
+	for (size_t b = 0; b < o->n_boot_ids; b++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, o->boot_ids[b]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			continue;
+		if (rc != SQLITE_ROW)
+			return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+		snprintf(pairs, sizeof(pairs), "%.*s", (int)sizeof(pairs) - 1, o->cal.text);
+		if (!page || !page->size) {
+			snprintf(o->cal.text, sizeof(o->cal.text), "vmemmap base known (%s) but no "
+				 "sizeof(struct page): pass --btf", sqlite3_column_text(st, 1));
+			return 0;
+		}
+		o->cal.ok = true;
+		o->cal.base = (uint64_t)sqlite3_column_int64(st, 0);
+		o->cal.page_size = page->size;
+		o->cal.span = vmemmap_span(o->cal.base, page->size);
+		snprintf(o->cal.text, sizeof(o->cal.text), "base %s, sizeof(struct page) %u from BTF"
+			 " (%s)", sqlite3_column_text(st, 1), page->size, pairs);
+		return 0;
+	}
+	return 0;
 }
 
 int objects_load(struct objects *o, sqlite3 *db, int64_t boot_id)
@@ -959,6 +1085,17 @@ int objects_load(struct objects *o, sqlite3 *db, int64_t boot_id)
 	o->nr_cpus_possible = cpus;
 	page = objects_layout(o, "page");
 	vmemmap_calibrate(pairs.v, pairs.n, page ? page->size : 0, &o->cal);
+	if (!o->cal.ok)
+		r = vmemmap_given(o, db);
+	for (size_t b = 0; r >= 0 && b < o->n_boot_ids && !o->have_mm; b++) {
+		char sql[128];
+		int64_t any = 0;
+
+		snprintf(sql, sizeof(sql), "SELECT EXISTS (SELECT 1 FROM mm_objects WHERE boot_id = %"
+			 PRId64 ")", o->boot_ids[b]);
+		r = db_query_int(db, &any, sql);
+		o->have_mm = any;
+	}
 out:
 	free(pairs.v);
 	return r;

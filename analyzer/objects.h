@@ -23,9 +23,21 @@
 
 #include "symtab.h"
 
-/* The vmemmap on x86_64 spans 1 TiB (4-level paging; Documentation/arch/
- * x86/x86_64/mm.rst): addresses that far above the base are struct pages. */
-#define VMEMMAP_SPAN	(1ULL << 40)	/* bytes */
+/*
+ * The vmemmap spans one struct page per possible pfn: with 4-level paging
+ * 46 physical address bits (1 TiB of 64-byte pages), with 5-level 52 (64
+ * TiB); Documentation/arch/x86/x86_64/mm.rst. A base below the 4-level
+ * kernel half (0xffff800000000000) is a 5-level kernel's.
+ */
+#define KERNEL_HALF_L4	0xffff800000000000ULL
+uint64_t vmemmap_span(uint64_t base, uint32_t page_size);
+
+/* Where an address lies, before any object is known: user space (below
+ * the kernel half, 4- or 5-level, x86_64 and arm64 alike), the kernel
+ * image and modules (x86_64: from __START_KERNEL_map), or the rest of the
+ * kernel (direct map, vmalloc, vmemmap, per-CPU areas). */
+#define KERNEL_IMAGE_START	0xffffffff80000000ULL
+const char *addr_region(uint64_t addr);
 
 /* --- BTF layouts ----------------------------------------------------------- */
 
@@ -66,6 +78,7 @@ struct vmemmap_cal {
 	uint32_t page_size;	/* sizeof(struct page) used */
 	uint64_t pairs, agree;	/* pairs seen, pairs implying base */
 	uint32_t stride;	/* bytes per pfn measured from the pairs; 0: unmeasured */
+	uint64_t span;		/* bytes of vmemmap above base */
 	char text[192];		/* "51 of 51 pairs agree; ..." or why not calibrated */
 };
 
@@ -88,6 +101,9 @@ struct typed_addr {
 	bool has_field;
 	char field[128];
 	uint32_t field_offset;
+	const char *grade;		/* "object", "layout", "path"; NULL: untyped */
+	const char *region;		/* addr_region() */
+	bool addr_unknown;		/* typed by the code path: object_addr unknown */
 	char reason[256];		/* how it was typed, or why it was not */
 };
 
@@ -122,6 +138,13 @@ const char *objects_boots(const struct objects *o);
 int objects_signature(struct objects *o, const char *prev, char *buf, size_t size);
 /* Whether the symbols changed between two signatures. */
 bool objects_signature_symbols_differ(const char *a, const char *b);
+
+/*
+ * What would type more of this boot's addresses, for the reasons of
+ * unresolved lines: "--btf", "--vmemmap-base (or import on the recording
+ * host)", ... joined by "; ", or "" when nothing is missing.
+ */
+const char *objects_missing(const struct objects *o);
 
 /* A failure to read learned objects during resolution (logged once), or 0:
  * a resolution that failed says so in its reason and is not to be stored. */

@@ -17,14 +17,14 @@
  * digest stored with an analysis tells that old results are stale even
  * when the rules text did not change.
  */
-#define RESOLVER_VERSION "mmhitm-resolver-1"
+#define RESOLVER_VERSION "mmhitm-resolver-2"
 
 /* analyzer/rules.conf, compiled in by analyzer/gen-rules.sh. */
 extern const char rules_default_text[];
 
 enum cond_kind {
 	COND_OBJECT, COND_FIELD, COND_OFFSET, COND_IP, COND_CALLER, COND_CHAIN,
-	COND_STACK, COND_NOCHAIN, COND_HASCHAIN,
+	COND_STACK, COND_NOCHAIN, COND_HASCHAIN, COND_AS, COND_REGION,
 };
 
 static const struct {
@@ -41,6 +41,8 @@ static const struct {
 	{ "stack",    COND_STACK,    true },
 	{ "nochain",  COND_NOCHAIN,  true },
 	{ "haschain", COND_HASCHAIN, true },
+	{ "as",       COND_AS,       false },
+	{ "region",   COND_REGION,   false },
 };
 
 struct cond {
@@ -59,6 +61,7 @@ struct rule {
 	struct cond *conds;
 	size_t n_conds;
 	const struct cond *ip_cond;	/* for caller= */
+	char *as_struct, *as_field;	/* as=STRUCT.FIELD */
 	char origin[160];
 	unsigned int gen;	/* which rules_parse() call defined it */
 	char *canon;		/* canonical text, for the digest */
@@ -94,6 +97,8 @@ static void rule_done(struct rule *rule)
 	free(rule->target);
 	free(rule->anchor_struct);
 	free(rule->anchor_field);
+	free(rule->as_struct);
+	free(rule->as_field);
 	free(rule->canon);
 	memset(rule, 0, sizeof(*rule));
 }
@@ -115,6 +120,15 @@ bool rule_is_anchor(const struct rule *rule) { return rule->anchor; }
 const char *rule_origin(const struct rule *rule) { return rule->origin; }
 const char *rule_anchor_struct(const struct rule *rule) { return rule->anchor_struct; }
 const char *rule_anchor_field(const struct rule *rule) { return rule->anchor_field; }
+
+bool rule_as(const struct rule *rule, const char **ret_struct, const char **ret_field)
+{
+	if (!rule->as_struct)
+		return false;
+	*ret_struct = rule->as_struct;
+	*ret_field = rule->as_field;
+	return true;
+}
 
 /* --- parsing --------------------------------------------------------------- */
 
@@ -285,6 +299,23 @@ static int parse_rule(char **tok, size_t ntok, const char *where, struct rule *r
 			if (parse_bool(eq + 1, &c->yes) < 0)
 				BAD("rule '%s': haschain=%s is not yes or no", tok[1], eq + 1);
 			break;
+		case COND_AS: {
+			const char *dot = strchr(eq + 1, '.');
+
+			if (rule->as_struct)
+				BAD("rule '%s': more than one as=", tok[1]);
+			if (!dot || dot == eq + 1 || !dot[1] || !valid_name(eq + 1) ||
+			    strpbrk(eq + 1, "*?[,"))
+				BAD("rule '%s': as=%s is not STRUCT.FIELD", tok[1], eq + 1);
+			if (strcmp(tok[2], "other") == 0)
+				BAD("rule '%s': as= needs a target that names the result (P1..P4, "
+				    "other:NAME)", tok[1]);
+			rule->as_struct = strndup(eq + 1, (size_t)(dot - (eq + 1)));
+			rule->as_field = strdup(dot + 1);
+			if (!rule->as_struct || !rule->as_field)
+				return -ENOMEM;
+			break;
+		}
 		default:
 			r = parse_set(eq + 1, c);
 			if (r == -ENOMEM)
@@ -575,6 +606,13 @@ static bool cond_match(const struct rule *rule, const struct cond *c, const stru
 		return !chain_any(c, in);
 	case COND_HASCHAIN:
 		return in->has_chain == c->yes;
+	case COND_AS:
+		/* only an address nothing else typed, and only when its offset
+		 * in the line is the field's */
+		return !in->object && in->fits && rule->as_struct &&
+		       in->fits(in->fits_ctx, rule->as_struct, rule->as_field);
+	case COND_REGION:
+		return set_match(c, in->region);
 	}
 	return false;
 }

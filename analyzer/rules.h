@@ -27,6 +27,15 @@ struct rule_input {
 	const char *const *chain;	/* callchain symbols, innermost first; NULL entries: unknown */
 	size_t chain_n;
 	bool has_chain;			/* a callchain was captured (it may still be empty) */
+	const char *region;		/* where the address lies: "kernel", "static", "user" */
+	/*
+	 * For as=STRUCT.FIELD on an untyped address: whether the address's
+	 * offset in its cache line is inside that field, for a struct the
+	 * kernel allocates line-aligned (BTF offset modulo the line size).
+	 * NULL: never.
+	 */
+	bool (*fits)(void *ctx, const char *st, const char *field);
+	void *fits_ctx;
 };
 
 /* An empty rule set. NULL on ENOMEM. Caller frees with rules_free(). */
@@ -81,6 +90,9 @@ const char *rule_origin(const struct rule *rule);	/* "rules.conf:12" */
 /* Anchors: the struct and field the matching samples' addresses are in. */
 const char *rule_anchor_struct(const struct rule *rule);
 const char *rule_anchor_field(const struct rule *rule);
+/* A rule's as=STRUCT.FIELD: the type it gives an untyped address it
+ * matches (by the code path alone); false when it has none. */
+bool rule_as(const struct rule *rule, const char **ret_struct, const char **ret_field);
 /* Whether one anchor's conditions (IP, callchain) hold. */
 bool rule_matches(const struct rule *rule, const struct rule_input *in);
 

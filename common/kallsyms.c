@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "kallsyms.h"
@@ -196,4 +199,51 @@ int kallsyms_store(sqlite3 *db, int64_t boot_id, const struct ksym *sym)
 	if (sym->module)
 		sqlite3_bind_text(st, 5, sym->module, -1, SQLITE_STATIC);
 	return db_step_done(db, st);
+}
+
+int kallsyms_read_running_u64(uint64_t addr, uint64_t *ret)
+{
+	_cleanup_close_ int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		return -EBADMSG;
+	/* PT_LOAD segments map kernel virtual addresses to file offsets */
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+			return -EIO;
+		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr || addr - ph.p_vaddr + 8 > ph.p_filesz)
+			continue;
+		if (pread(fd, ret, 8, (off_t)(ph.p_offset + (addr - ph.p_vaddr))) != 8)
+			return -EIO;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+bool kallsyms_running_build_id_is(const char *hex)
+{
+	_cleanup_close_ int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	unsigned char notes[4096], id[64];
+	size_t n = 0;
+	ssize_t len;
+
+	if (fd < 0 || !hex)
+		return false;
+	for (; hex[2 * n] && hex[2 * n + 1] && n < sizeof(id); n++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * n, "%2x", &b) != 1)
+			return false;
+		id[n] = (unsigned char)b;
+	}
+	len = read(fd, notes, sizeof(notes));
+	/* the GNU build-id note's descriptor: its bytes in the notes */
+	return n >= 8 && len > 0 && memmem(notes, (size_t)len, id, n) != NULL;
 }

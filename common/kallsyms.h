@@ -3,6 +3,7 @@
 #define MMHITM_KALLSYMS_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,16 @@ size_t kallsyms_count(const struct kallsyms *ks);
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr);
 /* The first symbol of that name, or NULL. */
 const struct ksym *kallsyms_find(const struct kallsyms *ks, const char *name);
+
+/*
+ * The 8-byte value of the running kernel's variable at addr (a kallsyms
+ * data symbol such as vmemmap_base), read from /proc/kcore (root only).
+ * Returns 0 or -errno.
+ */
+int kallsyms_read_running_u64(uint64_t addr, uint64_t *ret);
+
+/* Whether the running kernel's build id (in /sys/kernel/notes) is hex. */
+bool kallsyms_running_build_id_is(const char *hex);
 
 /* Adds a symbol to the boot's ksyms table (inside the caller's txn). */
 int kallsyms_store(sqlite3 *db, int64_t boot_id, const struct ksym *sym);

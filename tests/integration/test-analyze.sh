@@ -131,6 +131,14 @@ check_str "the import was resolved against the live boot's objects" \
 check_str "vmemmap calibrated from the live boot's pairs" \
 	"$(q "SELECT printf('0x%x', vmemmap_base) FROM analysis_state WHERE boot_id = $imp")" \
 	"$(q "SELECT vmemmap_base FROM vmemmap_calibration WHERE boot_id = $live ORDER BY pairs DESC LIMIT 1")"
+# The same boot (the file carries this kernel's build id): import read the
+# vmemmap base from /proc/kcore, or knew it from the fixed layout of a
+# kernel without vmemmap_base; the daemon's pairs calibrated the same one.
+check_str "import knew this boot's vmemmap base, the one the pairs imply" \
+	"$(q "SELECT printf('0x%x', vmemmap_base) FROM boots WHERE boot_id = $imp")" \
+	"$(q "SELECT vmemmap_base FROM vmemmap_calibration WHERE boot_id = $live ORDER BY pairs DESC LIMIT 1")"
+check "on the recording host, import took its BTF without --btf" \
+	"$(q "SELECT count(*) FROM btf_layouts WHERE boot_id = $imp")" -gt 10
 check "imported intervals normalized by the live boot's counters" \
 	"$(q "SELECT count(*) FROM path_intervals p JOIN intervals i USING (interval_id) WHERE i.boot_id = $imp AND p.path = 'P4' AND p.work_source LIKE 'tlb:tlb_flush of boot $live%'")" -ge 1
 check "live intervals have P1..P4 rows with work and NULL HITM (no PMU here)" \

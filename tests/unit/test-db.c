@@ -47,7 +47,7 @@ static void test_create_current(void)
 		"boot_summary", "interval_summary", "event_rates", "vmstat_changes",
 		"event_availability", "mm_structs", "vmemmap_calibration",
 		"lock_addresses", "lru_gen_aging", "field_layouts", "hitm_lines",
-		"path_rates", "top_lines", NULL }; *view; view++) {
+		"path_rates", "top_lines", "path_grades", NULL }; *view; view++) {
 		char sql[128];
 
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", *view);

@@ -173,10 +173,11 @@ static void test_resolve(void)
 	CHECK(t.object_type == NULL);
 	CHECK(strstr(t.reason, "lock_objects 6") != NULL);
 	CHECK(strstr(t.reason, "vmemmap") == NULL);
-	/* nothing known, no pairs: the reason says calibration is missing too */
+	/* nothing known, no pairs: the reason names the input that would
+	 * type it, the option first */
 	objects_resolve(o, FIX_VMEMMAP + 64 * 1000, t0, t0 + s, &t);
 	CHECK(t.object_type == NULL);
-	CHECK(strstr(t.reason, "vmemmap not calibrated") != NULL);
+	CHECK(strstr(t.reason, "pass --vmemmap-base (or import on the recording host)") != NULL);
 
 	/* with a calibration, a struct page and its folio field */
 	{
@@ -191,7 +192,15 @@ static void test_resolve(void)
 	CHECK_INT(t.field_offset, ==, 3);
 	objects_resolve(o, FIX_VMEMMAP - 8, t0, t0 + s, &t);
 	CHECK(t.object_type == NULL);
-	CHECK_STR(t.reason, "no known object here");
+	CHECK(startswith(t.reason, "no known object here"));
+	CHECK(strstr(t.reason, "vmemmap") == NULL);
+	/* user space and kernel static data are typed by where they lie */
+	objects_resolve(o, 0x00007f1234567000ULL, t0, t0 + s, &t);
+	CHECK_STR(t.object_type, "user");
+	CHECK_STR(t.grade, "layout");
+	objects_resolve(o, 0xffffffff82000010ULL, t0, t0 + s, &t);
+	CHECK(t.object_type == NULL);
+	CHECK(strstr(t.reason, "--kallsyms") != NULL);
 out:
 	objects_free(o);
 	db_close(db);

@@ -54,9 +54,12 @@ static void test_p1(void)
 
 	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "__schedule", NULL), "P1");
 	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "lru_gen_use_mm", NULL), "P1");
-	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", NULL, CHAIN("schedule", "do_sched_yield")), "P1");
-	/* the walker's side of the same line */
-	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "iterate_mm_list", NULL), "P1");
+	/* field AND path: the IP's function unknown, a reader elsewhere */
+	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", NULL, CHAIN("schedule", "do_sched_yield")),
+		  "other:mm_struct");
+	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "try_to_inc_max_seq", NULL), "other:mm_struct");
+	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "lru_gen_add_mm", CHAIN("copy_process")),
+		  "other:mm_struct");
 	/* negative: the same context switch on other mm_struct fields */
 	CHECK_STR(attr(r, "mm_struct", "mm_count", "__schedule", NULL), "other:mm_struct");
 	CHECK_STR(attr(r, "mm_struct", "membarrier_state", "__schedule", NULL), "other:mm_struct");
@@ -102,6 +105,23 @@ static void test_p3(void)
 	/* negative: another field of the same line from the same function */
 	CHECK_STR(attr(r, "lruvec", "refaults[0]", "workingset_age_nonresident", NULL), "other:lruvec");
 	CHECK_STR(attr(r, "page", "_refcount", "folio_mark_accessed", NULL), "other:page");
+	/* the activate batch's own move under lru_lock (the batch was full):
+	 * P3, told from P4's drain by the callchain */
+	CHECK_STR(attr(r, "lruvec", "lru_lock", "native_queued_spin_lock_slowpath",
+		       CHAIN("_raw_spin_lock_irqsave", "folio_lruvec_lock_irqsave",
+			     "folio_batch_move_lru", "folio_activate", "folio_mark_accessed",
+			     "filemap_read")), "P3");
+	CHECK_STR(attr(r, "lruvec", "lru_lock", "_raw_spin_lock_irqsave",
+		       CHAIN("folio_lruvec_lock_irqsave", "folio_batch_move_lru",
+			     "__folio_batch_add_and_move", "folio_activate", "mark_page_accessed")),
+		  "P3");
+	CHECK_STR(attr(r, "lruvec", "lists[1]", "lru_activate",
+		       CHAIN("folio_batch_move_lru", "folio_activate", "folio_mark_accessed")), "P3");
+	/* the activate batch drained by lru_add_drain() is P4's route */
+	CHECK_STR(attr(r, "lruvec", "lru_lock", "native_queued_spin_lock_slowpath",
+		       CHAIN("_raw_spin_lock_irqsave", "folio_lruvec_lock_irqsave",
+			     "folio_batch_move_lru", "lru_add_drain_cpu", "lru_add_drain",
+			     "folio_mark_accessed")), "P4");
 	rules_free(r);
 }
 
@@ -132,7 +152,7 @@ static void test_unknown_symbols(void)
 
 	/* IPs outside the boot's ksyms match no glob, "*" included */
 	CHECK_STR(attr(r, "page", "flags", NULL, CHAIN((const char *)NULL)), "other:page");
-	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", NULL, NULL), "P1");
+	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", NULL, NULL), "other:mm_struct");
 	CHECK_STR(attr(r, "lruvec", "lru_lock", NULL, drain_chain + 1), "P4");
 	/* compiler clones match by the function's name */
 	CHECK_STR(attr(r, "page", "flags", "folio_activate.constprop.0", NULL), "P3");
@@ -218,10 +238,11 @@ static void test_overrides(void)
 		rules_free(r2);
 	}
 	/* A rule named like a default replaces it where it stands: here the
-	 * walker's reads of the bitmap become other:mm_struct. */
-	CHECK_INT(rules_parse(r, "rule p1-bitmap-reader other object=mm_struct field=lru_gen.bitmap\n",
-			      "t1", RULES_OVERRIDE), ==, 0);
+	 * walker's reads of the bitmap become P1 too. */
 	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "iterate_mm_list", NULL), "other:mm_struct");
+	CHECK_INT(rules_parse(r, "rule p1-bitmap-switch P1 object=mm_struct field=lru_gen.bitmap "
+			      "stack=__schedule,iterate_mm_list\n", "t1", RULES_OVERRIDE), ==, 0);
+	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "iterate_mm_list", NULL), "P1");
 	CHECK_STR(attr(r, "mm_struct", "lru_gen.bitmap", "__schedule", NULL), "P1");
 	CHECK(strcmp(rules_digest(r), d0) != 0);
 	/* A new name is tried before every default. */
@@ -244,6 +265,95 @@ static void test_overrides(void)
 	CHECK_STR(attr(r, "lruvec", "lru_lock", "native_queued_spin_lock_slowpath", drain_chain),
 		  "other:lruvec");
 	CHECK_STR(attr(r, NULL, NULL, NULL, NULL), "unresolved");
+	rules_free(r);
+}
+
+/* The field an untyped address's line offset fits, for as=: one only. */
+static const char *fits_field_name;
+static bool fits_one(void *ctx, const char *st, const char *field)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s.%s", st, field);
+	return fits_field_name && strcmp(buf, fits_field_name) == 0;
+}
+
+/* An untyped kernel address whose line offset fits `fits` only. */
+static const char *attr_untyped(const struct rules *r, const char *fits, const char *ip,
+				const char *const *chain, const struct rule **ret_rule)
+{
+	static char path[64];
+	size_t n = 0;
+	const struct rule *rule;
+
+	while (chain && chain[n])
+		n++;
+	fits_field_name = fits;
+	struct rule_input in = {
+		.offset = -1, .ip = ip, .chain = chain, .chain_n = n, .has_chain = n > 0,
+		.region = "kernel", .fits = fits_one,
+	};
+	rule = rules_match(r, &in, path, sizeof(path));
+	if (ret_rule)
+		*ret_rule = rule;
+	return path;
+}
+
+/* Typed by the code path: the IP's function and the line offset. */
+static void test_by_path(void)
+{
+	struct rules *r = defaults();
+	const struct rule *rule;
+	const char *st, *field;
+
+	/* P1: __schedule, where lru_gen_use_mm() is inlined, at the bitmap */
+	CHECK_STR(attr_untyped(r, "mm_struct.lru_gen.bitmap", "__schedule", CHAIN("schedule"), &rule),
+		  "P1");
+	CHECK(rule_as(rule, &st, &field));
+	CHECK_STR(st, "mm_struct");
+	CHECK_STR(field, "lru_gen.bitmap");
+	CHECK_STR(attr_untyped(r, "mm_struct.lru_gen.bitmap", "lru_gen_use_mm", CHAIN("__schedule"),
+			       NULL), "P1");
+	/* negatives: the switch at mm_count's or membarrier_state's offset, a
+	 * callee of __schedule at the bitmap's, a reader elsewhere */
+	CHECK_STR(attr_untyped(r, "mm_struct.mm_count", "__schedule", CHAIN("schedule"), NULL),
+		  "unresolved");
+	CHECK_STR(attr_untyped(r, "mm_struct.membarrier_state", "finish_task_switch.isra.0",
+			       CHAIN("__schedule"), NULL), "unresolved");
+	CHECK_STR(attr_untyped(r, "mm_struct.lru_gen.bitmap", "switch_mm_irqs_off",
+			       CHAIN("__schedule"), NULL), "unresolved");
+	CHECK_STR(attr_untyped(r, "mm_struct.lru_gen.bitmap", "try_to_inc_max_seq",
+			       CHAIN("lru_gen_age_node"), NULL), "unresolved");
+	/* P2 and P3's page side */
+	CHECK_STR(attr_untyped(r, "page.flags", "folio_update_gen", CHAIN("walk_pmd_range_locked"),
+			       NULL), "P2");
+	CHECK_STR(attr_untyped(r, "page.flags", "folio_mark_accessed", CHAIN("filemap_read"), NULL),
+		  "P3");
+	CHECK_STR(attr_untyped(r, "page.flags", "folio_activate", CHAIN("folio_mark_accessed"), NULL),
+		  "P3");
+	/* not the walk itself (it reads PTEs at any offset), not a drain */
+	CHECK_STR(attr_untyped(r, "page.flags", "walk_pmd_range_locked", NULL, NULL), "unresolved");
+	CHECK_STR(attr_untyped(r, "page.flags", "folio_batch_move_lru", CHAIN("lru_add_drain_cpu"),
+			       NULL), "unresolved");
+	/* as= never applies to a typed address */
+	CHECK_STR(attr(r, "lruvec", "lru_lock", "__schedule", NULL), "other:lruvec");
+	rules_free(r);
+}
+
+/* Static data and user space are typed, never a path. */
+static void test_regions(void)
+{
+	struct rules *r = defaults();
+	struct rule_input in = { .object = "root_user", .offset = 8, .ip = "free_uid",
+				 .region = "static" };
+	char path[64];
+
+	CHECK_STR(rule_name(rules_match(r, &in, path, sizeof(path))), "static-data");
+	CHECK_STR(path, "other:root_user");
+	in = (struct rule_input){ .object = "user", .offset = 0, .ip = "rep_movs_alternative",
+				  .region = "user" };
+	CHECK_STR(rule_name(rules_match(r, &in, path, sizeof(path))), "user-space");
+	CHECK_STR(path, "other:user");
 	rules_free(r);
 }
 
@@ -302,6 +412,8 @@ int main(void)
 	RUN(test_field_match);
 	RUN(test_anchors);
 	RUN(test_overrides);
+	RUN(test_by_path);
+	RUN(test_regions);
 	RUN(test_parse_errors);
 	return test_exit();
 }

@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Attribution of perf c2c recordings from hosts that never ran mmhitmd,
+# with only the recorded kernel's BTF and kallsyms: Debian's 6.1 and 6.12
+# cloud kernels as booted (tests/fixtures/kernels, PROVENANCE), each path
+# reached every way that kernel reaches it and the look-alikes of no path
+# (tests/integration/c2c_cases.py lists them). Scores: the share of P1-P4
+# HITM on the right path (>= 95 %), HITM on a wrong path (0), unresolved
+# lines that name no missing input (0), static data and user space typed.
+# Then the same files with --vmemmap-base: the walk's own flag loads (the
+# one route the code path cannot type) become P2 on the layout, every
+# other result stays, and the import named each missing input once.
+
+. "$(dirname "$0")/lib.sh"
+
+command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 is not installed"
+MMHITM=$O/mmhitm
+KERNELS=$TOP/tests/fixtures/kernels
+TMP=$(mktemp -d /tmp/mmhitm-test-foreign-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+VMEMMAP=0xffffe3c580000000	# c2c_cases.py's recorded boot
+
+n=0
+for k in "$KERNELS"/*/; do
+	rel=$(basename "$k")
+	[ -f "$k/layout.btf" ] && [ -f "$k/kallsyms" ] || { fail "$rel: fixture incomplete"; continue; }
+	n=$((n + 1))
+	DB=$TMP/$rel.db
+	python3 tests/integration/c2c_cases.py write "$k" "$TMP/$rel.data" "$TMP/$rel.json" ||
+		{ fail "$rel: c2c_cases.py write"; continue; }
+	if ! "$MMHITM" import "$TMP/$rel.data" --db "$DB" --btf "$k/layout.btf" \
+		--kallsyms "$k/kallsyms" --interval 1s >"$TMP/import.out" 2>"$TMP/import.err"; then
+		fail "$rel: import: $(cat "$TMP/import.err")"
+		continue
+	fi
+	# a foreign file: no defaults from this host, the missing base named once
+	check "$rel: import names --vmemmap-base once" \
+		"$(grep -c 'pass --vmemmap-base' "$TMP/import.err")" -eq 1
+	check "$rel: import does not ask for --btf or --kallsyms it was given" \
+		"$(grep -c 'pass --btf\|pass --kallsyms' "$TMP/import.err")" -eq 0
+	"$MMHITM" analyze --db "$DB" >"$TMP/analyze.out" 2>&1 || fail "$rel: analyze"
+	python3 tests/integration/c2c_cases.py score "$DB" "$TMP/$rel.json" >"$TMP/score.out"
+	rc=$?
+	sed 's/^/    /' "$TMP/score.out"
+	check "$rel: score (no wrong path, every unresolved line names its input)" "$rc" -eq 0
+	line=$(grep '^score' "$TMP/score.out")
+	share=$(echo "$line" | sed -n 's/.*right path [0-9]* of [0-9]* (\([0-9]*\)\.[0-9] %).*/\1/p')
+	check "$rel: P1-P4 HITM on the right path, % (BTF + kallsyms only)" "${share:-0}" -ge 95
+	check "$rel: HITM on a wrong path" "$(echo "$line" | sed -n 's/.*wrong path \([0-9]*\);.*/\1/p')" -eq 0
+	check "$rel: analyze says what each path rests on" \
+		"$(grep -c '^P[1-4] .* path 100 %$' "$TMP/analyze.out")" -eq 4
+	# top shows the grade and why a line is unresolved
+	"$MMHITM" top --db "$DB" --since @0 --limit 50 >"$TMP/top.out" 2>&1 || fail "$rel: top"
+	check "$rel: top shows P1 typed by its path" "$(grep -c 'P1/path' "$TMP/top.out")" -ge 1
+	check "$rel: top's unresolved offsets say what would resolve them" \
+		"$(grep -c 'why: .*pass --vmemmap-base' "$TMP/top.out")" -ge 1
+
+	# the base given: struct pages typed by the layout
+	DB=$TMP/$rel-base.db
+	"$MMHITM" import "$TMP/$rel.data" --db "$DB" --btf "$k/layout.btf" --kallsyms "$k/kallsyms" \
+		--vmemmap-base $VMEMMAP --interval 1s >/dev/null 2>"$TMP/import.err" ||
+		fail "$rel: import --vmemmap-base"
+	check "$rel: with the base, nothing asks for it" "$(grep -c 'vmemmap-base' "$TMP/import.err")" -eq 0
+	"$MMHITM" analyze --db "$DB" >/dev/null 2>&1 || fail "$rel: analyze (base)"
+	python3 tests/integration/c2c_cases.py score "$DB" "$TMP/$rel.json" >"$TMP/score2.out" ||
+		{ fail "$rel: score with the base"; sed 's/^/    /' "$TMP/score2.out"; }
+	grep '^score\|rests on' "$TMP/score2.out" | sed 's/^/    /'
+	check_str "$rel: the walk's own flag loads are P2 on the layout" \
+		"$(grep "the walk's own folio flag loads" "$TMP/score2.out" | awk '{ print $(NF-2), $(NF-1), $NF }')" \
+		"P2 6 layout"
+	check "$rel: with the base, all P1-P4 HITM on the right path" \
+		"$(grep -c 'right path \([0-9]*\) of \1 (100.0 %)' "$TMP/score2.out")" -eq 1
+done
+check "kernels with fixtures" "$n" -ge 2
+finish
