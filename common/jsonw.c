@@ -16,11 +16,11 @@ void jsonw_init(struct jsonw *w, FILE *f)
 static void member(struct jsonw *w, const char *key)
 {
 	if (!w->first[w->depth])
-		fputs(", ", w->f);
+		fputc(',', w->f);
 	w->first[w->depth] = false;
 	if (key) {
 		json_puts(w->f, key);
-		fputs(": ", w->f);
+		fputc(':', w->f);
 	}
 }
 
@@ -86,7 +86,8 @@ void jsonw_numg(struct jsonw *w, const char *key, int digits, double v)
 
 void jsonw_num(struct jsonw *w, const char *key, double v)
 {
-	jsonw_numg(w, key, 17, v);
+	member(w, key);
+	json_num(w->f, v);
 }
 
 void jsonw_bool(struct jsonw *w, const char *key, bool v)

@@ -2,8 +2,9 @@
 /*
  * The report as JSON: every number the HTML shows, plus the per-host
  * details, enough to recompute every fleet number (docs/statistics.md).
- * Undefined numbers (NaN) are null; unbounded ones are the strings "inf"
- * and "-inf", which Python's float() reads back.
+ * Written with the one JSON writer (common/jsonw.h): undefined numbers
+ * (NaN) are null; unbounded ones are the strings "inf" and "-inf", which
+ * Python's float() reads back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,191 +12,144 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "jsonw.h"
+#include "log.h"
 #include "report-model.h"
 #include "util.h"
 
-static void num(FILE *f, double v)
-{
-	json_num(f, v);
-}
-
-static void key(FILE *f, bool *first, const char *k)
-{
-	if (!*first)
-		fputc(',', f);
-	*first = false;
-	json_puts(f, k);
-	fputc(':', f);
-}
-
-static void kv_num(FILE *f, bool *first, const char *k, double v)
-{
-	key(f, first, k);
-	num(f, v);
-}
-
-static void kv_int(FILE *f, bool *first, const char *k, int64_t v)
-{
-	key(f, first, k);
-	fprintf(f, "%" PRId64, v);
-}
-
-static void kv_str(FILE *f, bool *first, const char *k, const char *v)
-{
-	key(f, first, k);
-	json_puts(f, v);
-}
-
-static void kv_bool(FILE *f, bool *first, const char *k, bool v)
-{
-	key(f, first, k);
-	fputs(v ? "true" : "false", f);
-}
-
-static void kv_time(FILE *f, bool *first, const char *k, int64_t ns)
+/* "key": the UTC time, and "key_ns": the same in ns. */
+static void time_kv(struct jsonw *w, const char *k, int64_t ns)
 {
 	char buf[40], kns[64];
 
 	fmt_time(buf, sizeof(buf), ns);
-	kv_str(f, first, k, buf);
+	jsonw_str(w, k, buf);
 	snprintf(kns, sizeof(kns), "%s_ns", k);
-	kv_int(f, first, kns, ns);
+	jsonw_int(w, kns, ns);
 }
 
-static void window_json(FILE *f, const struct window *w)
+static void window_json(struct jsonw *w, const char *k, const struct window *win)
 {
-	bool first = true;
-
-	fputc('{', f);
-	kv_time(f, &first, "from", w->lo_ns);
-	kv_time(f, &first, "to", w->hi_ns);
-	kv_int(f, &first, "n", (int64_t)w->n);
-	kv_num(f, &first, "median", w->median);
-	kv_num(f, &first, "p25", w->p25);
-	kv_num(f, &first, "p75", w->p75);
-	kv_num(f, &first, "duty_cycle", w->duty);
-	key(f, &first, "excluded");
-	fprintf(f, "{\"warmup\":%zu,\"no_pmu\":%zu,\"idle\":%zu,\"not_analyzed\":%zu}",
-		w->ex.warmup, w->ex.no_pmu, w->ex.idle, w->ex.not_analyzed);
-	fputc('}', f);
+	jsonw_object(w, k);
+	time_kv(w, "from", win->lo_ns);
+	time_kv(w, "to", win->hi_ns);
+	jsonw_uint(w, "n", win->n);
+	jsonw_num(w, "median", win->median);
+	jsonw_num(w, "p25", win->p25);
+	jsonw_num(w, "p75", win->p75);
+	jsonw_num(w, "duty_cycle", win->duty);
+	jsonw_object(w, "excluded");
+	jsonw_uint(w, "warmup", win->ex.warmup);
+	jsonw_uint(w, "no_pmu", win->ex.no_pmu);
+	jsonw_uint(w, "idle", win->ex.idle);
+	jsonw_uint(w, "not_analyzed", win->ex.not_analyzed);
+	jsonw_end(w);
+	jsonw_end(w);
 }
 
 /* A t interval on the log scale: what a reader needs to redo it. */
-static void t_json(FILE *f, bool *first, const struct t_interval *t)
+static void t_json(struct jsonw *w, const struct t_interval *t)
 {
-	kv_num(f, first, "log_change", t->estimate);
-	kv_num(f, first, "log_se", t->se);
-	kv_num(f, first, "df", t->df);
-	kv_num(f, first, "p", t->p);
+	jsonw_num(w, "log_change", t->estimate);
+	jsonw_num(w, "log_se", t->se);
+	jsonw_num(w, "df", t->df);
+	jsonw_num(w, "p", t->p);
 }
 
-static void change_json(FILE *f, const struct fleet_change *c, bool did)
+static void change_json(struct jsonw *w, const char *k, const struct fleet_change *c, bool did)
 {
-	bool first = true;
-
 	if (!c->valid) {
-		fputs("null", f);
+		jsonw_null(w, k);
 		return;
 	}
-	fputc('{', f);
-	kv_num(f, &first, "change", c->estimate);
-	kv_num(f, &first, "ci_low", c->ci.lo);
-	kv_num(f, &first, "ci_high", c->ci.hi);
-	t_json(f, &first, &c->t);
-	kv_int(f, &first, "hosts", (int64_t)c->n);
+	jsonw_object(w, k);
+	jsonw_num(w, "change", c->estimate);
+	jsonw_num(w, "ci_low", c->ci.lo);
+	jsonw_num(w, "ci_high", c->ci.hi);
+	t_json(w, &c->t);
+	jsonw_uint(w, "hosts", c->n);
 	if (did) {
-		kv_int(f, &first, "control_measurements", (int64_t)c->n_controls);
-		kv_int(f, &first, "cohorts", c->strata);
+		jsonw_uint(w, "control_measurements", c->n_controls);
+		jsonw_int(w, "cohorts", c->strata);
 	}
-	fputc('}', f);
+	jsonw_end(w);
 }
 
-static void lines_json(FILE *f, const struct report *r, const struct top_line *top, size_t n)
+static void lines_json(struct jsonw *w, const char *k, const struct report *r,
+		       const struct top_line *top, size_t n)
 {
-	fputc('[', f);
+	jsonw_array(w, k);
 	for (size_t i = 0; i < n; i++) {
 		const struct top_line *l = &top[i];
-		bool first = true;
 		char addr[32];
 
 		snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)l->line_addr);
-		fputs(i ? ",{" : "{", f);
-		kv_str(f, &first, "host", host_name(r, l->host));
-		kv_str(f, &first, "path", l->path);
-		kv_str(f, &first, "line", addr);
-		kv_str(f, &first, "object_type", l->object_type);
-		kv_str(f, &first, "field", l->field);
-		kv_str(f, &first, "comm", l->comm);
-		key(f, &first, "tgid");
+		jsonw_object(w, NULL);
+		jsonw_str(w, "host", host_name(r, l->host));
+		jsonw_str(w, "path", l->path);
+		jsonw_str(w, "line", addr);
+		jsonw_str(w, "object_type", l->object_type);
+		jsonw_str(w, "field", l->field);
+		jsonw_str(w, "comm", l->comm);
 		if (l->tgid < 0)
-			fputs("null", f);
+			jsonw_null(w, "tgid");
 		else
-			fprintf(f, "%" PRId64, l->tgid);
-		kv_int(f, &first, "hitm", l->hitm);
-		kv_int(f, &first, "lcl_hitm", l->lcl_hitm);
-		kv_int(f, &first, "rmt_hitm", l->rmt_hitm);
-		kv_int(f, &first, "peer", l->peer);
-		kv_int(f, &first, "loads", l->loads);
-		kv_int(f, &first, "stores", l->stores);
-		kv_str(f, &first, "symbols", l->symbols);
-		fputc('}', f);
+			jsonw_int(w, "tgid", l->tgid);
+		jsonw_int(w, "hitm", l->hitm);
+		jsonw_int(w, "lcl_hitm", l->lcl_hitm);
+		jsonw_int(w, "rmt_hitm", l->rmt_hitm);
+		jsonw_int(w, "peer", l->peer);
+		jsonw_int(w, "loads", l->loads);
+		jsonw_int(w, "stores", l->stores);
+		jsonw_str(w, "symbols", l->symbols);
+		jsonw_end(w);
 	}
-	fputc(']', f);
+	jsonw_end(w);
 }
 
-static int series_json(FILE *f, const struct report *r, int p)
+static void nums_json(struct jsonw *w, const char *k, const double *v, size_t n)
+{
+	jsonw_array(w, k);
+	for (size_t i = 0; i < n; i++)
+		jsonw_num(w, NULL, v[i]);
+	jsonw_end(w);
+}
+
+static int series_json(struct jsonw *w, const struct report *r, int p)
 {
 	static const char *const groups[] = { "all", "unknown", "lacks", "carries" };
+	static const double q[] = { 0.25, 0.5, 0.75 };
+	static const char *const qn[] = { "p25", "median", "p75" };
 	double *v = malloc((r->nr_bins + 1) * sizeof(double));
-	bool first = true;
+	int ret = -ENOMEM;
 
 	if (!v)
 		return -ENOMEM;
-	fputc('{', f);
-	kv_time(f, &first, "start", r->bins_lo_ns);
-	kv_int(f, &first, "bin_s", r->bin_ns / NSEC_PER_SEC);
+	jsonw_object(w, "series");
+	time_kv(w, "start", r->bins_lo_ns);
+	jsonw_int(w, "bin_s", r->bin_ns / NSEC_PER_SEC);
 	for (int g = 0; g < 4; g++) {
-		key(f, &first, groups[g]);
-		fputc('{', f);
+		jsonw_object(w, groups[g]);
 		for (int k = 0; k < 3; k++) {
-			static const double q[] = { 0.25, 0.5, 0.75 };
-			static const char *const qn[] = { "p25", "median", "p75" };
-
-			if (report_series(r, p, g, false, q[k], v) < 0) {
-				free(v);
-				return -ENOMEM;
-			}
-			fprintf(f, "%s\"%s\":[", k ? "," : "", qn[k]);
-			for (size_t b = 0; b < r->nr_bins; b++) {
-				if (b)
-					fputc(',', f);
-				num(f, v[b]);
-			}
-			fputc(']', f);
+			if (report_series(r, p, g, false, q[k], v) < 0)
+				goto out;
+			nums_json(w, qn[k], v, r->nr_bins);
 		}
-		fputc('}', f);
+		jsonw_end(w);
 	}
-	if (report_series(r, p, 0, true, 0.5, v) < 0) {
-		free(v);
-		return -ENOMEM;
-	}
-	key(f, &first, "work_per_s_median");
-	fputc('[', f);
-	for (size_t b = 0; b < r->nr_bins; b++) {
-		if (b)
-			fputc(',', f);
-		num(f, v[b]);
-	}
-	fputs("]}", f);
+	if (report_series(r, p, 0, true, 0.5, v) < 0)
+		goto out;
+	nums_json(w, "work_per_s_median", v, r->nr_bins);
+	ret = 0;
+out:
+	jsonw_end(w);
 	free(v);
-	return 0;
+	return ret;
 }
 
-static void hist_json(FILE *f, const struct fleet_path *fp)
+static void hist_json(struct jsonw *w, const struct fleet_path *fp)
 {
 	size_t lo = HIST_BINS, hi = 0;
-	bool first = true;
 
 	for (size_t i = 0; i < HIST_BINS; i++)
 		if (fp->hist_before[i] || fp->hist_after[i]) {
@@ -203,395 +157,373 @@ static void hist_json(FILE *f, const struct fleet_path *fp)
 				lo = i;
 			hi = i + 1;
 		}
-	fputc('{', f);
-	key(f, &first, "bin_edges");
-	fputc('[', f);
+	jsonw_object(w, "distribution");
+	jsonw_array(w, "bin_edges");
 	for (size_t i = lo; i <= hi && lo < HIST_BINS; i++)
-		fprintf(f, "%s%.6g", i > lo ? "," : "", hist_edge(i));
-	fputc(']', f);
+		jsonw_numg(w, NULL, 6, hist_edge(i));
+	jsonw_end(w);
 	for (int k = 0; k < 2; k++) {
 		const uint64_t *h = k ? fp->hist_after : fp->hist_before;
 
-		key(f, &first, k ? "after" : "before");
-		fputc('[', f);
+		jsonw_array(w, k ? "after" : "before");
 		for (size_t i = lo; i < hi; i++)
-			fprintf(f, "%s%" PRIu64, i > lo ? "," : "", h[i]);
-		fputc(']', f);
+			jsonw_uint(w, NULL, h[i]);
+		jsonw_end(w);
 	}
-	fputc('}', f);
+	jsonw_end(w);
 }
 
-static void comparison_json(FILE *f, const struct comparison *c)
+static void blocks_json(struct jsonw *w, const struct comparison *c)
 {
-	bool first = true;
-
-	fputc('{', f);
-	kv_int(f, &first, "rollout", (int64_t)c->rollout);
-	key(f, &first, "before");
-	window_json(f, &c->before);
-	key(f, &first, "after");
-	window_json(f, &c->after);
-	kv_num(f, &first, "change", c->change);
-	kv_num(f, &first, "log_change", c->before.median > 0 && c->after.median > 0 ?
-		log(c->after.median / c->before.median) : NAN);
-	kv_int(f, &first, "days_before", c->days_before);
-	kv_int(f, &first, "days_after", c->days_after);
-	kv_int(f, &first, "data_days_before", c->data_days_before);
-	kv_int(f, &first, "data_days_after", c->data_days_after);
-	kv_bool(f, &first, "too_short", c->too_short);
-	kv_num(f, &first, "ci_low", c->has_ci ? c->ci.lo : NAN);
-	kv_num(f, &first, "ci_high", c->has_ci ? c->ci.hi : NAN);
-	key(f, &first, "blocks");
-	if (c->has_ci) {
-		bool bf = true;
-
-		fputc('{', f);
-		for (int side = 0; side < 2; side++) {
-			const double *m = side ? c->bc.block_after : c->bc.block_before;
-
-			key(f, &bf, side ? "after_medians" : "before_medians");
-			fputc('[', f);
-			for (int k = 0; k < STATS_HOST_BLOCKS; k++) {
-				if (k)
-					fputc(',', f);
-				num(f, m[k]);
-			}
-			fputc(']', f);
-		}
-		key(f, &bf, "first_block_days");
-		fprintf(f, "[%u,%u]", stats_block_days(c->days_before), stats_block_days(c->days_after));
-		t_json(f, &bf, &c->bc.log);
-		fputc('}', f);
-	} else {
-		fputs("null", f);
+	if (!c->has_ci) {
+		jsonw_null(w, "blocks");
+		return;
 	}
-	kv_num(f, &first, "mann_whitney_u", c->has_mwu ? c->mwu.u : NAN);
-	kv_num(f, &first, "mann_whitney_p", c->has_mwu ? c->mwu.p : NAN);
-	kv_str(f, &first, "verdict", verdict_to_string(c->verdict));
-	kv_str(f, &first, "reason", c->reason);
-	fputc('}', f);
+	jsonw_object(w, "blocks");
+	for (int side = 0; side < 2; side++)
+		nums_json(w, side ? "after_medians" : "before_medians",
+			  side ? c->bc.block_after : c->bc.block_before, STATS_HOST_BLOCKS);
+	jsonw_array(w, "first_block_days");
+	jsonw_uint(w, NULL, stats_block_days(c->days_before));
+	jsonw_uint(w, NULL, stats_block_days(c->days_after));
+	jsonw_end(w);
+	t_json(w, &c->bc.log);
+	jsonw_end(w);
 }
 
-static void host_json(FILE *f, const struct report *r, const struct host *h)
+static void comparison_json(struct jsonw *w, const struct comparison *c)
 {
-	bool first = true;
+	jsonw_object(w, NULL);
+	jsonw_int(w, "rollout", (int64_t)c->rollout);
+	window_json(w, "before", &c->before);
+	window_json(w, "after", &c->after);
+	jsonw_num(w, "change", c->change);
+	jsonw_num(w, "log_change", c->before.median > 0 && c->after.median > 0 ?
+		  log(c->after.median / c->before.median) : NAN);
+	jsonw_int(w, "days_before", c->days_before);
+	jsonw_int(w, "days_after", c->days_after);
+	jsonw_int(w, "data_days_before", c->data_days_before);
+	jsonw_int(w, "data_days_after", c->data_days_after);
+	jsonw_bool(w, "too_short", c->too_short);
+	jsonw_num(w, "ci_low", c->has_ci ? c->ci.lo : NAN);
+	jsonw_num(w, "ci_high", c->has_ci ? c->ci.hi : NAN);
+	blocks_json(w, c);
+	jsonw_num(w, "mann_whitney_u", c->has_mwu ? c->mwu.u : NAN);
+	jsonw_num(w, "mann_whitney_p", c->has_mwu ? c->mwu.p : NAN);
+	jsonw_str(w, "verdict", verdict_to_string(c->verdict));
+	jsonw_str(w, "reason", c->reason);
+	jsonw_end(w);
+}
 
-	fputc('{', f);
-	kv_str(f, &first, "hostname", h->hostname);
-	kv_str(f, &first, "machine_id", h->machine_id);
-	kv_str(f, &first, "db", h->db);
-	kv_bool(f, &first, "no_pmu", h->no_pmu);
-	kv_bool(f, &first, "lru_gen_off", h->lru_gen_off);
-
-	key(f, &first, "kernels");
-	fputc('[', f);
+static void kernels_json(struct jsonw *w, const struct host *h)
+{
+	jsonw_array(w, "kernels");
 	for (size_t k = 0; k < h->nr_kernels; k++) {
 		const struct kernel_info *ki = &h->kernels[k];
-		bool kf = true;
 
-		fputs(k ? ",{" : "{", f);
-		kv_str(f, &kf, "release", ki->release);
-		kv_str(f, &kf, "version", ki->version);
-		kv_str(f, &kf, "build_id", ki->build_id);
-		key(f, &kf, "markers");
-		fputc('[', f);
-		for (size_t m = 0; m < ki->nr_markers; m++) {
-			if (m)
-				fputc(',', f);
-			json_puts(f, ki->markers[m]);
-		}
-		fputc(']', f);
-		key(f, &kf, "patches");
-		fputc('{', f);
+		jsonw_object(w, NULL);
+		jsonw_str(w, "release", ki->release);
+		jsonw_str(w, "version", ki->version);
+		jsonw_str(w, "build_id", ki->build_id);
+		jsonw_array(w, "markers");
+		for (size_t m = 0; m < ki->nr_markers; m++)
+			jsonw_str(w, NULL, ki->markers[m]);
+		jsonw_end(w);
+		jsonw_object(w, "patches");
 		for (int p = 0; p < NR_PATHS; p++) {
-			bool pf = true, first_path = p == 0;
-
-			key(f, &first_path, path_ids[p]);
-			fputc('{', f);
-			kv_str(f, &pf, "state", patch_state_to_string(ki->patches[p].state));
-			kv_str(f, &pf, "why", ki->patches[p].why);
-			fputc('}', f);
+			jsonw_object(w, path_ids[p]);
+			jsonw_str(w, "state", patch_state_to_string(ki->patches[p].state));
+			jsonw_str(w, "why", ki->patches[p].why);
+			jsonw_end(w);
 		}
-		fputs("}}", f);
+		jsonw_end(w);
+		jsonw_end(w);
 	}
-	fputc(']', f);
+	jsonw_end(w);
+}
 
-	key(f, &first, "boots");
-	fputc('[', f);
+static void boots_json(struct jsonw *w, const struct host *h)
+{
+	jsonw_array(w, "boots");
 	for (size_t b = 0; b < h->nr_boots; b++) {
 		const struct boot_info *bi = &h->boots[b];
-		bool bf = true;
 
-		fputs(b ? ",{" : "{", f);
-		kv_int(f, &bf, "boot_id", bi->boot_id);
-		kv_time(f, &bf, "start", bi->start_ns);
-		kv_time(f, &bf, "last_seen", bi->last_seen_ns);
-		kv_int(f, &bf, "kernel", (int64_t)bi->kernel);
-		kv_int(f, &bf, "cpus", bi->nr_cpus);
-		kv_str(f, &bf, "pmu_kind", bi->pmu_kind);
-		kv_str(f, &bf, "pmu_detail", bi->pmu_detail);
-		kv_str(f, &bf, "lru_gen", bi->lru_gen);
-		fputc('}', f);
+		jsonw_object(w, NULL);
+		jsonw_int(w, "boot_id", bi->boot_id);
+		time_kv(w, "start", bi->start_ns);
+		time_kv(w, "last_seen", bi->last_seen_ns);
+		jsonw_int(w, "kernel", (int64_t)bi->kernel);
+		jsonw_int(w, "cpus", bi->nr_cpus);
+		jsonw_str(w, "pmu_kind", bi->pmu_kind);
+		jsonw_str(w, "pmu_detail", bi->pmu_detail);
+		jsonw_str(w, "lru_gen", bi->lru_gen);
+		jsonw_end(w);
 	}
-	fputc(']', f);
+	jsonw_end(w);
+}
 
-	key(f, &first, "rollouts");
-	fputc('[', f);
+static void rollouts_json(struct jsonw *w, const struct host *h)
+{
+	jsonw_array(w, "rollouts");
 	for (size_t i = 0; i < h->nr_rollouts; i++) {
 		const struct rollout *ro = &h->rollouts[i];
-		bool rf = true;
 
-		fputs(i ? ",{" : "{", f);
-		kv_time(f, &rf, "time", ro->t_ns);
-		kv_int(f, &rf, "from", (int64_t)ro->from);
-		kv_int(f, &rf, "to", (int64_t)ro->to);
-		kv_bool(f, &rf, "rollback", ro->rollback);
-		kv_bool(f, &rf, "in_range", h->rollout_in_range[i]);
-		key(f, &rf, "patches");
-		fputc('{', f);
+		jsonw_object(w, NULL);
+		time_kv(w, "time", ro->t_ns);
+		jsonw_int(w, "from", (int64_t)ro->from);
+		jsonw_int(w, "to", (int64_t)ro->to);
+		jsonw_bool(w, "rollback", ro->rollback);
+		jsonw_bool(w, "in_range", h->rollout_in_range[i]);
+		jsonw_object(w, "patches");
 		for (int p = 0; p < NR_PATHS; p++)
-			fprintf(f, "%s\"%s\":\"%s\"", p ? "," : "", path_ids[p],
-				patch_change_to_string(ro->change[p]));
-		fputs("}}", f);
+			jsonw_str(w, path_ids[p], patch_change_to_string(ro->change[p]));
+		jsonw_end(w);
+		jsonw_end(w);
 	}
-	fputc(']', f);
+	jsonw_end(w);
+}
 
-	key(f, &first, "paths");
-	fputc('{', f);
+static void host_paths_json(struct jsonw *w, const struct host *h)
+{
+	jsonw_object(w, "paths");
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct host_path *hp = &h->path[p];
-		bool pf = true, first_path = p == 0;
 
-		key(f, &first_path, path_ids[p]);
-		fputc('{', f);
-		kv_int(f, &pf, "measured", (int64_t)hp->measured);
-		kv_num(f, &pf, "median_rate", hp->median);
-		kv_int(f, &pf, "hitm", hp->hitm);
-		key(f, &pf, "chosen");
+		jsonw_object(w, path_ids[p]);
+		jsonw_uint(w, "measured", hp->measured);
+		jsonw_num(w, "median_rate", hp->median);
+		jsonw_int(w, "hitm", hp->hitm);
 		if (hp->chosen >= 0)
-			fprintf(f, "%zd", hp->chosen);
+			jsonw_int(w, "chosen", hp->chosen);
 		else
-			fputs("null", f);
-		kv_str(f, &pf, "excluded", hp->excluded_why);
-		key(f, &pf, "controls");
-		fputc('[', f);
+			jsonw_null(w, "chosen");
+		jsonw_str(w, "excluded", hp->excluded_why);
+		jsonw_array(w, "controls");
 		for (size_t c = 0; c < h->nr_controls[p]; c++) {
 			const struct control *ct = &h->controls[p][c];
-			bool cf = true;
 
-			fputs(c ? ",{" : "{", f);
-			kv_int(f, &cf, "cohort", ct->cohort);
-			key(f, &cf, "before");
-			window_json(f, &ct->before);
-			key(f, &cf, "after");
-			window_json(f, &ct->after);
-			kv_num(f, &cf, "log_change", ct->log_change);
-			fputc('}', f);
+			jsonw_object(w, NULL);
+			jsonw_int(w, "cohort", ct->cohort);
+			window_json(w, "before", &ct->before);
+			window_json(w, "after", &ct->after);
+			jsonw_num(w, "log_change", ct->log_change);
+			jsonw_end(w);
 		}
-		fputc(']', f);
-		key(f, &pf, "comparisons");
-		fputc('[', f);
-		for (size_t c = 0; c < hp->nr_cmp; c++) {
-			if (c)
-				fputc(',', f);
-			comparison_json(f, &hp->cmp[c]);
+		jsonw_end(w);
+		jsonw_array(w, "comparisons");
+		for (size_t c = 0; c < hp->nr_cmp; c++)
+			comparison_json(w, &hp->cmp[c]);
+		jsonw_end(w);
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+}
+
+static void quality_json(struct jsonw *w, const struct quality *q)
+{
+	jsonw_object(w, "quality");
+	jsonw_uint(w, "intervals", q->intervals);
+	jsonw_num(w, "interval_s", q->interval_s);
+	jsonw_uint(w, "partial", q->partial);
+	jsonw_uint(w, "not_analyzed", q->not_analyzed);
+	jsonw_uint(w, "gaps", q->gaps);
+	jsonw_num(w, "gap_s", (double)q->gap_ns / 1e9);
+	jsonw_num(w, "max_gap_s", (double)q->max_gap_ns / 1e9);
+	jsonw_int(w, "events_lost", q->events_lost);
+	jsonw_int(w, "samples_lost", q->samples_lost);
+	jsonw_int(w, "throttled", q->throttled);
+	jsonw_int(w, "dropped_intervals", q->dropped_intervals);
+	jsonw_uint(w, "boots", q->boots);
+	jsonw_uint(w, "boots_with_pmu", q->pmu_boots);
+	jsonw_end(w);
+}
+
+static void host_json(struct jsonw *w, const struct report *r, const struct host *h)
+{
+	jsonw_object(w, NULL);
+	jsonw_str(w, "hostname", h->hostname);
+	jsonw_str(w, "machine_id", h->machine_id);
+	jsonw_str(w, "db", h->db);
+	jsonw_bool(w, "no_pmu", h->no_pmu);
+	jsonw_bool(w, "lru_gen_off", h->lru_gen_off);
+	kernels_json(w, h);
+	boots_json(w, h);
+	rollouts_json(w, h);
+	host_paths_json(w, h);
+	quality_json(w, &h->q);
+	jsonw_end(w);
+}
+
+static void head_json(struct jsonw *w, const struct report *r)
+{
+	jsonw_int(w, "mmhitm_report", REPORT_VERSION);
+	time_kv(w, "generated", r->generated_ns);
+	jsonw_object(w, "range");
+	time_kv(w, "since", r->o.since_ns);
+	time_kv(w, "until", r->o.until_ns);
+	time_kv(w, "data_from", r->data_lo_ns);
+	jsonw_end(w);
+
+	jsonw_object(w, "parameters");
+	jsonw_num(w, "before_s", (double)r->o.before_ns / 1e9);
+	jsonw_num(w, "after_s", (double)r->o.after_ns / 1e9);
+	jsonw_num(w, "warmup_s", (double)r->o.warmup_ns / 1e9);
+	jsonw_num(w, "cohort_s", (double)r->o.cohort_ns / 1e9);
+	jsonw_int(w, "host_blocks", STATS_HOST_BLOCKS);
+	jsonw_num(w, "confidence_level", r->o.level);
+	jsonw_num(w, "margin", r->o.margin);
+	jsonw_int(w, "min_intervals", r->o.min_intervals);
+	jsonw_int(w, "min_hosts", r->o.min_hosts);
+	jsonw_str(w, "patch_map", r->o.patches_origin);
+	jsonw_end(w);
+
+	jsonw_object(w, "summary");
+	jsonw_uint(w, "databases", r->nr_dbs);
+	jsonw_uint(w, "unreadable", r->nr_errors);
+	jsonw_uint(w, "hosts", r->nr_hosts);
+	jsonw_uint(w, "hosts_rolled", r->hosts_rolled);
+	jsonw_uint(w, "kernel_changes", r->rollouts_in_range);
+	jsonw_uint(w, "rollbacks", r->rollbacks_in_range);
+	jsonw_num(w, "seconds", r->seconds);
+	jsonw_end(w);
+}
+
+static int fleet_path_json(struct jsonw *w, const struct report *r, int p)
+{
+	const struct fleet_path *fp = &r->fleet[p];
+
+	jsonw_object(w, NULL);
+	jsonw_str(w, "path", path_ids[p]);
+	jsonw_str(w, "title", path_titles[p]);
+	jsonw_str(w, "work_unit", path_units[p]);
+	jsonw_num(w, "per", path_per[p]);
+	jsonw_str(w, "verdict", verdict_to_string(fp->verdict));
+	jsonw_str(w, "reason", fp->reason);
+	jsonw_str(w, "basis", fp->basis);
+	change_json(w, "paired", &fp->paired, false);
+	if (fp->paired.valid) {
+		jsonw_num(w, "wilcoxon_t", fp->has_wilcoxon ? fp->wilcoxon.t : NAN);
+		jsonw_num(w, "wilcoxon_p", fp->has_wilcoxon ? fp->wilcoxon.p : NAN);
+	}
+	change_json(w, "did", &fp->did, true);
+	jsonw_num(w, "median_host_change", fp->median_host_change);
+
+	jsonw_object(w, "hosts");
+	jsonw_uint(w, "with_data", fp->hosts_measured);
+	jsonw_uint(w, "gained_patch", fp->candidates);
+	jsonw_uint(w, "compared", fp->nr_treated);
+	jsonw_uint(w, "controls", fp->controls_hosts);
+	jsonw_uint(w, "improved", fp->improved);
+	jsonw_uint(w, "regressed", fp->regressed);
+	jsonw_uint(w, "unchanged", fp->unchanged);
+	jsonw_uint(w, "inconclusive", fp->undecided);
+	jsonw_uint(w, "too_short", fp->too_short);
+	jsonw_end(w);
+
+	jsonw_object(w, "excluded");
+	jsonw_uint(w, "no_pmu", fp->ex_no_pmu);
+	jsonw_uint(w, "too_few_intervals", fp->ex_few);
+	jsonw_uint(w, "zero_median", fp->ex_zero);
+	jsonw_uint(w, "patch_unknown", fp->ex_unknown_patch);
+	jsonw_uint(w, "patch_not_gained", fp->ex_not_gained);
+	jsonw_end(w);
+
+	hist_json(w, fp);
+	if (series_json(w, r, p) < 0)
+		return -ENOMEM;
+	lines_json(w, "top_lines", r, fp->top, fp->nr_top);
+	jsonw_end(w);
+	return 0;
+}
+
+static int kernel_changes_json(struct jsonw *w, const struct report *r)
+{
+	struct kernel_pair *kp = NULL;
+	size_t n = 0;
+
+	if (report_kernel_pairs(r, &kp, &n) < 0)
+		return -ENOMEM;
+	jsonw_array(w, "kernel_changes");
+	for (size_t i = 0; i < n; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "from_release", kp[i].from->release);
+		jsonw_str(w, "from_build_id", kp[i].from->build_id);
+		jsonw_str(w, "to_release", kp[i].to->release);
+		jsonw_str(w, "to_build_id", kp[i].to->build_id);
+		jsonw_object(w, "patches");
+		for (int p = 0; p < NR_PATHS; p++) {
+			jsonw_array(w, path_ids[p]);
+			jsonw_str(w, NULL, patch_state_to_string(kp[i].from->patches[p].state));
+			jsonw_str(w, NULL, patch_state_to_string(kp[i].to->patches[p].state));
+			jsonw_end(w);
 		}
-		fputs("]}", f);
+		jsonw_end(w);
+		jsonw_uint(w, "hosts", kp[i].hosts);
+		jsonw_uint(w, "changes", kp[i].changes);
+		jsonw_uint(w, "rollbacks", kp[i].rollbacks);
+		jsonw_end(w);
 	}
-	fputc('}', f);
+	jsonw_end(w);
+	free(kp);
+	return 0;
+}
 
-	key(f, &first, "quality");
-	{
-		const struct quality *q = &h->q;
-		bool qf = true;
-
-		fputc('{', f);
-		kv_int(f, &qf, "intervals", (int64_t)q->intervals);
-		kv_num(f, &qf, "interval_s", q->interval_s);
-		kv_int(f, &qf, "partial", (int64_t)q->partial);
-		kv_int(f, &qf, "not_analyzed", (int64_t)q->not_analyzed);
-		kv_int(f, &qf, "gaps", (int64_t)q->gaps);
-		kv_num(f, &qf, "gap_s", (double)q->gap_ns / 1e9);
-		kv_num(f, &qf, "max_gap_s", (double)q->max_gap_ns / 1e9);
-		kv_int(f, &qf, "events_lost", q->events_lost);
-		kv_int(f, &qf, "samples_lost", q->samples_lost);
-		kv_int(f, &qf, "throttled", q->throttled);
-		kv_int(f, &qf, "dropped_intervals", q->dropped_intervals);
-		kv_int(f, &qf, "boots", (int64_t)q->boots);
-		kv_int(f, &qf, "boots_with_pmu", (int64_t)q->pmu_boots);
-		fputc('}', f);
+static void tail_json(struct jsonw *w, const struct report *r)
+{
+	lines_json(w, "other_lines", r, r->other_top, r->nr_other_top);
+	jsonw_array(w, "hitm_by_path");
+	for (size_t i = 0; i < r->nr_shares; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "path", r->shares[i].path);
+		jsonw_int(w, "hitm", r->shares[i].hitm);
+		jsonw_int(w, "samples", r->shares[i].samples);
+		jsonw_end(w);
 	}
-	fputc('}', f);
+	jsonw_end(w);
 }
 
 int report_write_json(const struct report *r, FILE *f)
 {
-	bool first = true;
+	struct jsonw w;
+	int ret;
 
-	fputc('{', f);
-	kv_int(f, &first, "mmhitm_report", REPORT_VERSION);
-	kv_time(f, &first, "generated", r->generated_ns);
-	key(f, &first, "range");
-	{
-		bool rf = true;
-
-		fputc('{', f);
-		kv_time(f, &rf, "since", r->o.since_ns);
-		kv_time(f, &rf, "until", r->o.until_ns);
-		kv_time(f, &rf, "data_from", r->data_lo_ns);
-		fputc('}', f);
-	}
-	key(f, &first, "parameters");
-	{
-		bool pf = true;
-
-		fputc('{', f);
-		kv_num(f, &pf, "before_s", (double)r->o.before_ns / 1e9);
-		kv_num(f, &pf, "after_s", (double)r->o.after_ns / 1e9);
-		kv_num(f, &pf, "warmup_s", (double)r->o.warmup_ns / 1e9);
-		kv_num(f, &pf, "cohort_s", (double)r->o.cohort_ns / 1e9);
-		kv_int(f, &pf, "host_blocks", STATS_HOST_BLOCKS);
-		kv_num(f, &pf, "confidence_level", r->o.level);
-		kv_num(f, &pf, "margin", r->o.margin);
-		kv_int(f, &pf, "min_intervals", r->o.min_intervals);
-		kv_int(f, &pf, "min_hosts", r->o.min_hosts);
-		kv_str(f, &pf, "patch_map", r->o.patches_origin);
-		fputc('}', f);
-	}
-	key(f, &first, "summary");
-	{
-		bool sf = true;
-
-		fputc('{', f);
-		kv_int(f, &sf, "databases", (int64_t)r->nr_dbs);
-		kv_int(f, &sf, "unreadable", (int64_t)r->nr_errors);
-		kv_int(f, &sf, "hosts", (int64_t)r->nr_hosts);
-		kv_int(f, &sf, "hosts_rolled", (int64_t)r->hosts_rolled);
-		kv_int(f, &sf, "kernel_changes", (int64_t)r->rollouts_in_range);
-		kv_int(f, &sf, "rollbacks", (int64_t)r->rollbacks_in_range);
-		kv_num(f, &sf, "seconds", r->seconds);
-		fputc('}', f);
-	}
-
-	key(f, &first, "paths");
-	fputc('[', f);
-	for (int p = 0; p < NR_PATHS; p++) {
-		const struct fleet_path *fp = &r->fleet[p];
-		bool pf = true;
-
-		fputs(p ? ",{" : "{", f);
-		kv_str(f, &pf, "path", path_ids[p]);
-		kv_str(f, &pf, "title", path_titles[p]);
-		kv_str(f, &pf, "work_unit", path_units[p]);
-		kv_num(f, &pf, "per", path_per[p]);
-		kv_str(f, &pf, "verdict", verdict_to_string(fp->verdict));
-		kv_str(f, &pf, "reason", fp->reason);
-		kv_str(f, &pf, "basis", fp->basis);
-		key(f, &pf, "paired");
-		change_json(f, &fp->paired, false);
-		if (fp->paired.valid) {
-			kv_num(f, &pf, "wilcoxon_t", fp->has_wilcoxon ? fp->wilcoxon.t : NAN);
-			kv_num(f, &pf, "wilcoxon_p", fp->has_wilcoxon ? fp->wilcoxon.p : NAN);
-		}
-		key(f, &pf, "did");
-		change_json(f, &fp->did, true);
-		kv_num(f, &pf, "median_host_change", fp->median_host_change);
-		key(f, &pf, "hosts");
-		fprintf(f, "{\"with_data\":%zu,\"gained_patch\":%zu,\"compared\":%zu,\"controls\":%zu,"
-			"\"improved\":%zu,\"regressed\":%zu,\"unchanged\":%zu,\"inconclusive\":%zu,"
-			"\"too_short\":%zu}",
-			fp->hosts_measured, fp->candidates, fp->nr_treated, fp->controls_hosts,
-			fp->improved, fp->regressed, fp->unchanged, fp->undecided, fp->too_short);
-		key(f, &pf, "excluded");
-		fprintf(f, "{\"no_pmu\":%zu,\"too_few_intervals\":%zu,\"zero_median\":%zu,"
-			"\"patch_unknown\":%zu,\"patch_not_gained\":%zu}",
-			fp->ex_no_pmu, fp->ex_few, fp->ex_zero, fp->ex_unknown_patch, fp->ex_not_gained);
-		key(f, &pf, "distribution");
-		hist_json(f, fp);
-		key(f, &pf, "series");
-		if (series_json(f, r, p) < 0)
+	jsonw_init(&w, f);
+	jsonw_object(&w, NULL);
+	head_json(&w, r);
+	jsonw_array(&w, "paths");
+	for (int p = 0; p < NR_PATHS; p++)
+		if (fleet_path_json(&w, r, p) < 0)
 			return -ENOMEM;
-		key(f, &pf, "top_lines");
-		lines_json(f, r, fp->top, fp->nr_top);
-		fputc('}', f);
-	}
-	fputc(']', f);
+	jsonw_end(&w);
+	tail_json(&w, r);
+	if (kernel_changes_json(&w, r) < 0)
+		return -ENOMEM;
 
-	key(f, &first, "other_lines");
-	lines_json(f, r, r->other_top, r->nr_other_top);
-	key(f, &first, "hitm_by_path");
-	fputc('[', f);
-	for (size_t i = 0; i < r->nr_shares; i++) {
-		fputs(i ? ",{\"path\":" : "{\"path\":", f);
-		json_puts(f, r->shares[i].path);
-		fprintf(f, ",\"hitm\":%" PRId64 ",\"samples\":%" PRId64 "}", r->shares[i].hitm,
-			r->shares[i].samples);
-	}
-	fputc(']', f);
-
-	key(f, &first, "kernel_changes");
-	{
-		struct kernel_pair *kp = NULL;
-		size_t n = 0;
-
-		if (report_kernel_pairs(r, &kp, &n) < 0)
-			return -ENOMEM;
-		fputc('[', f);
-		for (size_t i = 0; i < n; i++) {
-			bool kf = true;
-
-			fputs(i ? ",{" : "{", f);
-			kv_str(f, &kf, "from_release", kp[i].from->release);
-			kv_str(f, &kf, "from_build_id", kp[i].from->build_id);
-			kv_str(f, &kf, "to_release", kp[i].to->release);
-			kv_str(f, &kf, "to_build_id", kp[i].to->build_id);
-			key(f, &kf, "patches");
-			fputc('{', f);
-			for (int p = 0; p < NR_PATHS; p++)
-				fprintf(f, "%s\"%s\":[\"%s\",\"%s\"]", p ? "," : "", path_ids[p],
-					patch_state_to_string(kp[i].from->patches[p].state),
-					patch_state_to_string(kp[i].to->patches[p].state));
-			fputc('}', f);
-			kv_int(f, &kf, "hosts", (int64_t)kp[i].hosts);
-			kv_int(f, &kf, "changes", (int64_t)kp[i].changes);
-			kv_int(f, &kf, "rollbacks", (int64_t)kp[i].rollbacks);
-			fputc('}', f);
-		}
-		fputc(']', f);
-		free(kp);
-	}
-	key(f, &first, "cohorts");
-	fputc('[', f);
+	jsonw_array(&w, "cohorts");
 	for (size_t i = 0; i < r->nr_cohorts; i++) {
-		bool cf = true;
-
-		fputs(i ? ",{" : "{", f);
-		kv_time(f, &cf, "reference", r->cohorts[i].ref_ns);
-		kv_time(f, &cf, "first", r->cohorts[i].first_ns);
-		kv_time(f, &cf, "last", r->cohorts[i].last_ns);
-		kv_int(f, &cf, "kernel_changes", (int64_t)r->cohorts[i].rollouts);
-		fputc('}', f);
+		jsonw_object(&w, NULL);
+		time_kv(&w, "reference", r->cohorts[i].ref_ns);
+		time_kv(&w, "first", r->cohorts[i].first_ns);
+		time_kv(&w, "last", r->cohorts[i].last_ns);
+		jsonw_uint(&w, "kernel_changes", r->cohorts[i].rollouts);
+		jsonw_end(&w);
 	}
-	fputc(']', f);
+	jsonw_end(&w);
 
-	key(f, &first, "unreadable");
-	fputc('[', f);
+	jsonw_array(&w, "unreadable");
 	for (size_t i = 0; i < r->nr_errors; i++) {
-		fputs(i ? ",{\"db\":" : "{\"db\":", f);
-		json_puts(f, r->errors[i].db);
-		fputs(",\"error\":", f);
-		json_puts(f, r->errors[i].error);
-		fputc('}', f);
+		jsonw_object(&w, NULL);
+		jsonw_str(&w, "db", r->errors[i].db);
+		jsonw_str(&w, "error", r->errors[i].error);
+		jsonw_end(&w);
 	}
-	fputc(']', f);
+	jsonw_end(&w);
 
-	key(f, &first, "hosts");
-	fputc('[', f);
-	for (size_t i = 0; i < r->nr_hosts; i++) {
-		if (i)
-			fputc(',', f);
-		host_json(f, r, &r->hosts[i]);
-	}
-	fputs("]}\n", f);
-	return ferror(f) ? -EIO : 0;
+	jsonw_array(&w, "hosts");
+	for (size_t i = 0; i < r->nr_hosts; i++)
+		host_json(&w, r, &r->hosts[i]);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	ret = jsonw_finish(&w);
+	return ret == -EINVAL ? log_error_errno(EINVAL, "Report JSON nested wrongly: a bug") : ret;
 }

@@ -10,7 +10,7 @@ LOAD=$O/mmhitm-load
 
 # json_get FILE KEY: a scalar of the flat object mmhitm-load prints.
 json_get() {
-	sed -n "s/.*\"$2\": \(\"[^\"]*\"\|[^,}]*\).*/\1/p" "$1" | tr -d '"'
+	sed -n "s/.*\"$2\": *\(\"[^\"]*\"\|[^,}]*\).*/\1/p" "$1" | tr -d '"'
 }
 
 # Tracepoint counting needs tracefs (perf only reads event ids from it).

@@ -258,9 +258,9 @@ static void test_jsonw(void)
 	jsonw_end(&w);
 	CHECK_INT(jsonw_finish(&w), ==, 0);
 	fclose(f);
-	CHECK_STR(buf, "{\"host\": \"a\\\"b\\u003cc\\u003e\\n\", \"v\": [-3, 0.5, \"inf\", \"-inf\", null], "
-		       "\"empty\": {}, \"none\": [], \"ok\": true, \"n\": null, \"s\": null, "
-		       "\"u\": 18446744073709551615, \"g\": 3.14}\n");
+	CHECK_STR(buf, "{\"host\":\"a\\\"b\\u003cc\\u003e\\n\",\"v\":[-3,0.5,\"inf\",\"-inf\",null],"
+		       "\"empty\":{},\"none\":[],\"ok\":true,\"n\":null,\"s\":null,"
+		       "\"u\":18446744073709551615,\"g\":3.14}\n");
 	free(buf);
 
 	/* unbalanced: an end too many, or one missing */
