@@ -103,7 +103,8 @@ ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c
+GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c \
+		   $(O)/gen/paths-conf.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -154,6 +155,10 @@ $(O)/gen/mm-snapshot-bpf.c: $(O)/gen/mm-snapshot.bpf.o common/gen-blob.sh
 	$(call quiet,GEN,$@)sh common/gen-blob.sh mm_snapshot_bpf $< > $@.tmp && mv $@.tmp $@
 
 # The default attribution rules, compiled in like the schema.
+# The path table, compiled in: every program reads the same one.
+$(O)/gen/paths-conf.c: common/paths.conf common/gen-blob.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-blob.sh paths_conf $< > $@.tmp && mv $@.tmp $@
+
 $(O)/gen/rules-conf.c: analyzer/rules.conf analyzer/gen-rules.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh analyzer/gen-rules.sh analyzer/rules.conf > $@.tmp && mv $@.tmp $@
 

@@ -6,6 +6,7 @@
 #include "analyze.h"
 #include "db.h"
 #include "log.h"
+#include "paths.h"
 #include "rules.h"
 #include "util.h"
 
@@ -58,16 +59,16 @@ static int add_totals(struct analysis *a, sqlite3 *db, int64_t boot_id)
 	r = db_prepare(db, &st,
 		       "SELECT p.interval_id, p.path, p.lcl_hitm, p.rmt_hitm, p.peer, p.samples, p.work"
 		       " FROM path_intervals p JOIN intervals i USING (interval_id)"
-		       " WHERE i.boot_id = ?1 AND p.interval_id > ?2 AND p.path IN ('P1', 'P2', 'P3', 'P4')"
+		       " WHERE i.boot_id = ?1 AND p.interval_id > ?2"
 		       " ORDER BY p.interval_id");
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, boot_id);
 	sqlite3_bind_int64(st, 2, a->last_interval_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int k = ((const char *)sqlite3_column_text(st, 1))[1] - '1';
+		int k = path_index((const char *)sqlite3_column_text(st, 1));
 
-		if (k < 0 || k >= ANALYSIS_PATHS)
+		if (k < 0)	/* other: and unresolved */
 			continue;
 		a->last_interval_id = sqlite3_column_int64(st, 0);
 		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {

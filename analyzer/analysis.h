@@ -14,7 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ANALYSIS_PATHS 4	/* P1..P4, in order */
+#include "paths.h"
+
+/* Per path of the path table, in its order. */
+#define ANALYSIS_PATHS MAX_PATHS
 
 /* Totals of one boot since analysis_new(). */
 struct path_totals {

@@ -12,6 +12,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "objects.h"
+#include "paths.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -46,26 +47,13 @@ struct row {
 	int64_t offset, callchain_id;
 };
 
-static const char *const paths[] = { "P1", "P2", "P3", "P4" };
-
-const char *analyze_work_event(const char *path)
-{
-	if (strcmp(path, "P1") == 0)
-		return "sched:sched_switch";
-	if (strcmp(path, "P2") == 0)
-		return "lru_gen_progress.max_seq_delta";
-	if (strcmp(path, "P3") == 0)
-		return "pagemap:mm_lru_activate";
-	if (strcmp(path, "P4") == 0)
-		return "tlb:tlb_flush";
-	return NULL;
-}
-
-/* P1's unit: mmhitmd estimates it per interval from sampled switch
- * windows (boot_events: sched:sched_switch, role 'sample') as this
- * counter; a recorder without the estimator leaves sched:sched_switch,
- * all switches, as the only measure. */
+/* Same-mm switches: mmhitmd estimates them per interval from sampled
+ * switch windows (boot_events: sched:sched_switch, role 'sample') as this
+ * counter; a recorder without the estimator leaves the path table's next
+ * work source (all switches) as the only measure. */
 #define SAME_MM_SWITCHES "derived:same_mm_switches"
+/* Aging passes: lru_gen's max_seq steps, read every interval. */
+#define MAX_SEQ_DELTA "lru_gen_progress.max_seq_delta"
 
 /*
  * A count's precision travels with it into path_intervals: windowed
@@ -753,50 +741,68 @@ static int same_mm_estimated(struct ctx *c)
 	return c->same_mm;
 }
 
-/* The path's own work in the interval; 0 when not counted (NULL work). */
-static int path_work(struct ctx *c, const char *path, int64_t interval_id, int64_t t0, int64_t t1,
-		     struct work *ret, char *source, size_t size)
+/* Aging passes of the interval, or of the live boot over the same time. */
+static int aging_work(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
+		      struct work *ret, char *source, size_t size)
 {
-	int r, rc;
+	int r = 0, rc;
 
-	if (strcmp(path, "P1") == 0) {
-		r = same_mm_estimated(c);
-		if (r < 0)
-			return r;
-		/* With the estimator, an interval without an estimate (no window
-		 * ran) has no P1 work: all switches would be another unit. The
-		 * choice is the boot's, so a rebuild makes the same one. */
-		if (r > 0)
-			return interval_count(c, interval_id, t0, t1, SAME_MM_SWITCHES, ret, source, size);
-		r = interval_count(c, interval_id, t0, t1, "sched:sched_switch", ret, source, size);
-		if (r > 0) {
+	sqlite3_reset(c->aging);
+	sqlite3_bind_int64(c->aging, 1, interval_id);
+	rc = sqlite3_step(c->aging);
+	if (rc == SQLITE_ROW && sqlite3_column_type(c->aging, 0) != SQLITE_NULL) {
+		/* lru_gen's max_seq: exact, read every interval */
+		*ret = (struct work){ (double)sqlite3_column_int64(c->aging, 0), 0, 1 };
+		snprintf(source, size, "%s", MAX_SEQ_DELTA);
+		r = 1;
+	} else if (rc != SQLITE_ROW) {
+		r = log_error_errno(db_errno(rc), "Failed to read lru_gen_progress: %s",
+				    sqlite3_errmsg(c->db));
+	}
+	sqlite3_reset(c->aging);
+	if (r == 0)
+		r = borrow(c, c->aging_borrowed, MAX_SEQ_DELTA, t0, t1, ret, source, size);
+	return r;
+}
+
+/*
+ * The path's own work in the interval: the first of the path table's work
+ * sources this boot records; 0 when not counted (NULL work).
+ */
+static int path_work(struct ctx *c, const struct path_def *pd, int64_t interval_id, int64_t t0,
+		     int64_t t1, struct work *ret, char *source, size_t size)
+{
+	bool no_same_mm = false;
+	int r;
+
+	for (size_t i = 0; i < pd->nr_work; i++) {
+		const char *w = pd->work[i];
+
+		if (strcmp(w, SAME_MM_SWITCHES) == 0) {
+			r = same_mm_estimated(c);
+			if (r < 0)
+				return r;
+			/* With the estimator, an interval without an estimate (no
+			 * window ran) has no such work: another source would be
+			 * another unit. The choice is the boot's, so a rebuild makes
+			 * the same one. */
+			if (r > 0)
+				return interval_count(c, interval_id, t0, t1, w, ret, source, size);
+			no_same_mm = true;
+			continue;
+		}
+		if (strcmp(w, MAX_SEQ_DELTA) == 0)
+			return aging_work(c, interval_id, t0, t1, ret, source, size);
+		r = interval_count(c, interval_id, t0, t1, w, ret, source, size);
+		if (r > 0 && no_same_mm) {
 			size_t len = strlen(source);
 
 			snprintf(source + len, size - len, " (all switches: same-mm not separated)");
 		}
-		return r;
+		if (r != 0)
+			return r;
 	}
-	if (strcmp(path, "P2") == 0) {
-		sqlite3_reset(c->aging);
-		sqlite3_bind_int64(c->aging, 1, interval_id);
-		rc = sqlite3_step(c->aging);
-		r = 0;
-		if (rc == SQLITE_ROW && sqlite3_column_type(c->aging, 0) != SQLITE_NULL) {
-			/* lru_gen's max_seq: exact, read every interval */
-			*ret = (struct work){ (double)sqlite3_column_int64(c->aging, 0), 0, 1 };
-			snprintf(source, size, "%s", analyze_work_event(path));
-			r = 1;
-		} else if (rc != SQLITE_ROW) {
-			r = log_error_errno(db_errno(rc), "Failed to read lru_gen_progress: %s",
-					    sqlite3_errmsg(c->db));
-		}
-		sqlite3_reset(c->aging);
-		if (r == 0)
-			r = borrow(c, c->aging_borrowed, analyze_work_event(path), t0, t1, ret,
-				   source, size);
-		return r;
-	}
-	return interval_count(c, interval_id, t0, t1, analyze_work_event(path), ret, source, size);
+	return 0;
 }
 
 static void bind_work(sqlite3_stmt *ins, const struct work *w, const char *source)
@@ -810,8 +816,8 @@ static void bind_work(sqlite3_stmt *ins, const struct work *w, const char *sourc
 static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1)
 {
 	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
-	bool measured, kept, dropped, seen[ARRAY_SIZE(paths)] = {};
-	int r, rc;
+	bool measured, kept, dropped, seen[MAX_PATHS] = {};
+	int i, r, rc;
 
 	sqlite3_reset(c->measured);
 	sqlite3_bind_int64(c->measured, 1, interval_id);
@@ -841,7 +847,7 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 	if (r < 0)
 		return r;
 
-	/* sampled paths (P1..P4 among them, with their work) */
+	/* sampled paths (the path table's among them, with their work) */
 	sqlite3_reset(c->path_sums);
 	sqlite3_bind_int64(c->path_sums, 1, interval_id);
 	for (;;) {
@@ -854,14 +860,13 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 		if (rc != SQLITE_ROW)
 			break;
 		path = (const char *)sqlite3_column_text(c->path_sums, 0);
-		for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
-			if (strcmp(path, paths[i]) == 0) {
-				seen[i] = true;
-				w = path_work(c, path, interval_id, t0, t1, &work, source, sizeof(source));
-				if (w < 0) {
-					sqlite3_reset(c->path_sums);
-					return w;
-				}
+		i = path_index(path);
+		if (i >= 0) {
+			seen[i] = true;
+			w = path_work(c, path_get(i), interval_id, t0, t1, &work, source, sizeof(source));
+			if (w < 0) {
+				sqlite3_reset(c->path_sums);
+				return w;
 			}
 		}
 		sqlite3_reset(ins);
@@ -882,21 +887,21 @@ static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, 
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to sum attributions: %s", sqlite3_errmsg(c->db));
 
-	/* P1..P4 without samples: zero when sampled, NULL when not measured */
-	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+	/* the table's paths without samples: zero when sampled, NULL when not measured */
+	for (i = 0; i < NR_PATHS; i++) {
 		char source[160] = "";
 		struct work work = { 0, 0, 1 };
 		int w;
 
 		if (seen[i])
 			continue;
-		w = path_work(c, paths[i], interval_id, t0, t1, &work, source, sizeof(source));
+		w = path_work(c, path_get(i), interval_id, t0, t1, &work, source, sizeof(source));
 		if (w < 0)
 			return w;
 		sqlite3_reset(ins);
 		sqlite3_clear_bindings(ins);
 		sqlite3_bind_int64(ins, 1, interval_id);
-		sqlite3_bind_text(ins, 2, paths[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, path_get(i)->id, -1, SQLITE_STATIC);
 		if (measured)
 			for (int k = 3; k <= 6; k++)
 				sqlite3_bind_int64(ins, k, 0);
@@ -1395,6 +1400,30 @@ out:
 	return r;
 }
 
+/* The database's paths table says what the path table says (users join it). */
+static int store_paths(sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, &st, "INSERT INTO paths(path, title, work_unit, per) VALUES (?1, ?2, ?3, ?4)"
+				" ON CONFLICT(path) DO UPDATE SET title = excluded.title,"
+				" work_unit = excluded.work_unit, per = excluded.per"
+				" WHERE (title, work_unit, per) IS NOT (excluded.title, excluded.work_unit,"
+				" excluded.per)");
+	for (int i = 0; r >= 0 && i < NR_PATHS; i++) {
+		const struct path_def *pd = path_get(i);
+
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, pd->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, pd->title, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, pd->unit, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 4, pd->per);
+		r = db_step_done(db, st);
+	}
+	return r;
+}
+
 int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,
 	       struct analyze_stats *ret)
 {
@@ -1404,6 +1433,9 @@ int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,
 	int r, rc;
 
 	*ret = (struct analyze_stats){};
+	r = store_paths(db);
+	if (r < 0)
+		return r;
 	r = db_prepare(db, &st, "SELECT boot_id FROM boots ORDER BY boot_id");
 	if (r < 0)
 		return r;

@@ -39,7 +39,4 @@ enum {
 int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,
 	       struct analyze_stats *ret);
 
-/* The work counter per path, documented in one place. */
-const char *analyze_work_event(const char *path);
-
 #endif

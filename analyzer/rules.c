@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "paths.h"
 #include "rules.h"
 #include "util.h"
 
@@ -174,8 +175,8 @@ static bool valid_name(const char *s)
 
 static bool valid_target(const char *t)
 {
-	if (strcmp(t, "P1") == 0 || strcmp(t, "P2") == 0 || strcmp(t, "P3") == 0 ||
-	    strcmp(t, "P4") == 0 || strcmp(t, "other") == 0 || strcmp(t, "unresolved") == 0)
+	/* a path of the path table (common/paths.conf), or not a path */
+	if (path_index(t) >= 0 || strcmp(t, "other") == 0 || strcmp(t, "unresolved") == 0)
 		return true;
 	return startswith(t, "other:") && valid_name(t + 6);
 }

@@ -74,7 +74,16 @@ const char *patch_state_to_string(enum patch_state s)
 	}
 }
 
-/* "P1", "P1,P3", "P2-P4", "all" into a bit mask; 0 when malformed. */
+/* The index of a path id of the table, any case; -1 if none. */
+static int id_index(const char *s, size_t len)
+{
+	for (int p = 0; p < NR_PATHS; p++)
+		if (strlen(path_get(p)->id) == len && strncasecmp(path_get(p)->id, s, len) == 0)
+			return p;
+	return -1;
+}
+
+/* "P1", "P1,P3", "P2-P4" (in table order), "all" into a bit mask; 0 when malformed. */
 static unsigned int parse_paths(const char *s)
 {
 	unsigned int mask = 0;
@@ -82,23 +91,18 @@ static unsigned int parse_paths(const char *s)
 	if (strcasecmp(s, "all") == 0)
 		return (1u << NR_PATHS) - 1;
 	while (*s) {
+		size_t item = strcspn(s, ","), dash = strcspn(s, "-,");
 		int a, b;
 
-		if ((s[0] != 'P' && s[0] != 'p') || s[1] < '1' || s[1] > '0' + NR_PATHS)
+		a = b = id_index(s, dash);
+		if (dash < item)
+			b = id_index(s + dash + 1, item - dash - 1);
+		if (a < 0 || b < a)
 			return 0;
-		a = b = s[1] - '0';
-		s += 2;
-		if (*s == '-') {
-			if ((s[1] != 'P' && s[1] != 'p') || s[2] < '1' || s[2] > '0' + NR_PATHS)
-				return 0;
-			b = s[2] - '0';
-			s += 3;
-			if (b < a)
-				return 0;
-		}
 		for (int i = a; i <= b; i++)
-			mask |= 1u << (i - 1);
-		if (*s == ',')
+			mask |= 1u << i;
+		s += item;
+		if (*s == ',' && s[1])
 			s++;
 		else if (*s)
 			return 0;
@@ -164,8 +168,9 @@ static int parse_line(struct patch_map *m, char *line, const char *origin, unsig
 				       origin, lineno, verb);
 	rule.paths = parse_paths(paths);
 	if (!rule.paths)
-		return log_error_errno(EINVAL, "%s:%u: bad paths '%s' (P1..P4, P1,P3, P1-P4 or all)",
-				       origin, lineno, paths);
+		return log_error_errno(EINVAL, "%s:%u: bad paths '%s' (of %s: one, a list such as "
+				       "P1,P3, a range such as P1-P4, or all)", origin, lineno, paths,
+				       paths_ids());
 	for (i = 0; i < ARRAY_SIZE(match_names); i++)
 		if (strcmp(match, match_names[i]) == 0)
 			break;
@@ -292,7 +297,7 @@ static bool rule_matches(const struct rule *rule, const struct kernel_desc *k)
 }
 
 void patch_map_resolve(const struct patch_map *m, const struct kernel_desc *k,
-		       struct patch_verdict ret[NR_PATHS])
+		       struct patch_verdict ret[MAX_PATHS])
 {
 	for (int p = 0; p < NR_PATHS; p++)
 		ret[p] = (struct patch_verdict){ PATCH_UNKNOWN, NULL };

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NR_PATHS 4	/* P1..P4 */
+#include "paths.h"
 
 enum patch_state {
 	PATCH_UNKNOWN = 0,	/* no rule matched */
@@ -63,7 +63,7 @@ const char *patch_map_ksym(const struct patch_map *m, size_t i);
 
 /* Per path P1..P4, the state set by the last matching rule. */
 void patch_map_resolve(const struct patch_map *m, const struct kernel_desc *k,
-		       struct patch_verdict ret[NR_PATHS]);
+		       struct patch_verdict ret[MAX_PATHS]);
 
 const char *patch_state_to_string(enum patch_state s);
 

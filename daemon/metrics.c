@@ -40,7 +40,9 @@ static void path_series(FILE *f, const struct boot_info *b, const struct path_ex
 {
 	fprintf(f, "%s{", name);
 	labels(f, b);
-	fprintf(f, ",path=\"P%d\",patch=\"%s\"%s} ", k + 1, p->patch[k] ?: "unknown", extra);
+	fputs(",path=\"", f);
+	metrics_escape(f, path_get(k)->id);
+	fprintf(f, "\",patch=\"%s\"%s} ", p->patch[k] ?: "unknown", extra);
 }
 
 static void write_paths(FILE *f, const struct boot_info *b, const struct path_export *p)
@@ -50,7 +52,7 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 
 	metric(f, "mmhitm_path_hitm_total", "counter",
 	       "HITM samples attributed to each path since mmhitmd started (absent: not sampled).");
-	for (int k = 0; k < ANALYSIS_PATHS; k++) {
+	for (int k = 0; k < NR_PATHS; k++) {
 		if (!t->measured[k])
 			continue;
 		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"local\"");
@@ -62,7 +64,7 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 	}
 	metric(f, "mmhitm_path_work_total", "counter",
 	       "Units of each path's own work (same-mm switches, aging passes, activations, TLB flushes).");
-	for (int k = 0; k < ANALYSIS_PATHS; k++) {
+	for (int k = 0; k < NR_PATHS; k++) {
 		path_series(f, b, p, k, "mmhitm_path_work_total", "");
 		fprintf(f, "%.0f\n", t->work[k]);
 	}

@@ -71,13 +71,11 @@
 
 /*
  * The tracepoints counted in the kernel (in every window slice, or all
- * along): all switches (the ctxt of /proc/stat checks them), and P3's and
- * P4's units of work.
+ * along): all switches (the ctxt of /proc/stat checks them), and every
+ * path's unit of work that is a tracepoint (the path table's `work`).
  */
 static const char *const default_counted[] = {
 	"sched:sched_switch",
-	"pagemap:mm_lru_activate",
-	"tlb:tlb_flush",
 };
 
 /*
@@ -95,18 +93,11 @@ static const char *const continuous_counted[] = {
 };
 
 /*
- * Kernel functions worth keeping per boot: the four paths' code, the
- * allocators of mm_struct, and markers a patch leaves behind
- * (maybe_lru_add_drain() exists only with the P4 change).
+ * Kernel functions worth keeping per boot besides the paths' own (the
+ * path table's `functions`; markers a patch leaves behind come from the
+ * patch map): the allocators of mm_struct.
  */
 static const char *const interesting_symbols[] = {
-	"__schedule", "context_switch", "lru_gen_use_mm",
-	"walk_pte_range", "walk_pmd_range", "walk_update_folio", "folio_update_gen",
-	"folio_set_lru_refs", "lru_gen_look_around",
-	"folio_mark_accessed", "folio_activate", "__lru_cache_activate_folio",
-	"workingset_activation", "workingset_age_nonresident",
-	"lru_add_drain", "lru_add_drain_cpu", "folio_batch_move_lru", "maybe_lru_add_drain",
-	"zap_page_range_single", "free_pages_and_swap_cache", "tlb_finish_mmu",
 	"copy_process", "dup_mm", "mm_alloc", "__mmdrop",
 };
 
@@ -403,7 +394,7 @@ struct daemon {
 static int setup_patch_state(struct daemon *d, const struct kallsyms *ks)
 {
 	struct patch_map *m = patch_map_new();
-	struct patch_verdict v[NR_PATHS];
+	struct patch_verdict v[MAX_PATHS];
 	const char *found[32];
 	struct kernel_desc k = {
 		.release = d->boot.release,
@@ -708,6 +699,13 @@ static int store_boot_step(struct daemon *d, void *arg)
 		if (k)
 			r = kallsyms_store(d->db, d->boot_id, k);
 	}
+	for (int p = 0; r >= 0 && ks && p < NR_PATHS; p++)
+		for (size_t i = 0; r >= 0 && i < path_get(p)->nr_functions; i++) {
+			const struct ksym *k = kallsyms_find(ks, path_get(p)->functions[i]);
+
+			if (k)
+				r = kallsyms_store(d->db, d->boot_id, k);
+		}
 	r = r < 0 ? r : setup_patch_state(d, ks);
 	if (r >= 0)
 		r = db_commit(d->db);
@@ -777,6 +775,18 @@ static int setup_counters(struct daemon *d)
 		if (r < 0)
 			return r;
 	}
+	/* each path's work that is a tracepoint (derived: and lru_gen_progress.
+	 * are computed, not counted) */
+	for (int p = 0; p < NR_PATHS; p++)
+		for (size_t i = 0; i < path_get(p)->nr_work; i++) {
+			const char *w = path_get(p)->work[i];
+
+			if (strchr(w, ':') && !startswith(w, "derived:")) {
+				r = counters_add(d->counters, w, &d->status);
+				if (r < 0)
+					return r;
+			}
+		}
 	for (size_t i = 0; !d->windowed && i < ARRAY_SIZE(continuous_counted); i++) {
 		r = counters_add(d->counters, continuous_counted[i], &d->status);
 		if (r < 0)

@@ -417,7 +417,7 @@ static int aging_report(struct load_report *rep, const struct load_job *job)
 	}
 	snprintf(caps, sizeof(caps), "0x%04x", st->caps);
 
-	load_report_add_job(rep, job, "P2");
+	load_report_add_job(rep, job);
 	load_report_add_u64(rep, "file_bytes", "shared tmpfs file", st->size, "B");
 	load_report_add_u64(rep, "pages_read", "pages read (all processes)", load_job_sum_ops(job), NULL);
 	load_report_add_u64(rep, "memcg_id", "memcg id", st->memcg_id, NULL);

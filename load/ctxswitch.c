@@ -62,7 +62,7 @@ void ctxswitch_report(struct load_report *rep, const struct load_job *job)
 	for (unsigned int i = 0; i < job->nr_workers; i++)
 		vol += job->workers[i].nvcsw;
 
-	load_report_add_job(rep, job, "P1");
+	load_report_add_job(rep, job);
 	load_report_add_str(rep, "mm", "mm_struct",
 			    job->fork_groups ? "private (one per CPU)" : "shared");
 	load_report_add_u64(rep, "threads_per_cpu", "threads per CPU",

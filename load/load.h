@@ -163,8 +163,9 @@ void load_report_add_ints(struct load_report *r, const char *key, const char *la
 int load_report_print(const struct load_report *r, FILE *f, bool json);
 
 /* The fields every workload reports first: workload, hot path, workers, time. */
-void load_report_add_job(struct load_report *r, const struct load_job *job,
-			 const char *hot_path);
+void load_report_add_job(struct load_report *r, const struct load_job *job);
+/* The path whose reproducer the workload is (the path table), or "none". */
+const char *load_hot_path(const char *workload);
 /* The headline every workload ends with; bench/ reads these keys. */
 void load_report_add_metric(struct load_report *r, const char *metric, const char *label,
 			    double value, const char *unit, bool higher_is_better);

@@ -19,20 +19,19 @@
 
 struct load_command {
 	const char *name;
-	const char *hot_path;
 	int (*run)(int argc, char **argv);
 	void (*help)(void);
 	const char *summary;
 };
 
 static const struct load_command commands[] = {
-	{ "ctxswitch", "P1", cmd_ctxswitch, cmd_ctxswitch_help,
+	{ "ctxswitch", cmd_ctxswitch, cmd_ctxswitch_help,
 	  "two threads per CPU sched_yield() to each other; --private-mm: one mm per CPU" },
-	{ "aging", "P2", cmd_aging, cmd_aging_help,
+	{ "aging", cmd_aging, cmd_aging_help,
 	  "processes share a tmpfs file, read it, and MGLRU aging passes walk them" },
-	{ "pwrite", "P3", cmd_pwrite, cmd_pwrite_help,
+	{ "pwrite", cmd_pwrite, cmd_pwrite_help,
 	  "pwrite() 1 KiB at offset 0 of a tmpfs file, over and over (LibMicro pwrite)" },
-	{ "tlbflush", "P4", cmd_tlbflush, cmd_tlbflush_help,
+	{ "tlbflush", cmd_tlbflush, cmd_tlbflush_help,
 	  "write, MADV_DONTNEED and re-read every page of 1 MiB (will-it-scale tlb_flush2)" },
 };
 
@@ -42,7 +41,7 @@ static void usage(FILE *f)
 		   "Reproduces the kernel hot paths mmhitm attributes contention to.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-10s %s  %s\n", commands[i].name, commands[i].hot_path,
+		fprintf(f, "  %-10s %-4s %s\n", commands[i].name, load_hot_path(commands[i].name),
 			commands[i].summary);
 	fprintf(f, "\n'mmhitm-load COMMAND --help' describes a command and the options all\n"
 		   "commands share (--duration, --loops, --threads/--procs, --cpus, --json).\n"

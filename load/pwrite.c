@@ -197,7 +197,7 @@ int pwrite_report(struct load_report *rep, const struct load_job *job)
 		return log_error_errno(EIO, "pwrite: the file is %" PRIu64 " bytes, not %zu",
 				       size, st->bytes);
 
-	load_report_add_job(rep, job, "P3");
+	load_report_add_job(rep, job);
 	load_report_add_u64(rep, "bytes_per_op", "bytes per pwrite() at 0", st->bytes, "B");
 	load_report_add_u64(rep, "file_bytes", "file size at the end", size, "B");
 	load_report_add_u64(rep, "ops", "pwrite() calls", ops, NULL);

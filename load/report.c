@@ -11,6 +11,7 @@
 
 #include "jsonw.h"
 #include "load.h"
+#include "paths.h"
 #include "util.h"
 
 enum kind { K_STR, K_U64, K_DOUBLE, K_BOOL, K_INTS };
@@ -214,11 +215,18 @@ int load_report_print(const struct load_report *r, FILE *f, bool json)
 	return fflush(f) == 0 ? 0 : -errno;
 }
 
-void load_report_add_job(struct load_report *r, const struct load_job *job,
-			 const char *hot_path)
+const char *load_hot_path(const char *workload)
+{
+	for (int p = 0; p < NR_PATHS; p++)
+		if (path_get(p)->reproducer && strcmp(path_get(p)->reproducer, workload) == 0)
+			return path_get(p)->id;
+	return "none";
+}
+
+void load_report_add_job(struct load_report *r, const struct load_job *job)
 {
 	load_report_add_str(r, "workload", "workload", job->name);
-	load_report_add_str(r, "hot_path", "hot path", hot_path);
+	load_report_add_str(r, "hot_path", "hot path", load_hot_path(job->name));
 	load_report_add_ints(r, "cpus", "CPUs", job->opts->cpus, job->opts->nr_cpus);
 	load_report_add_u64(r, "workers", "workers", job->nr_workers, NULL);
 	load_report_add_u64(r, "processes", "processes", job->fork_groups ? job->nr_groups : 1, NULL);

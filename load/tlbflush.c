@@ -91,7 +91,7 @@ void tlbflush_report(struct load_report *rep, const struct load_job *job)
 	uint64_t loops = load_job_sum_ops(job);
 	double secs = load_job_seconds(job);
 
-	load_report_add_job(rep, job, "P4");
+	load_report_add_job(rep, job);
 	load_report_add_u64(rep, "map_bytes", "mapping per loop", TLBFLUSH_MAP_BYTES, "B");
 	load_report_add_u64(rep, "page_bytes", "page", sysconf(_SC_PAGESIZE), "B");
 	load_report_add_u64(rep, "loops", "loops (1 MiB passes)", loops, NULL);

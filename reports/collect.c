@@ -245,8 +245,8 @@ struct rows {
 	struct ivl *ivl;
 	size_t n, alloc;
 	size_t *by_id;		/* indices sorted by interval id */
-	uint8_t *status[NR_PATHS];
-	double *rate[NR_PATHS];
+	uint8_t *status[MAX_PATHS];
+	double *rate[MAX_PATHS];
 	double *buf, *buf2;	/* scratch, n each */
 };
 
@@ -418,14 +418,6 @@ static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct 
 	return 0;
 }
 
-static int path_index(const char *s)
-{
-	for (int p = 0; p < NR_PATHS; p++)
-		if (strcmp(s, path_ids[p]) == 0)
-			return p;
-	return -1;
-}
-
 /* A host's HITM totals per path name, handed to the report once. */
 #define HOST_SHARES 16
 
@@ -462,7 +454,7 @@ static int shares_flush(const struct path_share *s, size_t n, struct report *r)
 static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	double *work_sum[NR_PATHS] = {}, *secs_sum[NR_PATHS] = {};
+	double *work_sum[MAX_PATHS] = {}, *secs_sum[MAX_PATHS] = {};
 	struct path_share shares[HOST_SHARES];
 	size_t nr_shares = 0;
 	int rc, ret;
@@ -850,7 +842,7 @@ static int host_add_control(struct host *h, int p, unsigned int cohort, const st
 /* A host that kept its kernel around a cohort's time is that cohort's control. */
 static int host_controls(struct report *r, struct host *h, struct rows *w)
 {
-	bool added[NR_PATHS] = {};
+	bool added[MAX_PATHS] = {};
 
 	for (size_t c = 0; c < r->nr_cohorts; c++) {
 		int64_t ref = r->cohorts[c].ref_ns;
@@ -949,7 +941,7 @@ static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p
 		" LEFT JOIN mm_objects m ON a.object_type = 'mm_struct' AND m.mm_object_id = a.object_ref"
 		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
 		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
-		"   AND (CASE WHEN ?4 IS NULL THEN a.path NOT IN ('P1', 'P2', 'P3', 'P4')"
+		"   AND (CASE WHEN ?4 IS NULL THEN instr(' ' || ?6 || ' ', ' ' || a.path || ' ') = 0"
 		"        ELSE a.path = ?4 END)"
 		" GROUP BY i.boot_id, a.path, a.line_addr, a.object_type, a.field"
 		" HAVING hitm > 0 ORDER BY hitm DESC LIMIT ?5");
@@ -959,8 +951,9 @@ static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p
 	sqlite3_bind_int64(st, 2, r->o.since_ns);
 	sqlite3_bind_int64(st, 3, r->o.until_ns);
 	if (p >= 0)
-		sqlite3_bind_text(st, 4, path_ids[p], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, path_get(p)->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 5, TOP_LINES);
+	sqlite3_bind_text(st, 6, paths_ids(), -1, SQLITE_STATIC);	/* the paths' own lines */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct top_line l = {
 			.host = host_index,

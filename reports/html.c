@@ -41,6 +41,7 @@ static const char css[] =
 	"svg rect.s-unknown,svg polygon.s-unknown{fill:#6e7781}svg rect.s-work{fill:#0969da}"
 	"svg rect.s-before{fill:#6e7781}svg rect.s-after{fill:#0969da}"
 	"svg rect.p0{fill:#0969da}svg rect.p1{fill:#1a7f37}svg rect.p2{fill:#bc4c00}svg rect.p3{fill:#8250df}"
+	"svg rect.p4{fill:#bf3989}svg rect.p5{fill:#4d2d00}svg rect.p6{fill:#1b7c83}svg rect.p7{fill:#57606a}"
 	"svg polyline.s-before,svg polyline.s-after{stroke-width:2}"
 	"svg .v-range{stroke:#24292f;stroke-dasharray:4 3}"
 	"svg .v-cohort{stroke:#8250df;stroke-width:1.5;stroke-dasharray:2 2}"
@@ -52,6 +53,7 @@ static const char css[] =
 	"svg .k4{fill:#bf3989}svg .k5{fill:#1b7c83}svg .k6{fill:#953800}svg .k7{fill:#8c959f}"
 	"svg .area{opacity:.85;stroke:none}"
 	"svg .p0{stroke:#0969da}svg .p1{stroke:#1a7f37}svg .p2{stroke:#bc4c00}svg .p3{stroke:#8250df}"
+	"svg .p4{stroke:#bf3989}svg .p5{stroke:#4d2d00}svg .p6{stroke:#1b7c83}svg .p7{stroke:#57606a}"
 	"details{margin:6px 0}summary{cursor:pointer;color:#0969da}"
 	".methods p,.methods li{max-width:900px}";
 
@@ -151,7 +153,7 @@ static void write_header(const struct report *r, FILE *f)
 		r->hosts_rolled == 1 ? "" : "s", g, r->seconds);
 	fputs("<nav><a href=\"#summary\">Verdicts</a><a href=\"#rollouts\">Rollouts</a>", f);
 	for (int p = 0; p < NR_PATHS; p++)
-		fprintf(f, "<a href=\"#path-%s\">%s</a>", path_ids[p], path_ids[p]);
+		fprintf(f, "<a href=\"#path-%s\">%s</a>", path_get(p)->id, path_get(p)->id);
 	fputs("<a href=\"#hitm-share\">All HITM</a><a href=\"#hosts\">Hosts</a>"
 	      "<a href=\"#quality\">Data quality</a><a href=\"#methods\">Methods</a></nav>\n", f);
 }
@@ -166,8 +168,8 @@ static void write_summary(const struct report *r, FILE *f)
 		const struct fleet_change *c = fleet_basis(fp);
 		char ci[80];
 
-		fprintf(f, "<tr><td><a href=\"#path-%s\">%s</a></td>", path_ids[p], path_ids[p]);
-		td_text(f, path_titles[p]);
+		fprintf(f, "<tr><td><a href=\"#path-%s\">%s</a></td>", path_get(p)->id, path_get(p)->id);
+		td_text(f, path_get(p)->title);
 		fputs("<td>", f);
 		badge(f, fp->verdict);
 		fputs("</td>", f);
@@ -332,9 +334,9 @@ static int coverage_chart(const struct report *r, FILE *f)
 {
 	size_t nb = r->nr_bins;
 	double *x = malloc((nb + 1) * sizeof(double)), *y = malloc((nb + 1) * sizeof(double));
-	static const char *const labels[] = { "P1", "P2", "P3", "P4" };
-	static const char *const classes[] = { "p0", "p1", "p2", "p3" };
-	static const char *const lines[] = { "p0", "p1", "p2", "p3" };
+	/* one colour class per path, in table order (the CSS has MAX_PATHS) */
+	static const char *const classes[MAX_PATHS] = { "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7" };
+	const char *labels[MAX_PATHS];
 	struct chart c = {};
 
 	if (!x || !y) {
@@ -365,9 +367,10 @@ static int coverage_chart(const struct report *r, FILE *f)
 			}
 			y[b] = all ? 100.0 * (double)on / (double)all : NAN;
 		}
-		chart_line(&c, x, y, nb, lines[p], path_ids[p]);
+		chart_line(&c, x, y, nb, classes[p], path_get(p)->id);
+		labels[p] = path_get(p)->id;
 	}
-	chart_legend(&c, labels, classes, 4);
+	chart_legend(&c, labels, classes, (size_t)NR_PATHS);
 	chart_end(&c);
 	free(x);
 	free(y);
@@ -525,11 +528,11 @@ static int series_chart(const struct report *r, FILE *f, int p)
 		}
 	for (size_t b = 0; b < nb; b++)
 		x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
-	snprintf(ylab, sizeof(ylab), "HITM per %g %s (median over hosts, band: quartiles)", path_per[p],
-		 path_units[p]);
+	snprintf(ylab, sizeof(ylab), "HITM per %g %s (median over hosts, band: quartiles)", path_get(p)->per,
+		 path_get(p)->unit);
 	if (!(ymax > 0)) {
 		fprintf(f, "<p class=\"muted\">No measured %s rate in the range (no PMU, or not analyzed).</p>",
-			path_ids[p]);
+			path_get(p)->id);
 		ret = 0;
 		goto out;
 	}
@@ -539,7 +542,7 @@ static int series_chart(const struct report *r, FILE *f, int p)
 	c.y0 = 0;
 	c.y1 = ymax * 1.1;
 	c.mt = 34;
-	snprintf(t, sizeof(t), "%s rate over time", path_ids[p]);
+	snprintf(t, sizeof(t), "%s rate over time", path_get(p)->id);
 	chart_begin(&c, f, 1140, 260, t);
 	chart_axes(&c, NULL, ylab);
 	for (int g = 3; g >= 1; g--) {
@@ -549,7 +552,7 @@ static int series_chart(const struct report *r, FILE *f, int p)
 			any |= !isnan(q[g][1][b]);
 		if (!any)
 			continue;
-		snprintf(lab[nl], sizeof(lab[nl]), "kernels that %s %s", gname[g], path_ids[p]);
+		snprintf(lab[nl], sizeof(lab[nl]), "kernels that %s %s", gname[g], path_get(p)->id);
 		if (g == 1)
 			snprintf(lab[nl], sizeof(lab[nl]), "kernels unknown to the patch map");
 		labels[nl] = lab[nl];
@@ -616,8 +619,8 @@ static int work_chart(const struct report *r, FILE *f, int p)
 		c.y0 = 0;
 		c.y1 = ymax * 1.1;
 		snprintf(ylab, sizeof(ylab), "%s per second (median over hosts): the path's own work",
-			 path_units[p]);
-		snprintf(t, sizeof(t), "%s work over time", path_ids[p]);
+			 path_get(p)->unit);
+		snprintf(t, sizeof(t), "%s work over time", path_get(p)->id);
 		chart_begin(&c, f, 1140, 170, t);
 		chart_axes(&c, NULL, ylab);
 		chart_line(&c, x, y, nb, "s-work", "median work per second");
@@ -667,8 +670,8 @@ static void distribution_chart(const struct report *r, FILE *f, int p)
 	c.y0 = 0;
 	c.y1 = ymax * 1.1;
 	c.mt = 34;
-	snprintf(t, sizeof(t), "%s rates before and after", path_ids[p]);
-	snprintf(xl, sizeof(xl), "HITM per %g %s, per interval (log scale)", path_per[p], path_units[p]);
+	snprintf(t, sizeof(t), "%s rates before and after", path_get(p)->id);
+	snprintf(xl, sizeof(xl), "HITM per %g %s, per interval (log scale)", path_get(p)->per, path_get(p)->unit);
 	chart_begin(&c, f, 560, 240, t);
 	chart_axes(&c, xl, "fraction of intervals");
 	chart_steps(&c, edge, vb, hi - lo, "s-before", "before the change (pooled over compared hosts)");
@@ -723,7 +726,7 @@ static int host_change_chart(const struct report *r, FILE *f, int p)
 	}
 	lo = 100 * lo - 5;
 	hi = 100 * hi + 5;
-	snprintf(t, sizeof(t), "%s change per host", path_ids[p]);
+	snprintf(t, sizeof(t), "%s change per host", path_get(p)->id);
 	if (n <= MAX_FOREST) {
 		double rowh = 16;
 
@@ -832,8 +835,8 @@ static void stats_table(const struct report *r, FILE *f, int p)
 		"%zu compared. Hosts with kernel changes left out: %zu without PMU, %zu with too few "
 		"measured intervals, %zu with a median of 0, %zu whose kernels the patch map does not know, "
 		"%zu whose kernel changes did not add %s.</p>\n",
-		fp->hosts_measured, path_ids[p], fp->candidates, path_ids[p], fp->nr_treated, fp->ex_no_pmu,
-		fp->ex_few, fp->ex_zero, fp->ex_unknown_patch, fp->ex_not_gained, path_ids[p]);
+		fp->hosts_measured, path_get(p)->id, fp->candidates, path_get(p)->id, fp->nr_treated, fp->ex_no_pmu,
+		fp->ex_few, fp->ex_zero, fp->ex_unknown_patch, fp->ex_not_gained, path_get(p)->id);
 }
 
 static void comparisons_table(const struct report *r, FILE *f, int p)
@@ -923,14 +926,14 @@ static int write_path(const struct report *r, FILE *f, int p)
 	const struct fleet_path *fp = &r->fleet[p];
 	int ret;
 
-	fprintf(f, "<section id=\"path-%s\" class=\"path\"><h2>%s: ", path_ids[p], path_ids[p]);
-	html_puts(f, path_titles[p]);
+	fprintf(f, "<section id=\"path-%s\" class=\"path\"><h2>%s: ", path_get(p)->id, path_get(p)->id);
+	html_puts(f, path_get(p)->title);
 	fputs("</h2><p>", f);
 	badge(f, fp->verdict);
 	fputs(" ", f);
 	html_puts(f, fp->reason);
 	fprintf(f, "</p><p class=\"muted\">Rate: HITM (local + remote + peer) per %g %s, per interval.</p>\n",
-		path_per[p], path_units[p]);
+		path_get(p)->per, path_get(p)->unit);
 	stats_table(r, f, p);
 	fputs("<div class=\"charts\">", f);
 	ret = series_chart(r, f, p);
@@ -944,7 +947,7 @@ static int write_path(const struct report *r, FILE *f, int p)
 		return ret;
 	fputs("</div>\n", f);
 	comparisons_table(r, f, p);
-	fprintf(f, "<h3>Top %s cache lines</h3>", path_ids[p]);
+	fprintf(f, "<h3>Top %s cache lines</h3>", path_get(p)->id);
 	lines_table(r, f, fp->top, fp->nr_top);
 	fputs("</section>\n", f);
 	return 0;
@@ -977,7 +980,7 @@ static void write_hosts(const struct report *r, FILE *f)
 	fputs("<section id=\"hosts\"><h2>Hosts</h2><details><summary>Every host</summary><table><tr><th>Host</th>"
 	      "<th>Database</th><th>Kernel now</th><th>PMU</th><th>LRU_GEN</th><th>Intervals</th>", f);
 	for (int p = 0; p < NR_PATHS; p++)
-		fprintf(f, "<th>%s median</th><th>%s change</th>", path_ids[p], path_ids[p]);
+		fprintf(f, "<th>%s median</th><th>%s change</th>", path_get(p)->id, path_get(p)->id);
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < r->nr_hosts && i < 10 * MAX_ROWS; i++) {
 		const struct host *h = &r->hosts[i];

@@ -231,7 +231,7 @@ static void kernels_json(struct jsonw *w, const struct host *h)
 		jsonw_end(w);
 		jsonw_object(w, "patches");
 		for (int p = 0; p < NR_PATHS; p++) {
-			jsonw_object(w, path_ids[p]);
+			jsonw_object(w, path_get(p)->id);
 			jsonw_str(w, "state", patch_state_to_string(ki->patches[p].state));
 			jsonw_str(w, "why", ki->patches[p].why);
 			jsonw_end(w);
@@ -276,7 +276,7 @@ static void rollouts_json(struct jsonw *w, const struct host *h)
 		jsonw_bool(w, "in_range", h->rollout_in_range[i]);
 		jsonw_object(w, "patches");
 		for (int p = 0; p < NR_PATHS; p++)
-			jsonw_str(w, path_ids[p], patch_change_to_string(ro->change[p]));
+			jsonw_str(w, path_get(p)->id, patch_change_to_string(ro->change[p]));
 		jsonw_end(w);
 		jsonw_end(w);
 	}
@@ -289,7 +289,7 @@ static void host_paths_json(struct jsonw *w, const struct host *h)
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct host_path *hp = &h->path[p];
 
-		jsonw_object(w, path_ids[p]);
+		jsonw_object(w, path_get(p)->id);
 		jsonw_uint(w, "measured", hp->measured);
 		jsonw_num(w, "median_rate", hp->median);
 		jsonw_int(w, "hitm", hp->hitm);
@@ -393,10 +393,10 @@ static int fleet_path_json(struct jsonw *w, const struct report *r, int p)
 	const struct fleet_path *fp = &r->fleet[p];
 
 	jsonw_object(w, NULL);
-	jsonw_str(w, "path", path_ids[p]);
-	jsonw_str(w, "title", path_titles[p]);
-	jsonw_str(w, "work_unit", path_units[p]);
-	jsonw_num(w, "per", path_per[p]);
+	jsonw_str(w, "path", path_get(p)->id);
+	jsonw_str(w, "title", path_get(p)->title);
+	jsonw_str(w, "work_unit", path_get(p)->unit);
+	jsonw_num(w, "per", path_get(p)->per);
 	jsonw_str(w, "verdict", verdict_to_string(fp->verdict));
 	jsonw_str(w, "reason", fp->reason);
 	jsonw_str(w, "basis", fp->basis);
@@ -452,7 +452,7 @@ static int kernel_changes_json(struct jsonw *w, const struct report *r)
 		jsonw_str(w, "to_build_id", kp[i].to->build_id);
 		jsonw_object(w, "patches");
 		for (int p = 0; p < NR_PATHS; p++) {
-			jsonw_array(w, path_ids[p]);
+			jsonw_array(w, path_get(p)->id);
 			jsonw_str(w, NULL, patch_state_to_string(kp[i].from->patches[p].state));
 			jsonw_str(w, NULL, patch_state_to_string(kp[i].to->patches[p].state));
 			jsonw_end(w);

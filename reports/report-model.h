@@ -24,10 +24,7 @@
 #define HIST_LO (-6.0)		/* log10 of the lowest rate binned */
 #define HIST_DECADES 15.0	/* decades covered */
 
-extern const char *const path_ids[NR_PATHS];
-extern const char *const path_titles[NR_PATHS];
-extern const char *const path_units[NR_PATHS];
-extern const double path_per[NR_PATHS];
+/* The paths, their ids, titles, units and per: common/paths.h. */
 
 enum verdict {
 	VERDICT_INSUFFICIENT,
@@ -114,9 +111,9 @@ struct host {
 	struct rollout *rollouts;
 	size_t nr_rollouts;
 	bool *rollout_in_range;
-	struct host_path path[NR_PATHS];
-	struct control *controls[NR_PATHS];	/* this host as a control, per cohort */
-	size_t nr_controls[NR_PATHS];
+	struct host_path path[MAX_PATHS];
+	struct control *controls[MAX_PATHS];	/* this host as a control, per cohort */
+	size_t nr_controls[MAX_PATHS];
 	struct quality q;
 	bool no_pmu;			/* no boot in range had a PMU */
 	bool lru_gen_off;		/* no boot in range had LRU_GEN on */
@@ -212,7 +209,7 @@ struct report {
 	size_t nr_dbs;
 	struct cohort *cohorts;
 	size_t nr_cohorts;
-	struct fleet_path fleet[NR_PATHS];
+	struct fleet_path fleet[MAX_PATHS];
 	struct top_line other_top[TOP_LINES];	/* lines outside P1..P4 */
 	size_t nr_other_top;
 	struct db_error *errors;	/* databases that could not be read */

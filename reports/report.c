@@ -16,19 +16,6 @@
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 
-const char *const path_ids[NR_PATHS] = { "P1", "P2", "P3", "P4" };
-/* Kept in step with the paths table of schema/003-analysis.sql. */
-const char *const path_titles[NR_PATHS] = {
-	"mglru: redundant mm->lru_gen.bitmap store in lru_gen_use_mm()",
-	"mglru: folio->flags cmpxchg when nothing changes (aging walk)",
-	"swap: active flag set when staged in the activate batch",
-	"maybe_lru_add_drain(): drain only when enough folios are pending",
-};
-const char *const path_units[NR_PATHS] = {
-	"same-mm context switches", "aging passes", "folio activations", "TLB flushes and zaps",
-};
-const double path_per[NR_PATHS] = { 1000, 1, 1000, 1000 };
-
 const char *verdict_to_string(enum verdict v)
 {
 	switch (v) {
@@ -143,7 +130,7 @@ int report_nr_paths(void)
 
 const char *report_fleet_verdict(const struct report *r, int p, const char **ret_path)
 {
-	*ret_path = path_ids[p];
+	*ret_path = path_get(p)->id;
 	return verdict_to_string(r->fleet[p].verdict);
 }
 
@@ -353,7 +340,7 @@ void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_
 	buf[0] = '\0';
 	for (int p = 0; p < NR_PATHS && used + 4 < size; p++)
 		if (k->patches[p].state == st)
-			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", path_ids[p]);
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", path_get(p)->id);
 	if (!used)
 		snprintf(buf, size, "none");
 }
@@ -634,7 +621,7 @@ static int fleet_path_finish(struct report *r, int p)
 		f->verdict = VERDICT_INSUFFICIENT;
 		if (f->candidates == 0 && !f->ex_unknown_patch)
 			ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
-				      path_ids[p]);
+				      path_get(p)->id);
 		else
 			ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
 				      f->nr_treated, f->nr_treated == 1 ? "" : "s",
@@ -642,7 +629,7 @@ static int fleet_path_finish(struct report *r, int p)
 		if (!ret && f->ex_unknown_patch)
 			ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
 				      "whether the kernels carry %s", f->ex_unknown_patch,
-				      f->ex_unknown_patch == 1 ? "" : "s", path_ids[p]);
+				      f->ex_unknown_patch == 1 ? "" : "s", path_get(p)->id);
 	} else {
 		const struct fleet_change *c;
 		char *phrase;

@@ -22,7 +22,7 @@ struct kernel_info {
 	char *build_id;				/* NULL when unknown */
 	char **markers;				/* patch_map marker symbols found */
 	size_t nr_markers;
-	struct patch_verdict patches[NR_PATHS];	/* why strings owned by the map */
+	struct patch_verdict patches[MAX_PATHS];	/* why strings owned by the map */
 };
 
 struct boot_info {
@@ -51,7 +51,7 @@ struct rollout {
 	bool rollback;
 	int64_t prev_ns;		/* the host's previous kernel change, or INT64_MIN */
 	int64_t next_ns;		/* its next kernel change, or INT64_MAX */
-	enum patch_change change[NR_PATHS];
+	enum patch_change change[MAX_PATHS];
 };
 
 /* Same kernel: equal build-ids when both are known, else equal release and version. */

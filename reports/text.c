@@ -99,12 +99,12 @@ int report_write_text(const struct report *r, FILE *f)
 		} else {
 			snprintf(a, sizeof(a), "-");
 		}
-		fprintf(f, "%-4s %-18s %9s  %-22s %6zu\n", path_ids[p], verdict_to_string(fp->verdict),
+		fprintf(f, "%-4s %-18s %9s  %-22s %6zu\n", path_get(p)->id, verdict_to_string(fp->verdict),
 			a, ci, fp->nr_treated);
 	}
 	fputc('\n', f);
 	for (int p = 0; p < NR_PATHS; p++) {
-		fprintf(f, "%s %s: ", path_ids[p], verdict_to_string(r->fleet[p].verdict));
+		fprintf(f, "%s %s: ", path_get(p)->id, verdict_to_string(r->fleet[p].verdict));
 		text_puts(f, r->fleet[p].reason);
 		fputc('\n', f);
 	}

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const syms[] = { "maybe_lru_add_drain", "x" };
 	struct kernel_desc k = { "6.12.0-mmfix", "#1 SMP", "0123456789abcdef", syms, 2 };
-	struct patch_verdict v[NR_PATHS];
+	struct patch_verdict v[MAX_PATHS];
 	struct patch_map *m;
 
 	log_set_max_level(LOG_CRIT);

@@ -32,7 +32,7 @@ static void test_rules(void)
 		"carries P4       ksym     maybe_lru_add_drain\n"
 		"carries P4       ksym     maybe_lru_add_drain";	/* no final newline */
 	struct patch_map *m = parse(text);
-	struct patch_verdict v[NR_PATHS];
+	struct patch_verdict v[MAX_PATHS];
 	const char *syms[] = { "other", "maybe_lru_add_drain" };
 	struct kernel_desc old = { "6.1.0-47-cloud-amd64", "#1 SMP Debian 6.1.158-1", NULL, NULL, 0 };
 	struct kernel_desc fix = { "6.12.38-mmfix2", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.38-1 (2025)",
@@ -114,7 +114,7 @@ static void test_shipped(void)
 	struct patch_map *file = patch_map_new(), *builtin = patch_map_new();
 	const char *syms[] = { "maybe_lru_add_drain" };
 	struct kernel_desc with = { "x", "y", NULL, syms, 1 }, without = { "x", "y", NULL, NULL, 0 };
-	struct patch_verdict a[NR_PATHS], b[NR_PATHS];
+	struct patch_verdict a[MAX_PATHS], b[MAX_PATHS];
 
 	snprintf(path, sizeof(path), "%s/reports/patches.conf", top ? top : ".");
 	CHECK_INT(patch_map_load(file, path), ==, 0);

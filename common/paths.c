@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "paths.h"
+#include "util.h"
+
+/* common/paths.conf, compiled in (common/gen-blob.sh). */
+extern const unsigned char paths_conf[];
+extern const size_t paths_conf_len;
+
+static struct path_def table[MAX_PATHS];
+static size_t nr_paths;
+static char *text_copy;		/* the parsed table's strings point into it */
+static char ids[MAX_PATHS * 8];
+static bool loaded;
+
+static void load(void);
+
+/* The index of id among the paths parsed so far, or -1. */
+static int find(const char *id)
+{
+	for (size_t i = 0; id && i < nr_paths; i++)
+		if (table[i].id && strcmp(table[i].id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Splits value into words, in place, into v[]; -E2BIG past the end. */
+static int words(char *value, const char **v, size_t *n)
+{
+	for (char *w = strtok(value, " \t"); w; w = strtok(NULL, " \t")) {
+		if (*n == PATH_MAX_LIST)
+			return -E2BIG;
+		v[(*n)++] = w;
+	}
+	return 0;
+}
+
+static int set_key(struct path_def *p, const char *key, char *value)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} texts[] = {
+		{ "title", offsetof(struct path_def, title) },
+		{ "patch", offsetof(struct path_def, patch) },
+		{ "unit", offsetof(struct path_def, unit) },
+		{ "reproducer", offsetof(struct path_def, reproducer) },
+		{ "metric", offsetof(struct path_def, metric) },
+	};
+	char *end;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
+		if (strcmp(key, texts[i].key) == 0) {
+			*(const char **)((char *)p + texts[i].off) = value;
+			return 0;
+		}
+	if (strcmp(key, "per") == 0) {
+		p->per = strtod(value, &end);
+		return *end || !(p->per > 0) ? -EINVAL : 0;
+	}
+	if (strcmp(key, "objects") == 0)
+		return words(value, p->objects, &p->nr_objects);
+	if (strcmp(key, "functions") == 0)
+		return words(value, p->functions, &p->nr_functions);
+	if (strcmp(key, "work") == 0)
+		return words(value, p->work, &p->nr_work);
+	return -ENOENT;
+}
+
+/* What every path must have for its users not to trip over a NULL. */
+static int check_complete(const struct path_def *p, const char *origin)
+{
+	if (!p->title || !p->unit || !p->per || !p->nr_work)
+		return log_error_errno(EINVAL, "%s: path %s lacks %s", origin, p->id,
+				       !p->title ? "a title" : !p->unit ? "a unit" :
+				       !p->per ? "per" : "work");
+	return 0;
+}
+
+int paths_parse(const char *text, size_t len, const char *origin)
+{
+	struct path_def *cur = NULL;
+	unsigned int lineno = 0;
+	char *copy = strndup(text, len), *line, *next;
+	size_t n = 0;
+	int r;
+
+	if (!copy)
+		return log_oom();
+	memset(table, 0, sizeof(table));
+	for (line = copy; line; line = next) {
+		char *key, *value;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		key = strstrip(line);
+		if (!*key || *key == '#')
+			continue;
+		value = key + strcspn(key, " \t");
+		if (*value)
+			*value++ = '\0';
+		value = strstrip(value);
+		if (strcmp(key, "path") == 0) {
+			if (cur && (r = check_complete(cur, origin)) < 0)
+				goto fail;
+			if (!*value || strchr(value, ' ') || strchr(value, '\t') || n == MAX_PATHS ||
+			    find(value) >= 0) {
+				r = log_error_errno(EINVAL, "%s:%u: bad path id '%s' (one word, unique, at most "
+						    "%d paths)", origin, lineno, value, MAX_PATHS);
+				goto fail;
+			}
+			cur = &table[n++];
+			cur->id = value;
+			nr_paths = n;	/* path_index() sees the ids so far */
+			continue;
+		}
+		if (!cur) {
+			r = log_error_errno(EINVAL, "%s:%u: '%s' before the first 'path'", origin, lineno, key);
+			goto fail;
+		}
+		r = set_key(cur, key, value);
+		if (r < 0) {
+			log_error_errno(EINVAL, "%s:%u: %s '%s'", origin, lineno,
+					r == -ENOENT ? "unknown key" :
+					r == -E2BIG ? "too many words in" : "bad value for", key);
+			r = -EINVAL;
+			goto fail;
+		}
+	}
+	if (!cur) {
+		r = log_error_errno(EINVAL, "%s: no path", origin);
+		goto fail;
+	}
+	r = check_complete(cur, origin);
+	if (r < 0)
+		goto fail;
+	free(text_copy);
+	text_copy = copy;
+	nr_paths = n;
+	ids[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", i ? " " : "", table[i].id);
+	loaded = true;
+	return 0;
+fail:
+	free(copy);
+	memset(table, 0, sizeof(table));
+	nr_paths = 0;
+	return r;
+}
+
+static void load(void)
+{
+	const char *path = getenv("MMHITM_PATHS");
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n;
+
+	if (loaded)
+		return;
+	if (path && *path) {
+		n = read_file(path, &buf);
+		if (n < 0) {
+			log_error_errno((int)n, "Failed to read the path table %s (MMHITM_PATHS): %m", path);
+			exit(EXIT_FAILURE);
+		}
+		if (paths_parse(buf, (size_t)n, path) < 0)
+			exit(EXIT_FAILURE);
+		return;
+	}
+	if (paths_parse((const char *)paths_conf, paths_conf_len, "paths.conf (built in)") < 0)
+		exit(EXIT_FAILURE);
+}
+
+size_t paths_count(void)
+{
+	load();
+	return nr_paths;
+}
+
+const struct path_def *path_get(size_t i)
+{
+	load();
+	return i < nr_paths ? &table[i] : NULL;
+}
+
+int path_index(const char *id)
+{
+	load();
+	return find(id);
+}
+
+const char *paths_ids(void)
+{
+	load();
+	return ids;
+}

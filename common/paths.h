@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_PATHS_H
+#define MMHITM_PATHS_H
+
+/*
+ * The path table (common/paths.conf): the kernel hot paths mmhitm
+ * attributes HITM to, and all that is known of each. Read once, on first
+ * use, from the copy compiled in or from $MMHITM_PATHS; a table that does
+ * not parse is a fatal error (every program would be quietly wrong).
+ */
+
+#include <stddef.h>
+
+#define MAX_PATHS 8		/* for arrays sized per path */
+#define NR_PATHS ((int)paths_count())	/* how many there are */
+#define PATH_MAX_LIST 16	/* functions, objects or work sources per path */
+
+struct path_def {
+	const char *id;			/* "P1" */
+	const char *title, *patch, *unit, *reproducer, *metric;
+	double per;
+	const char *objects[PATH_MAX_LIST];
+	const char *functions[PATH_MAX_LIST];
+	const char *work[PATH_MAX_LIST];	/* first available wins */
+	size_t nr_objects, nr_functions, nr_work;
+};
+
+/* The number of paths, and path i (0-based, in table order). */
+size_t paths_count(void);
+const struct path_def *path_get(size_t i);
+/* The index of the path with this id, or -1. */
+int path_index(const char *id);
+/* "P1 P2 P3 P4": the ids, space-separated, for SQL's instr() and messages. */
+const char *paths_ids(void);
+
+/* Parses a table text into the global one (tests); 0 or -EINVAL (logged
+ * with the line). The text must outlive the table. */
+int paths_parse(const char *text, size_t len, const char *origin);
+
+#endif
