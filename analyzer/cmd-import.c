@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "db.h"
 #include "import.h"
+#include "import-tracedat.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "mem-agg.h"
@@ -244,6 +245,12 @@ int cmd_import(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	im.path = argv[optind];
+
+	/* A trace-cmd trace.dat has its own import (import-tracedat.c). */
+	if (tracedat_sniff(im.path) > 0)
+		return tracedat_import(im.path, &(struct tracedat_opts){
+			.db = o.db, .hostname = o.hostname, .release = o.release,
+			.interval_ns = im.interval_ns });
 
 	r = perf_data_open(im.path, &pd, &err);
 	if (r < 0)

@@ -403,7 +403,7 @@ char *import_memory_event_names(const struct import *im)
 }
 
 /* The host: the one of that hostname if there is exactly one, else its own row. */
-static int store_host(sqlite3 *db, const char *hostname, int64_t *ret)
+int import_store_host(sqlite3 *db, const char *hostname, int64_t *ret)
 {
 	_cleanup_finalize_ sqlite3_stmt *sel = NULL, *ins = NULL;
 	char machine_id[300];
@@ -460,7 +460,7 @@ static int store_boot(struct import *im, sqlite3 *db, const char *btf_path,
 	int64_t host_id = 0, first = im->iv[0].start_ns, last = im->iv[im->n_iv - 1].end_ns;
 	int r, rc;
 
-	r = store_host(db, hostname, &host_id);
+	r = import_store_host(db, hostname, &host_id);
 	if (r < 0)
 		return r;
 	/* named after the content: the same file twice is the same boot */
