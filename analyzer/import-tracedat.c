@@ -54,6 +54,9 @@
 const char *tracecmd_get_uname(struct tracecmd_input *handle) __attribute__((weak));
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle) __attribute__((weak));
 const char *tracecmd_get_version(struct tracecmd_input *handle) __attribute__((weak));
+/* In a sanitized build (the fuzz target), what runs when a sanitizer
+ * finds an error: libFuzzer's would report the child's death as its own. */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 /* "\x17\x08\x44" then "tracing": every trace-cmd file version. */
 static const char tracedat_magic_bytes[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -602,9 +605,15 @@ static int check_in_child(int fd)
 		return -errno;
 	if (pid == 0) {
 		struct tdimport im = { .path = "(check)", .interval_ns = 60 * NSEC_PER_SEC };
+		static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 		struct config cfg;
 		int r;
 
+		/* A crash here is the answer, not an event to report. */
+		for (size_t i = 0; i < ARRAY_SIZE(crash_signals); i++)
+			signal(crash_signals[i], SIG_DFL);
+		if (__sanitizer_set_death_callback)
+			__sanitizer_set_death_callback(NULL);
 		config_init(&cfg);
 		r = tdimport_init(&im, &cfg);
 		if (r >= 0)

@@ -3,6 +3,7 @@
 #define MMHITM_IMPORT_TRACEDAT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
