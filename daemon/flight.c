@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <tracefs.h>
@@ -27,6 +28,9 @@ extern char **environ;
 #define STORM_MIN_GAP_NS	(600 * NSEC_PER_SEC)
 /* A trace-cmd extract still running after this long is killed (ns). */
 #define EXTRACT_TIMEOUT_NS	(120 * NSEC_PER_SEC)
+/* Room a snapshot needs besides its ring: the event formats trace-cmd
+ * writes into every file (about 1 MiB) and slack (bytes). */
+#define SNAPSHOT_OVERHEAD	(4 << 20)
 /* File names: "flight-<UTC time>-<trigger>.dat". */
 #define SNAPSHOT_PREFIX		"flight-"
 #define SNAPSHOT_SUFFIX		".dat"
@@ -251,6 +255,25 @@ int flight_request(struct flight *f, const char *trigger)
 	if (r < 0)
 		return log_warning_errno(r, "Snapshot (%s) not taken: failed to create %s: %m, ignoring",
 					 trigger, f->dir);
+	/*
+	 * trace-cmd 3.1's extract, failing to write its output (a full disk),
+	 * sets the top-level instance's tracing_on to 0 as it dies: another
+	 * tool's tracing stopped. So it runs only where its file fits.
+	 */
+	{
+		struct statvfs vfs;
+		uint64_t need = f->cfg.buffer_size_kb * 1024 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF) +
+				SNAPSHOT_OVERHEAD;
+
+		if (statvfs(f->dir, &vfs) < 0)
+			return log_warning_errno(errno, "Snapshot (%s) not taken: %s: %m, ignoring",
+						 trigger, f->dir);
+		if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need)
+			return log_warning_errno(ENOSPC, "Snapshot (%s) not taken: %" PRIu64 " KiB free "
+						 "in %s, a snapshot may need %" PRIu64 " KiB, ignoring",
+						 trigger, (uint64_t)vfs.f_bavail * vfs.f_frsize / 1024,
+						 f->dir, need / 1024);
+	}
 	s = wall / NSEC_PER_SEC;
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&s, &tm));
 	if (snprintf(f->path, sizeof(f->path), "%s/" SNAPSHOT_PREFIX "%s-%03d-%s" SNAPSHOT_SUFFIX,
