@@ -119,7 +119,16 @@ struct flight *flight_new(const struct flight_config *fc, const struct stream_co
 		return NULL;
 	}
 	f->cfg = *fc;
-	f->dir = strdup(fc->dir);
+	if (fc->dir && *fc->dir) {
+		f->dir = strdup(fc->dir);
+	} else {
+		/* beside the database: a test's temporary one keeps its own */
+		const char *slash = fc->db_path ? strrchr(fc->db_path, '/') : NULL;
+
+		if (asprintf(&f->dir, "%.*s/snapshots", slash ? (int)(slash - fc->db_path) : 1,
+			     slash ? fc->db_path : ".") < 0)
+			f->dir = NULL;
+	}
 	f->trace_cmd = strdup(fc->trace_cmd ?: "trace-cmd");
 	if (!f->dir || !f->trace_cmd) {
 		log_oom();

@@ -20,17 +20,19 @@
  * directory, for trace-cmd report, KernelShark or `mmhitm import`, and
  * the snapshot is listed in table snapshots.
  *
- * It is armed exactly when the learning streams are (the same events and
- * filters: enabling a tracepoint a second instance already has costs no
- * kernel text patch), so between windows nothing more is armed. A
- * snapshot runs in a child process; its failure (no trace-cmd, a full
- * disk) is logged and never touches the recording.
+ * It is armed exactly when the learning streams are, with the same events
+ * and filters, so between windows nothing more is armed (within a window,
+ * a second instance's probe on each of those tracepoints is the extra
+ * cost: on kernels with static calls, a call-site update at each arm and
+ * disarm). A snapshot runs in a child process; its failure (no
+ * trace-cmd, a full disk) is logged and never touches the recording.
  */
 
 struct flight_config {
 	const char *instance;		/* the daemon's; "-flight" is appended */
 	uint64_t buffer_size_kb;	/* per CPU */
-	const char *dir;		/* where snapshots go */
+	const char *dir;		/* where snapshots go; "": beside db_path */
+	const char *db_path;		/* the database: "<its dir>/snapshots" */
 	uint64_t max_count;		/* snapshots kept in dir, oldest removed */
 	uint64_t max_bytes;		/* their total size, likewise */
 	const char *trace_cmd;		/* the program; NULL: "trace-cmd" from PATH */

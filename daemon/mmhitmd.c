@@ -825,7 +825,8 @@ static int setup(struct daemon *d)
 	if (d->cfg.snapshots && d->stream) {
 		d->flight = flight_new(&(struct flight_config){
 				.instance = d->cfg.instance, .buffer_size_kb = d->cfg.snapshot_buffer_kb,
-				.dir = d->cfg.snapshot_dir, .max_count = d->cfg.snapshot_max_count,
+				.dir = d->cfg.snapshot_dir, .db_path = d->cfg.db_path,
+				.max_count = d->cfg.snapshot_max_count,
 				.max_bytes = d->cfg.snapshot_max_size }, &sc);
 		/* continuous: armed all along, as the streams */
 		if (d->flight && !d->windowed)
@@ -1299,8 +1300,7 @@ static int slice_close(struct daemon *d, int64_t mono)
 	d->slice_off = INT64_MAX;
 	if (recorder_slice_end(&d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
-	/* flight recorder: off with the window (the streams still hold these
-	 * tracepoints: no text patch) */
+	/* flight recorder: off with the window, as the streams */
 	if (d->slice_learns)
 		flight_arm(d->flight, false);
 	if (d->sampler) {
