@@ -219,7 +219,7 @@ $(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $
 FUZZ_LIB_OBJS	:= $(call obj,fuzzobj,$(LIB_SRCS))
 
 $(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
-	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 \
+	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 -MMD -MP \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
 # An archive, like the other libraries, so a fuzzer pulls only what it uses

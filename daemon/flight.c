@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <tracefs.h>
@@ -21,7 +23,11 @@
 #include "log.h"
 #include "util.h"
 
-extern char **environ;
+#define TRACEFS_MAGIC_NR	0x74726163
+
+/* Exit statuses of the child before trace-cmd runs (trace-cmd's are small). */
+#define CHILD_NO_SHIELD		120	/* the top-level tracing_on could not be covered */
+#define CHILD_NO_EXEC		127	/* trace-cmd is not there */
 
 /* A storm asks for one snapshot at most this often (ns): a storm that
  * lasts an hour must not fill the directory with copies of itself. */
@@ -55,7 +61,7 @@ struct flight {
 	pid_t child;
 	int64_t child_start;		/* monotonic */
 	char trigger[32];
-	char path[4096], tmp[4200], log[4200];
+	char path[4096], tmp[4200], log[4200], on[4200];
 	int64_t snap_start_ns, snap_end_ns, snap_offset_ns;
 };
 
@@ -189,6 +195,9 @@ int flight_arm(struct flight *f, bool on)
 
 	if (!f || !f->inst || f->child || on == f->armed)
 		return 0;
+	/* before the first event can be recorded */
+	if (on && !f->since_ns)
+		f->since_ns = now_ns(CLOCK_REALTIME);
 	for (int i = 0; i < f->n_ev; i++)
 		if (tracefs_event_file_write(f->inst, f->ev[i].system, f->ev[i].name, "enable",
 					     on ? "1" : "0") < 0 && r == 0)
@@ -196,8 +205,6 @@ int flight_arm(struct flight *f, bool on)
 					      on ? "arm" : "disarm", f->ev[i].system, f->ev[i].name,
 					      f->name);
 	f->armed = on;
-	if (on && !f->since_ns)
-		f->since_ns = now_ns(CLOCK_REALTIME);
 	return r;
 }
 
@@ -224,9 +231,56 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+/*
+ * The child: trace-cmd extract, shielded. trace-cmd 3.1's extract sets the
+ * top-level instance's tracing_on to 0 whenever it fails (a full disk, the
+ * instance gone): another tool's tracing stopped. In a mount namespace of
+ * its own, over every tracefs mount's top-level
+ * tracing_on is bound a file of our own holding "1" (trace-cmd reads it
+ * first), so that write goes nowhere; where that cannot be done
+ * (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
+ */
+static void run_extract(const char *log, const char *on, char **argv)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int fd, shielded = 0;
+
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		fprintf(stderr, "cannot shield the top-level tracing_on: %m\n");
+		_exit(CHILD_NO_SHIELD);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		struct statfs sfs;
+		char p[64];
+
+		if (statfs(dirs[i], &sfs) < 0 || sfs.f_type != TRACEFS_MAGIC_NR)
+			continue;
+		snprintf(p, sizeof(p), "%s/tracing_on", dirs[i]);
+		if (mount(on, p, NULL, MS_BIND, NULL) < 0) {
+			fprintf(stderr, "cannot shield %s: %m\n", p);
+			_exit(CHILD_NO_SHIELD);
+		}
+		shielded++;
+	}
+	if (!shielded) {
+		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
+		_exit(CHILD_NO_SHIELD);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %m\n", argv[0]);
+	_exit(CHILD_NO_EXEC);
+}
+
 int flight_request(struct flight *f, const char *trigger)
 {
-	posix_spawn_file_actions_t fa;
 	char stamp[32], *argv[8];
 	int64_t wall, mono;
 	struct tm tm;
@@ -264,11 +318,7 @@ int flight_request(struct flight *f, const char *trigger)
 	if (r < 0)
 		return log_warning_errno(r, "Snapshot (%s) not taken: failed to create %s: %m, ignoring",
 					 trigger, f->dir);
-	/*
-	 * trace-cmd 3.1's extract, failing to write its output (a full disk),
-	 * sets the top-level instance's tracing_on to 0 as it dies: another
-	 * tool's tracing stopped. So it runs only where its file fits.
-	 */
+	/* Where its file cannot fit, trace-cmd is not even started. */
 	{
 		struct statvfs vfs;
 		uint64_t need = f->cfg.buffer_size_kb * 1024 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF) +
@@ -291,6 +341,15 @@ int flight_request(struct flight *f, const char *trigger)
 					 "directory name, ignoring", trigger, f->dir);
 	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", f->path);
 	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
+	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
+	{
+		_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Snapshot (%s) not taken: failed to write %s: %m, ignoring",
+					 trigger, f->on);
 
 	argv[0] = f->trace_cmd;
 	argv[1] = (char *)"extract";
@@ -299,18 +358,15 @@ int flight_request(struct flight *f, const char *trigger)
 	argv[4] = (char *)"-o";
 	argv[5] = f->tmp;
 	argv[6] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, f->log, O_WRONLY | O_CREAT | O_TRUNC, 0640);
-	posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-	r = posix_spawnp(&f->child, f->trace_cmd, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r != 0) {
+	fflush(NULL);
+	f->child = fork();
+	if (f->child < 0) {
 		f->child = 0;
-		unlink(f->log);
-		return log_warning_errno(r, "Snapshot (%s) not taken: failed to run %s: %m, ignoring",
-					 trigger, f->trace_cmd);
+		return log_warning_errno(errno, "Snapshot (%s) not taken: fork: %m, ignoring", trigger);
 	}
+	if (f->child == 0)
+		run_extract(f->log, f->on, argv);
+	f->child_start = mono;
 	f->child_start = mono;
 	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
 	return 0;
@@ -415,6 +471,18 @@ static int store(struct flight *f, sqlite3 *db, int64_t boot_id, uint64_t bytes)
 	return db_step_done(db, st);
 }
 
+/* What a failed or killed trace-cmd leaves: its file and per-CPU parts. */
+static void remove_partial(const struct flight *f)
+{
+	char p[4300];
+
+	unlink(f->tmp);
+	for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF); c++) {
+		snprintf(p, sizeof(p), "%s.cpu%ld", f->tmp, c);
+		unlink(p);
+	}
+}
+
 /* The first line trace-cmd wrote, for the failure message. */
 static void first_line(const char *path, char *buf, size_t len)
 {
@@ -456,11 +524,12 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 		log_warning("Snapshot (%s) failed: %s extract %s%s%s, ignoring", f->trigger,
 			    f->trace_cmd,
 			    p < 0 ? "could not be waited for" :
-			    WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "is not installed" :
+			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_EXEC ? "is not installed" :
+			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_SHIELD ? "was not run" :
 			    WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed" :
 			    WIFSIGNALED(status) ? "was killed" : "wrote nothing",
 			    msg[0] ? ": " : "", msg);
-		unlink(f->tmp);
+		remove_partial(f);
 		r = 0;
 	} else if (rename(f->tmp, f->path) < 0) {
 		log_warning_errno(errno, "Snapshot (%s): failed to rename %s: %m, ignoring", f->trigger,
@@ -469,6 +538,7 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 		r = 0;
 	}
 	unlink(f->log);
+	unlink(f->on);
 	/* trace-cmd extract removes the instance it read: a fresh ring. */
 	instance_close(f);
 	if (instance_open(f) < 0)
@@ -492,8 +562,9 @@ void flight_free(struct flight *f)
 	if (f->child) {
 		kill(f->child, SIGKILL);
 		waitpid(f->child, NULL, 0);
-		unlink(f->tmp);
+		remove_partial(f);
 		unlink(f->log);
+		unlink(f->on);
 	}
 	instance_close(f);
 	free(f->dir);

@@ -821,16 +821,18 @@ static int setup(struct daemon *d)
 			goto out;
 		}
 	}
-	/* --- flight recorder (flight.c): not fatal, recording goes on without */
-	if (d->cfg.snapshots && d->stream) {
+	/*
+	 * --- flight recorder (flight.c): not fatal, recording goes on without.
+	 * Windowed only: recording continuously, every learning record (a
+	 * kmem_cache_alloc filter check on every allocation) would be paid
+	 * twice all along, storms included.
+	 */
+	if (d->cfg.snapshots && d->stream && d->windowed) {
 		d->flight = flight_new(&(struct flight_config){
 				.instance = d->cfg.instance, .buffer_size_kb = d->cfg.snapshot_buffer_kb,
 				.dir = d->cfg.snapshot_dir, .db_path = d->cfg.db_path,
 				.max_count = d->cfg.snapshot_max_count,
 				.max_bytes = d->cfg.snapshot_max_size }, &sc);
-		/* continuous: armed all along, as the streams */
-		if (d->flight && !d->windowed)
-			flight_arm(d->flight, true);
 	}
 	/* --- */
 
@@ -1512,8 +1514,8 @@ static int run(struct daemon *d, int ready_fd)
 		if (stop)
 			break;
 		/* flight recorder: a snapshot's child done, listed, ring renewed */
-		flight_poll(d->flight, d->db, d->boot_id,
-			    !d->windowed || (d->slice_off != INT64_MAX && d->slice_learns), false);
+		flight_poll(d->flight, d->db, d->boot_id, d->slice_off != INT64_MAX && d->slice_learns,
+			    false);
 		if (d->sampler) {
 			if (!d->windowed)
 				sampler_tick(d->sampler, mono);

@@ -11,7 +11,8 @@
 # snapshot removes it at once. A snapshot that fails (a full disk, or a
 # directory that cannot be made) is logged and the daemon keeps writing
 # intervals. The flight instance is gone after each run; the top-level
-# instance is never touched.
+# instance is never touched, also when trace-cmd extract fails (it sets
+# the top-level tracing_on to 0 then: the child shields it).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -110,6 +111,8 @@ check "max_count: files kept" "$(ls "$TMP/snap" | grep -c '\.dat$')" -eq 2
 check_str "max_count: the first is the one removed" \
 	"$(q "SELECT group_concat(snapshot_id) FROM snapshots WHERE removed_ns IS NOT NULL")" "1"
 check_str "max_count: its file is gone" "$(test -e "$path" && echo left)" ""
+# an interval every 10 s: the snapshots did not hold the recording up
+wait_until 25 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null)\" -ge 1 ]"
 check "recording went on: intervals" "$(q "SELECT count(*) FROM intervals")" -ge 1
 stop_daemon usr1
 
@@ -144,6 +147,15 @@ check "fail ($why): intervals after it" "$(q "SELECT count(*) FROM intervals")" 
 check "fail ($why): nothing listed" "$(snapshots)" -eq 0
 kill -0 "$D" 2>/dev/null || fail "fail ($why): the daemon died"
 stop_daemon fail
+
+# --- trace-cmd extract failing: the top-level tracing_on stays as it was -----------
+start_daemon gone 25s --snapshot-dir "$TMP/gone"
+wait_until 20 sh -c "test -d '$TRACING/instances/$INST-flight'"
+rmdir "$TRACING/instances/$INST-flight"
+kill -USR1 "$D"
+sleep 3
+check_str "gone: top-level tracing_on after a failing extract" "$(top_level_state)" "$top_before"
+stop_daemon gone
 
 check_str "top-level tracing instance untouched" "$(top_level_state)" "$top_before"
 finish
