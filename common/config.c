@@ -174,7 +174,7 @@ static const struct option_def options[] = {
 	{ { "stop_retry", "DURATION", "on stop, keep retrying unwritten intervals this long (0: once)" },
 	  OPT_DURATION, OFF(stop_retry_ns), "20s", 0, 3600 * S },
 	{ { "snapshots", "BOOL", "flight recorder: the window's learning events kept for snapshots (SIGUSR1, mmhitm snapshot, lock storms)" },
-	  OPT_BOOL, OFF(snapshots), "yes" },
+	  OPT_BOOL, OFF(snapshots), "no" },
 	{ { "snapshot_dir", "PATH", "where snapshots are saved as trace-cmd trace.dat files (empty: snapshots/ beside the database)" },
 	  OPT_OPTIONAL_PATH, OFF(snapshot_dir), "" },
 	{ { "snapshot_max_count", "N", "snapshots kept in snapshot_dir; the oldest are removed" },

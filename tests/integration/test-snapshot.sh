@@ -33,7 +33,7 @@ FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
 start_daemon() {
 	name=$1 dur=$2; shift 2
 	DB=$TMP/$name.db
-	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 10s --window 5s \
+	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 10s --window 5s --snapshots yes \
 		--window-slices 1 --overhead-budget 100% --analyze no --duration "$dur" \
 		"$@" 2>"$TMP/$name.log" &
 	D=$!
