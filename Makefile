@@ -42,7 +42,7 @@ endif
 
 # Debian 12 packages the build, the tests and the demo need.
 DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
-		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
+		   libtracecmd-dev libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux
 # report tests: scipy checks the statistics, Chromium loads the HTML.
@@ -50,7 +50,8 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 # mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
 # Debian userspace.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db \
+# trace-cmd: reads back what mmhitm import and the flight recorder handle.
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db trace-cmd \
 		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
@@ -70,7 +71,7 @@ LIBPERF_LIBS	:= $(LIBPERF_DIR)/libperf.a $(KSRC_DIR)/tools/lib/api/libapi.a
 LIBPERF_STAMP	:= $(DEPS)/libperf.stamp
 endif
 
-PKGS		:= libtracefs libtraceevent sqlite3 libbpf libsystemd
+PKGS		:= libtracefs libtraceevent libtracecmd sqlite3 libbpf libsystemd
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -223,7 +224,7 @@ $(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $
 FUZZ_LIB_OBJS	:= $(call obj,fuzzobj,$(LIB_SRCS))
 
 $(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
-	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 \
+	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 -MMD -MP \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
 # An archive, like the other libraries, so a fuzzer pulls only what it uses

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "db.h"
 #include "import.h"
+#include "import-tracedat.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "mem-agg.h"
@@ -42,7 +43,10 @@ void cmd_import_help(void)
 	       "perf record -d (perf 4.x to 6.x, file mode, uncompressed) as a boot of the\n"
 	       "host and kernel it was recorded on (source 'import'), with intervals over\n"
 	       "its time range and its memory samples aggregated per cache line as\n"
-	       "mmhitmd stores its own. One transaction: a malformed file changes nothing.\n\n"
+	       "mmhitmd stores its own. One transaction: a malformed file changes nothing.\n"
+	       "A trace-cmd trace.dat is imported too: its counted events per interval and\n"
+	       "the objects learned from it (--db, --hostname, --kernel-release and\n"
+	       "--interval apply; see mmhitm(1)).\n\n"
 	       "  --db PATH              database (default $MMHITM_DB or %s)\n"
 	       "  --hostname H           host to file it under (default: the file's)\n"
 	       "  --kernel-release R     kernel release (default: the file's uname -r)\n"
@@ -380,6 +384,12 @@ int cmd_import(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	im.path = argv[optind];
+
+	/* A trace-cmd trace.dat has its own import (import-tracedat.c). */
+	if (tracedat_sniff(im.path) > 0)
+		return tracedat_import(im.path, &(struct tracedat_opts){
+			.db = o.db, .hostname = o.hostname, .release = o.release,
+			.interval_ns = im.interval_ns });
 
 	r = perf_data_open(im.path, &pd, &err);
 	if (r < 0)

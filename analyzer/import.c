@@ -404,7 +404,7 @@ char *import_memory_event_names(const struct import *im)
 }
 
 /* The host: the one of that hostname if there is exactly one, else its own row. */
-static int store_host(sqlite3 *db, const char *hostname, char *machine_id, size_t size)
+int import_machine_id(sqlite3 *db, const char *hostname, char *machine_id, size_t size)
 {
 	_cleanup_finalize_ sqlite3_stmt *sel = NULL;
 	int r, rc;
@@ -445,7 +445,7 @@ static int store_boot(struct import *im, sqlite3 *db, const char *btf_path,
 	const char *arch = in->arch ?: "unknown";
 	int r;
 
-	r = store_host(db, hostname, machine_id, sizeof(machine_id));
+	r = import_machine_id(db, hostname, machine_id, sizeof(machine_id));
 	if (r < 0)
 		return r;
 	/* named after the content: the same file twice is the same boot */

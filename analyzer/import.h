@@ -76,6 +76,10 @@ int import_aggregate(struct import *im);
 int import_store(struct import *im, sqlite3 *db, const char *hostname, const char *release,
 		 const char *btf_path, int64_t *ret_boot_id);
 void import_done(struct import *im);
+/* The host an import files its boot under, by machine id: the host of
+ * that name if there is exactly one, else one of its own
+ * ("import:<hostname>"). Also for trace.dat imports (import-tracedat.c). */
+int import_machine_id(sqlite3 *db, const char *hostname, char *machine_id, size_t size);
 
 /* The memory events' names, comma-separated; caller frees. */
 char *import_memory_event_names(const struct import *im);

@@ -22,9 +22,12 @@ static const struct command commands[] = {
 	  cmd_status_help },
 	{ "analyze", cmd_analyze, "type and attribute sampled cache lines to P1..P4", cmd_analyze_help },
 	{ "top", cmd_top, "the typed top cache lines, like perf c2c report", cmd_top_help },
-	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
+	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) or a trace.dat as a boot",
+	  cmd_import_help },
 	{ "report", cmd_report, "before/after verdicts per path over host databases: HTML, JSON, text",
 	  cmd_report_help },
+	{ "snapshot", cmd_snapshot, "ask the running mmhitmd to save its flight recorder as trace.dat",
+	  cmd_snapshot_help },
 };
 
 const char *default_db_path(void)

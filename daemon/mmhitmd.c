@@ -34,6 +34,7 @@
 #include "counters.h"
 #include "db.h"
 #include "events.h"
+#include "flight.h"
 #include "kallsyms.h"
 #include "learn.h"
 #include "lock.h"
@@ -137,7 +138,7 @@ static void help(void)
 	printf("\nSignals: SIGTERM, SIGINT, SIGQUIT and SIGALRM write the partial interval\n"
 	       "and stop; SIGHUP reloads the configuration without losing the current\n"
 	       "interval; SIGUSR2 writes the partial interval now and logs a status line;\n"
-	       "SIGUSR1 is reserved (flight-recorder snapshots, not implemented yet).\n");
+	       "SIGUSR1 saves the flight recorder as a trace.dat (snapshot_dir).\n");
 }
 
 enum { OPT_VERSION = 0x100, OPT_PRINT_CONFIG, OPT_CONFIG_BASE = 0x200 };
@@ -356,6 +357,7 @@ struct daemon {
 	int64_t boot_id;
 	struct counters *counters;
 	struct stream *stream;
+	struct flight *flight;		/* flight recorder (flight.c); NULL: none */
 	struct mm_snapshot *snapshot;	/* windowed, with learn_mm: every live mm per window */
 	struct learner *learner;
 	struct sampler *sampler;
@@ -837,6 +839,18 @@ static int setup_learning(struct daemon *d, const struct kallsyms *ks)
 		if (!d->stream)
 			return -EIO;
 	}
+	/*
+	 * The flight recorder (flight.c): not fatal, recording goes on
+	 * without. Windowed only: recording continuously, every learning
+	 * record (a kmem_cache_alloc filter check on every allocation) would
+	 * be paid twice all along, storms included.
+	 */
+	if (d->cfg.snapshots && d->stream && d->windowed)
+		d->flight = flight_new(&(struct flight_config){
+				.instance = d->cfg.instance, .buffer_size_kb = d->cfg.snapshot_buffer_kb,
+				.dir = d->cfg.snapshot_dir, .db_path = d->cfg.db_path,
+				.max_count = d->cfg.snapshot_max_count,
+				.max_bytes = d->cfg.snapshot_max_size }, &sc);
 	d->learner = learner_new(&lim, &learn_proc_default);
 	if (!d->learner)
 		return log_oom();
@@ -922,6 +936,7 @@ static void teardown(struct daemon *d)
 	if (disarm_finish(d, true) < 0)
 		log_warning("Failed to drain the learning streams at exit, ignoring");
 	recorder_done(&d->rec);
+	flight_free(d->flight);
 	sampler_free(d->sampler);
 	mem_agg_free(d->agg);
 	analysis_free(d->analysis);
@@ -1279,14 +1294,18 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	/* The counters last: arming the learning events patches the kernel's
 	 * text (IPIs to every CPU), which must not fall into the counting. */
-	if (d->slice_learns)
+	if (d->slice_learns) {
 		stream_arm(d->stream, true);
+		flight_arm(d->flight, true);	/* flight recorder: with the streams */
+	}
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
 	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
-		if (d->slice_learns)
+		if (d->slice_learns) {
 			stream_arm(d->stream, false);
+			flight_arm(d->flight, false);
+		}
 		if (d->sampler)
 			sampler_window(d->sampler, false, now_ns(CLOCK_MONOTONIC));
 		return;
@@ -1310,6 +1329,9 @@ static int slice_close(struct daemon *d, int64_t mono)
 	d->slice_off = INT64_MAX;
 	if (recorder_slice_end(&d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
+	/* flight recorder: off with the window, as the streams */
+	if (d->slice_learns)
+		flight_arm(d->flight, false);
 	if (d->sampler) {
 		sampler_window(d->sampler, false, mono);
 		if (sampler_drain(d->sampler, d->agg) < 0)
@@ -1371,7 +1393,13 @@ static void handle_signal(struct daemon *d, const struct signalfd_siginfo *si, b
 		sd_notify(0, "READY=1");
 		break;
 	case SIGUSR1:
-		log_notice("Got SIGUSR1: flight-recorder snapshots are not implemented yet, ignoring");
+		/* mmhitm snapshot sends it with a value (sigqueue) */
+		if (!d->flight)
+			log_notice("Got SIGUSR1: no flight recorder (snapshots = no, or it could not "
+				   "be set up), ignoring");
+		else
+			flight_request(d->flight, si->ssi_code == SI_QUEUE &&
+					  si->ssi_int == FLIGHT_REQUEST_MAGIC ? "request" : "SIGUSR1");
 		break;
 	case SIGUSR2:
 		if (!d->recording) {
@@ -1451,8 +1479,8 @@ static int64_t next_wait(struct daemon *d, const struct deadlines *t, int64_t mo
 	wait = min64(wait, t->switch_on - mono);
 	wait = min64(wait, next_slice_on(d) - mono);
 	wait = min64(wait, d->slice_off - mono);
-	/* A disarming thread at work: look in on it now and then. */
-	if (d->job)
+	/* A disarming thread or a snapshot at work: look in now and then. */
+	if (d->job || flight_busy(d->flight))
 		wait = min64(wait, DISARM_POLL_NS);
 	/* A full sample ring loses samples: drain it often while on,
 	 * and wake up for the duty cycle's next turn. */
@@ -1534,6 +1562,9 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 	}
 	if (!d->windowed)
 		lock_mode_after_drain(d);
+	/* flight recorder: a storm seen is worth a snapshot */
+	if (d->flight && stream_last_lock_records(d->stream) > lock_burst(d))
+		flight_request(d->flight, "lock-storm");
 	t->drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX : mono + d->cfg.drain_ns;
 	return 0;
 }
@@ -1619,6 +1650,9 @@ static int run(struct daemon *d, int ready_fd)
 		}
 		if (stop)
 			break;
+		/* flight recorder: a snapshot's child done, listed, ring renewed */
+		flight_poll(d->flight, d->db, d->boot_id, d->slice_off != INT64_MAX && d->slice_learns,
+			    false);
 		if (d->sampler) {
 			if (!d->windowed)
 				sampler_tick(d->sampler, mono);

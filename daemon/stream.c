@@ -10,6 +10,7 @@
 #include <traceevent/kbuffer.h>
 #include <unistd.h>
 
+#include "learn-source.h"
 #include "log.h"
 #include "stream.h"
 #include "util.h"
@@ -20,16 +21,9 @@
 #define MERGE_MIN_ALLOC 1024
 
 struct source {
-	enum learn_type type;
-	int id;
+	struct learn_decoder dec;		/* type, id and fields */
 	const char *system, *name;		/* the event, for arming it */
 	struct tracefs_instance *inst;		/* where it is armed */
-	struct tep_format_field *f_pid;		/* common_pid */
-	struct tep_format_field *f_addr;
-	struct tep_format_field *f_arg;
-	struct tep_format_field *f_pid2;
-	struct tep_format_field *f_comm;
-	struct tep_format_field *f_text;
 };
 
 struct held {
@@ -189,7 +183,7 @@ struct ring {
 struct stream {
 	struct ring main, win;
 	struct tep_handle *tep;
-	struct source src[16];		/* one per entry of defs[] */
+	struct source src[16];		/* one per entry of learn_source_defs[] */
 	int nsrc;
 	struct kbuffer *kbuf;
 	void *page;
@@ -208,28 +202,7 @@ struct stream {
 
 static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
 
-struct source_def {
-	const char *system, *name;
-	enum learn_type type;
-	const char *addr, *arg, *pid2, *comm, *text;
-};
-
-static const struct source_def defs[] = {
-	{ "kmem", "kmem_cache_alloc", LEARN_MM_ALLOC, .addr = "ptr" },
-	{ "kmem", "kmem_cache_free", LEARN_MM_FREE, .addr = "ptr" },
-	{ "sched", "sched_process_fork", LEARN_FORK, .pid2 = "child_pid", .comm = "child_comm" },
-	{ "sched", "sched_process_exec", LEARN_EXEC, .pid2 = "old_pid", .comm = "filename" },
-	{ "mmap_lock", "mmap_lock_acquire_returned", LEARN_MMAP_LOCK, .addr = "mm",
-	  .arg = "memcg_id", .text = "memcg_path" },
-	{ "pagemap", "mm_lru_insertion", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
-	{ "pagemap", "mm_lru_activate", LEARN_PAGE, .addr = "folio", .arg = "pfn" },
-	{ "lock", "contention_begin", LEARN_LOCK, .addr = "lock_addr", .arg = "flags" },
-	{ "sched", "sched_switch", LEARN_SWITCH, .pid2 = "next_pid" },
-};
-
-_Static_assert(ARRAY_SIZE(defs) <= ARRAY_SIZE(((struct stream *)0)->src), "stream.src too small");
-
-static bool def_wanted(const struct stream_config *cfg, const struct source_def *d)
+static bool def_wanted(const struct stream_config *cfg, const struct learn_source_def *d)
 {
 	switch (d->type) {
 	case LEARN_MM_ALLOC:
@@ -243,72 +216,6 @@ static bool def_wanted(const struct stream_config *cfg, const struct source_def 
 	case LEARN_MM_SNAPSHOT:	return false;	/* not a tracepoint: snapshot.c */
 	}
 	return false;
-}
-
-/*
- * The kernel-side filter of each event. kmem_cache_alloc names its cache
- * only on recent kernels; elsewhere mm_struct allocations are those of the
- * cache's object size from the functions that allocate mm_structs.
- */
-static int build_filter(const struct stream_config *cfg, const struct source_def *d,
-			struct tep_event *ev, char *buf, size_t len, char *why, size_t whylen)
-{
-	buf[0] = '\0';
-	switch (d->type) {
-	case LEARN_MM_FREE:
-		if (!tep_find_field(ev, "name")) {
-			snprintf(why, whylen, "no cache name in kmem_cache_free on this kernel");
-			return -EOPNOTSUPP;
-		}
-		/* fall through */
-	case LEARN_MM_ALLOC:
-		if (tep_find_field(ev, "name")) {
-			snprintf(buf, len, "name == \"mm_struct\"");
-			return 0;
-		}
-		if (!cfg->mm_object_size) {
-			snprintf(why, whylen, "no cache name in the event and no mm_struct object size");
-			return -EOPNOTSUPP;
-		}
-		{
-			static const char *const fns[] = { "mm_alloc", "dup_mm", "copy_process" };
-			size_t off = snprintf(buf, len, "bytes_req == %" PRIu64, cfg->mm_object_size);
-			int nfn = 0;
-
-			for (size_t i = 0; i < ARRAY_SIZE(fns) && cfg->ksyms; i++) {
-				const struct ksym *k = kallsyms_find(cfg->ksyms, fns[i]);
-
-				/* dup_mm() is usually inlined into copy_process(). */
-				if (!k || (i == 2 && kallsyms_find(cfg->ksyms, "dup_mm")))
-					continue;
-				off += snprintf(buf + off, len > off ? len - off : 0,
-						"%s(call_site >= 0x%" PRIx64 " && call_site < 0x%" PRIx64 ")",
-						nfn ? " || " : " && (", k->addr, k->addr + k->size);
-				nfn++;
-			}
-			if (nfn)
-				snprintf(buf + off, len > off ? len - off : 0, ")");
-		}
-		return 0;
-	case LEARN_MMAP_LOCK:
-		/* Write locks only: mmap/munmap/brk/exec/exit, in the owner. */
-		snprintf(buf, len, "write == 1 && success == 1");
-		return 0;
-	case LEARN_PAGE:
-		if (cfg->page_pair_shift)
-			snprintf(buf, len, "!(pfn & 0x%llx)", (1ULL << cfg->page_pair_shift) - 1);
-		return 0;
-	case LEARN_LOCK:
-		/* Plain spinlocks: lruvec.lru_lock is one. */
-		snprintf(buf, len, "flags == 1");
-		return 0;
-	case LEARN_FORK:
-	case LEARN_EXEC:
-	case LEARN_SWITCH:
-	case LEARN_MM_SNAPSHOT:
-		return 0;
-	}
-	return 0;
 }
 
 static void remove_stale_instance(const char *name)
@@ -327,7 +234,7 @@ static void remove_stale_instance(const char *name)
 }
 
 /* Sets the event's filter in an instance, enabled or not. */
-static int arm_event(struct tracefs_instance *inst, const struct source_def *d, const char *filter,
+static int arm_event(struct tracefs_instance *inst, const struct learn_source_def *d, const char *filter,
 		     bool enable, struct event_status_list *status)
 {
 	if (filter[0] && tracefs_event_file_write(inst, d->system, d->name, "filter", filter) < 0)
@@ -340,7 +247,7 @@ static int arm_event(struct tracefs_instance *inst, const struct source_def *d, 
 }
 
 static int setup_source(struct stream *s, const struct stream_config *cfg,
-			const struct source_def *d, struct event_status_list *status)
+			const struct learn_source_def *d, struct event_status_list *status)
 {
 	struct source *src = &s->src[s->nsrc];
 	char filter[512], why[160] = "";
@@ -356,25 +263,16 @@ static int setup_source(struct stream *s, const struct stream_config *cfg,
 					"format could not be parsed");
 
 	memset(src, 0, sizeof(*src));
-	src->type = d->type;
-	src->id = ev->id;
 	src->system = d->system;
 	src->name = d->name;
-	src->f_pid = tep_find_common_field(ev, "common_pid");
-	src->f_addr = d->addr ? tep_find_field(ev, d->addr) : NULL;
-	src->f_arg = d->arg ? tep_find_field(ev, d->arg) : NULL;
-	src->f_pid2 = d->pid2 ? tep_find_field(ev, d->pid2) : NULL;
-	src->f_comm = d->comm ? tep_find_field(ev, d->comm) : NULL;
-	src->f_text = d->text ? tep_find_field(ev, d->text) : NULL;
-	if (d->type == LEARN_FORK || d->type == LEARN_EXEC || d->type == LEARN_SWITCH)
-		src->f_addr = tep_find_field(ev, d->type == LEARN_FORK ? "parent_pid" :
-						 d->type == LEARN_EXEC ? "pid" : "prev_pid");
-	if (!src->f_pid || !src->f_addr || (d->arg && !src->f_arg && !src->f_text) ||
-	    (d->pid2 && !src->f_pid2))
+	if (learn_decoder_init(&src->dec, d, ev) < 0)
 		return event_status_add(status, d->system, d->name, "learn", false,
 					"fields differ from what mmhitmd reads");
 
-	r = build_filter(cfg, d, ev, filter, sizeof(filter), why, sizeof(why));
+	r = learn_source_filter(&(struct learn_filter_config){
+					.page_pair_shift = cfg->page_pair_shift,
+					.mm_object_size = cfg->mm_object_size, .ksyms = cfg->ksyms },
+				d, ev, filter, sizeof(filter), why, sizeof(why));
 	if (r < 0)
 		return event_status_add(status, d->system, d->name, "learn", false, "%s", why);
 
@@ -475,10 +373,15 @@ struct stream *stream_new(const struct stream_config *cfg, struct event_status_l
 		goto fail;
 	}
 
-	for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
-		if (!def_wanted(cfg, &defs[i]))
+	for (size_t i = 0; i < learn_n_source_defs; i++) {
+		if (!def_wanted(cfg, &learn_source_defs[i]))
 			continue;
-		if (setup_source(s, cfg, &defs[i], status) < 0)
+		/* src[] has room for every definition */
+		if (s->nsrc == (int)ARRAY_SIZE(s->src)) {
+			log_error("Too many learning sources");
+			goto fail;
+		}
+		if (setup_source(s, cfg, &learn_source_defs[i], status) < 0)
 			goto fail;
 	}
 
@@ -511,71 +414,13 @@ void stream_free(struct stream *s)
 	free(s);
 }
 
-static uint64_t field_u64(struct tep_format_field *f, const void *data)
-{
-	unsigned long long v = 0;
-
-	if (f)
-		tep_read_number_field(f, data, &v);
-	return v;
-}
-
-/*
- * Copies a string field, bounded by the record: libtraceevent locates it
- * (fixed array, __data_loc or __rel_loc); the bound is ours, since the
- * record may come from a ring page that wrapped.
- */
-static void field_str(struct tep_format_field *f, const char *data, int size, char *buf, size_t len)
-{
-	struct tep_record rec = { .data = (void *)(uintptr_t)data, .size = size };
-	const char *p;
-	int n = 0;
-
-	buf[0] = '\0';
-	if (!f || len == 0)
-		return;
-	p = tep_get_field_raw(NULL, f->event, f->name, &rec, &n, 0);
-	if (!p || p < data || p >= data + size || n <= 0)
-		return;
-	if (n > data + size - p)
-		n = data + size - p;
-	if ((size_t)n >= len)
-		n = len - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-}
-
 static int decode(struct stream *s, const struct source *src, const char *data, int size,
 		  int64_t ts_wall, bool main)
 {
-	struct learn_event ev = { .type = src->type, .ts_ns = ts_wall };
-	char tmp[256], text[128] = "";
+	struct learn_event ev;
+	char text[128];
 
-	ev.pid = (int32_t)field_u64(src->f_pid, data);
-	switch (src->type) {
-	case LEARN_SWITCH:
-		ev.pid = (int32_t)field_u64(src->f_addr, data);
-		ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
-		break;
-	case LEARN_FORK:
-	case LEARN_EXEC:
-		ev.pid = (int32_t)field_u64(src->f_addr, data);
-		ev.pid2 = (int32_t)field_u64(src->f_pid2, data);
-		field_str(src->f_comm, data, size, tmp, sizeof(tmp));
-		/* exec's is a path: comm is its basename, as the kernel sets it. */
-		snprintf(ev.comm, sizeof(ev.comm), "%.15s",
-			 strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp);
-		break;
-	default:
-		ev.addr = field_u64(src->f_addr, data);
-		if (src->f_arg) {
-			ev.arg = field_u64(src->f_arg, data);
-			ev.has_arg = true;
-		} else if (src->f_text) {
-			field_str(src->f_text, data, size, text, sizeof(text));
-		}
-		break;
-	}
+	learn_decoder_decode(&src->dec, data, size, ts_wall, &ev, text, sizeof(text));
 	stream_merge_add(s->merge, &ev, text, main);
 	return 0;
 }
@@ -613,9 +458,9 @@ static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
 				s->records++;
 				last = (int64_t)ts + wall_off;
 				for (int i = 0; i < s->nsrc; i++) {
-					if (s->src[i].id != id)
+					if (s->src[i].dec.id != id)
 						continue;
-					if (s->src[i].type == LEARN_LOCK)
+					if (s->src[i].dec.type == LEARN_LOCK)
 						s->lock_records++;
 					r = decode(s, &s->src[i], data, rec.size, last, main);
 					if (r < 0)
@@ -685,7 +530,7 @@ int stream_arm(struct stream *s, bool on)
 	for (int i = 0; i < s->nsrc; i++) {
 		const struct source *src = &s->src[i];
 
-		if (src->type == LEARN_SWITCH || (on && s->skip_pages && src->type == LEARN_PAGE))
+		if (src->dec.type == LEARN_SWITCH || (on && s->skip_pages && src->dec.type == LEARN_PAGE))
 			continue;
 		if (tracefs_event_file_write(src->inst, src->system, src->name, "enable",
 					     on ? "1" : "0") < 0 && r == 0)

@@ -10,7 +10,7 @@ command -v sqlite3 >/dev/null || skip "needs sqlite3"
 # Removes our instances should a test die half way (never another's).
 cleanup_instances() {
 	for i in "$@"; do
-		for n in "$i" "$i-win"; do
+		for n in "$i" "$i-win" "$i-flight"; do
 			[ -d "$TRACING/instances/$n" ] && rmdir "$TRACING/instances/$n" 2>/dev/null
 		done
 	done
@@ -19,7 +19,7 @@ cleanup_instances() {
 
 rows() { sqlite3 "$DB" 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0; }
 rows_at_least() { [ "$(sqlite3 "$1" 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0)" -ge "$2" ]; }
-instances_left() { ls -d "$TRACING/instances/$1" "$TRACING/instances/$1-win" 2>/dev/null | wc -l; }
+instances_left() { ls -d "$TRACING/instances/$1" "$TRACING/instances/$1-win" "$TRACING/instances/$1-flight" 2>/dev/null | wc -l; }
 # contiguous [FIRST_ID]: gaps between the rows of one daemon's run from FIRST_ID.
 contiguous() {
 	q "SELECT count(*) FROM intervals a JOIN intervals b ON b.interval_id = a.interval_id + 1

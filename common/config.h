@@ -49,6 +49,11 @@ struct config {
 	bool keep_user_lines;		/* store user-space samples per line */
 	bool analyze;			/* attribute after every interval */
 	int64_t stop_retry_ns;		/* stop_retry: final write retried this long */
+	bool snapshots;			/* snapshots: the flight recorder */
+	char *snapshot_dir;		/* snapshot_dir: where its trace.dat files go */
+	uint64_t snapshot_max_count;	/* snapshot_max_count: files kept there */
+	uint64_t snapshot_max_size;	/* snapshot_max_size: bytes kept there */
+	uint64_t snapshot_buffer_kb;	/* snapshot_buffer_kb: its ring, per CPU */
 	int log_level;
 };
 

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmhitm snapshot: asks the running mmhitmd to save its flight recorder
+ * (daemon/flight.c) as a trace.dat. The daemon of a database holds an
+ * exclusive flock on "<db>.lock" and writes its PID into it; the request
+ * is SIGUSR1 with a value (sigqueue), which the daemon lists as trigger
+ * 'request' (a bare kill -USR1 is 'SIGUSR1'). --wait reads the database
+ * until the snapshot is listed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "db.h"
+#include "flight.h"
+#include "log.h"
+#include "util.h"
+
+void cmd_snapshot_help(void)
+{
+	printf("Usage: mmhitm snapshot [--db PATH] [--wait SECONDS]\n\n"
+	       "Asks the mmhitmd recording into the database to save its flight recorder\n"
+	       "(the last windows' learning events) as a trace-cmd trace.dat in its\n"
+	       "snapshot_dir; it is listed in table snapshots (trigger 'request').\n\n"
+	       "  --db PATH       the daemon's database (default $MMHITM_DB or %s)\n"
+	       "  --wait SECONDS  wait until it is listed, and print its path (0: do not wait)\n",
+	       default_db_path());
+}
+
+static int max_snapshot(const char *db_path, int64_t *ret)
+{
+	sqlite3 *db = NULL;
+	int r;
+
+	r = db_open(db_path, DB_READONLY | DB_NO_CREATE, &db);
+	if (r < 0)
+		return r;
+	r = db_query_int(db, ret, "SELECT coalesce(max(snapshot_id), 0) FROM snapshots");
+	db_close(db);
+	return r;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db",		required_argument, NULL, 'd' },
+		{ "wait",	required_argument, NULL, 'w' },
+		{ "help",	no_argument,       NULL, 'h' },
+		{}
+	};
+	const char *db_path = default_db_path();
+	char lock[4200], buf[32];
+	int64_t before = 0, after = 0, deadline;
+	uint64_t wait_s = 0;
+	long pid;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "d:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db_path = optarg; break;
+		case 'w':
+			if (parse_u64(optarg, &wait_s) < 0 || wait_s > 3600) {
+				log_error("Invalid --wait '%s': seconds, 0 to 3600", optarg);
+				return CMD_USAGE;
+			}
+			break;
+		case 'h': cmd_snapshot_help(); return 0;
+		default: return CMD_USAGE;
+		}
+	}
+	if (optind != argc) {
+		log_error("Usage: mmhitm snapshot [--db PATH] [--wait SECONDS]");
+		return CMD_USAGE;
+	}
+
+	r = db_daemon_active(db_path);
+	if (r < 0)
+		return log_error_errno(r, "Failed to look at %s.lock: %m", db_path);
+	if (r == 0)
+		return log_error_errno(ESRCH, "No mmhitmd records into %s (nobody holds %s.lock)",
+				       db_path, db_path);
+	snprintf(lock, sizeof(lock), "%s.lock", db_path);
+	r = read_line(lock, buf, sizeof(buf));
+	if (r < 0)
+		return log_error_errno(r, "Failed to read %s: %m", lock);
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 1)
+		return log_error_errno(EINVAL, "%s holds no PID ('%s')", lock, buf);
+	if (wait_s && max_snapshot(db_path, &before) < 0)
+		return -EIO;
+	if (sigqueue((pid_t)pid, SIGUSR1, (union sigval){ .sival_int = FLIGHT_REQUEST_MAGIC }) < 0)
+		return log_error_errno(errno, "Failed to signal mmhitmd (PID %ld): %m", pid);
+	if (!wait_s) {
+		printf("Asked mmhitmd (PID %ld) for a snapshot; it is listed in table snapshots "
+		       "once saved\n", pid);
+		return 0;
+	}
+	deadline = now_ns(CLOCK_MONOTONIC) + (int64_t)wait_s * NSEC_PER_SEC;
+	while (now_ns(CLOCK_MONOTONIC) < deadline) {
+		usleep(100 * 1000);
+		if (max_snapshot(db_path, &after) == 0 && after > before) {
+			sqlite3 *db = NULL;
+			_cleanup_finalize_ sqlite3_stmt *st = NULL;
+
+			if (db_open(db_path, DB_READONLY | DB_NO_CREATE, &db) == 0 &&
+			    db_prepare(db, &st, "SELECT path, bytes FROM snapshots WHERE snapshot_id = ?1") == 0) {
+				sqlite3_bind_int64(st, 1, after);
+				if (sqlite3_step(st) == SQLITE_ROW)
+					printf("%s (%" PRId64 " bytes)\n", sqlite3_column_text(st, 0),
+					       (int64_t)sqlite3_column_int64(st, 1));
+			}
+			sqlite3_finalize(st);
+			st = NULL;
+			db_close(db);
+			return 0;
+		}
+	}
+	return log_error_errno(ETIMEDOUT, "mmhitmd (PID %ld) listed no snapshot within %" PRIu64
+			       " s (its log says why: snapshots = no, a snapshot already being saved, "
+			       "trace-cmd missing)", pid, wait_s);
+}

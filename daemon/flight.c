@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <tracefs.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "flight.h"
+#include "learn-source.h"
+#include "log.h"
+#include "util.h"
+
+#define TRACEFS_MAGIC_NR	0x74726163
+
+/* Exit statuses of the child before trace-cmd runs (trace-cmd's are small). */
+#define CHILD_NO_SHIELD		120	/* the top-level tracing_on could not be covered */
+#define CHILD_NO_EXEC		127	/* trace-cmd is not there */
+
+/* A storm asks for one snapshot at most this often (ns): a storm that
+ * lasts an hour must not fill the directory with copies of itself. */
+#define STORM_MIN_GAP_NS	(600 * NSEC_PER_SEC)
+/* A trace-cmd extract still running after this long is killed (ns). */
+#define EXTRACT_TIMEOUT_NS	(120 * NSEC_PER_SEC)
+/* Room a snapshot needs besides its ring: the event formats trace-cmd
+ * writes into every file (about 1 MiB) and slack (bytes). */
+#define SNAPSHOT_OVERHEAD	(4 << 20)
+/* File names: "flight-<UTC time>-<trigger>.dat". */
+#define SNAPSHOT_PREFIX		"flight-"
+#define SNAPSHOT_SUFFIX		".dat"
+
+struct flight_event {
+	const char *system, *name;
+	char filter[512];
+};
+
+struct flight {
+	struct flight_config cfg;
+	char name[96];			/* the instance */
+	char *dir, *trace_cmd;
+	struct tracefs_instance *inst;
+	struct flight_event ev[16];
+	int n_ev;
+	bool armed;
+	int64_t since_ns;		/* wall: the ring holds events from here on */
+	int64_t last_storm_ns;		/* monotonic */
+	bool storm_logged;
+	/* the snapshot in progress */
+	pid_t child;
+	int64_t child_start;		/* monotonic */
+	char trigger[32];
+	char path[4096], tmp[4200], log[4200], on[4200];
+	int64_t snap_start_ns, snap_end_ns, snap_offset_ns;
+};
+
+static int instance_open(struct flight *f)
+{
+	char buf[32];
+
+	/* A stale one (a killed daemon, a failed extract) goes first. */
+	if (tracefs_instance_exists(f->name)) {
+		struct tracefs_instance *old = tracefs_instance_alloc(NULL, f->name);
+
+		if (old) {
+			tracefs_instance_destroy(old);
+			tracefs_instance_free(old);
+		}
+	}
+	f->inst = tracefs_instance_create(f->name);
+	if (!f->inst)
+		return log_warning_errno(errno, "Failed to create tracefs instance %s: %m", f->name);
+	/* CLOCK_BOOTTIME, as the streams: convertible to wall time. */
+	if (tracefs_instance_file_write(f->inst, "trace_clock", "boot") < 0 ||
+	    tracefs_option_enable(f->inst, TRACEFS_OPTION_OVERWRITE) < 0)
+		return log_warning_errno(errno, "Failed to set up tracefs instance %s: %m", f->name);
+	snprintf(buf, sizeof(buf), "%" PRIu64, f->cfg.buffer_size_kb);
+	if (tracefs_instance_file_write(f->inst, "buffer_size_kb", buf) < 0)
+		log_warning_errno(errno, "Failed to set buffer_size_kb=%s on %s: %m, ignoring", buf,
+				  f->name);
+	for (int i = 0; i < f->n_ev; i++)
+		if (f->ev[i].filter[0] &&
+		    tracefs_event_file_write(f->inst, f->ev[i].system, f->ev[i].name, "filter",
+					     f->ev[i].filter) < 0)
+			return log_warning_errno(errno, "Failed to set the filter of %s:%s in %s: %m",
+						 f->ev[i].system, f->ev[i].name, f->name);
+	f->armed = false;
+	f->since_ns = 0;
+	return 0;
+}
+
+static void instance_close(struct flight *f)
+{
+	if (!f->inst)
+		return;
+	if (tracefs_instance_destroy(f->inst) < 0 && tracefs_instance_exists(f->name))
+		log_warning_errno(errno, "Failed to remove tracefs instance %s: %m, ignoring", f->name);
+	tracefs_instance_free(f->inst);
+	f->inst = NULL;
+}
+
+struct flight *flight_new(const struct flight_config *fc, const struct stream_config *sc)
+{
+	static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
+	const struct learn_filter_config lfc = { .page_pair_shift = sc->page_pair_shift,
+						 .mm_object_size = sc->mm_object_size,
+						 .ksyms = sc->ksyms };
+	struct tep_handle *tep = NULL;
+	struct flight *f;
+
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		log_oom();
+		return NULL;
+	}
+	f->cfg = *fc;
+	if (fc->dir && *fc->dir) {
+		f->dir = strdup(fc->dir);
+	} else {
+		/* beside the database: a test's temporary one keeps its own */
+		const char *slash = fc->db_path ? strrchr(fc->db_path, '/') : NULL;
+
+		if (asprintf(&f->dir, "%.*s/snapshots", slash ? (int)(slash - fc->db_path) : 1,
+			     slash ? fc->db_path : ".") < 0)
+			f->dir = NULL;
+	}
+	f->trace_cmd = strdup(fc->trace_cmd ?: "trace-cmd");
+	if (!f->dir || !f->trace_cmd) {
+		log_oom();
+		goto fail;
+	}
+	f->cfg.dir = f->dir;
+	f->cfg.trace_cmd = f->trace_cmd;
+	snprintf(f->name, sizeof(f->name), "%s-flight", fc->instance);
+
+	tep = tracefs_local_events_system(NULL, systems);
+	if (!tep) {
+		log_warning_errno(errno, "Failed to read tracepoint formats for the flight recorder: %m");
+		goto fail;
+	}
+	/* The stream's learning events (not its sched_switch samples). */
+	for (size_t i = 0; i < learn_n_source_defs && f->n_ev < (int)ARRAY_SIZE(f->ev); i++) {
+		const struct learn_source_def *d = &learn_source_defs[i];
+		struct flight_event *e = &f->ev[f->n_ev];
+		struct tep_event *te;
+		char why[160];
+		bool wanted;
+
+		switch (d->type) {
+		case LEARN_MM_ALLOC: case LEARN_MM_FREE: case LEARN_FORK: case LEARN_EXEC:
+		case LEARN_MMAP_LOCK:	wanted = sc->learn_mm; break;
+		case LEARN_PAGE:	wanted = sc->learn_pages; break;
+		case LEARN_LOCK:	wanted = sc->learn_locks; break;
+		default:		wanted = false; break;
+		}
+		te = wanted ? tep_find_event_by_name(tep, d->system, d->name) : NULL;
+		if (!te || learn_source_filter(&lfc, d, te, e->filter, sizeof(e->filter), why,
+					       sizeof(why)) < 0)
+			continue;
+		e->system = d->system;
+		e->name = d->name;
+		f->n_ev++;
+	}
+	tep_free(tep);
+	tep = NULL;
+	if (!f->n_ev) {
+		log_warning("No learning events for the flight recorder on this kernel");
+		goto fail;
+	}
+	if (instance_open(f) < 0)
+		goto fail;
+	log_info("Flight recorder: %d events in tracefs instance %s (%" PRIu64 " KiB per CPU), "
+		 "snapshots in %s", f->n_ev, f->name, fc->buffer_size_kb, f->dir);
+	return f;
+fail:
+	tep_free(tep);
+	flight_free(f);
+	return NULL;
+}
+
+int flight_arm(struct flight *f, bool on)
+{
+	int r = 0;
+
+	if (!f || !f->inst || f->child || on == f->armed)
+		return 0;
+	/* before the first event can be recorded */
+	if (on && !f->since_ns)
+		f->since_ns = now_ns(CLOCK_REALTIME);
+	for (int i = 0; i < f->n_ev; i++)
+		if (tracefs_event_file_write(f->inst, f->ev[i].system, f->ev[i].name, "enable",
+					     on ? "1" : "0") < 0 && r == 0)
+			r = log_warning_errno(errno ?: EIO, "Failed to %s %s:%s in %s: %m, ignoring",
+					      on ? "arm" : "disarm", f->ev[i].system, f->ev[i].name,
+					      f->name);
+	f->armed = on;
+	return r;
+}
+
+bool flight_busy(const struct flight *f)
+{
+	return f && f->child > 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The child: trace-cmd extract, shielded. trace-cmd 3.1's extract sets the
+ * top-level instance's tracing_on to 0 whenever it fails (a full disk, the
+ * instance gone): another tool's tracing stopped. In a mount namespace of
+ * its own, over every tracefs mount's top-level
+ * tracing_on is bound a file of our own holding "1" (trace-cmd reads it
+ * first), so that write goes nowhere; where that cannot be done
+ * (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
+ */
+static void run_extract(const char *log, const char *on, char **argv)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int fd, shielded = 0;
+
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		fprintf(stderr, "cannot shield the top-level tracing_on: %m\n");
+		_exit(CHILD_NO_SHIELD);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		struct statfs sfs;
+		char p[64];
+
+		if (statfs(dirs[i], &sfs) < 0 || sfs.f_type != TRACEFS_MAGIC_NR)
+			continue;
+		snprintf(p, sizeof(p), "%s/tracing_on", dirs[i]);
+		if (mount(on, p, NULL, MS_BIND, NULL) < 0) {
+			fprintf(stderr, "cannot shield %s: %m\n", p);
+			_exit(CHILD_NO_SHIELD);
+		}
+		shielded++;
+	}
+	if (!shielded) {
+		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
+		_exit(CHILD_NO_SHIELD);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %m\n", argv[0]);
+	_exit(CHILD_NO_EXEC);
+}
+
+int flight_request(struct flight *f, const char *trigger)
+{
+	char stamp[32], *argv[8];
+	int64_t wall, mono;
+	struct tm tm;
+	time_t s;
+	int r;
+
+	if (!f)
+		return -ENOENT;
+	if (f->child)
+		return log_notice_errno(EBUSY, "Snapshot (%s) not taken: one is being written", trigger);
+	mono = now_ns(CLOCK_MONOTONIC);
+	if (!strcmp(trigger, "lock-storm")) {
+		if (f->last_storm_ns && mono - f->last_storm_ns < STORM_MIN_GAP_NS) {
+			if (!f->storm_logged)
+				log_info("Lock contention storm: the last storm snapshot is recent, "
+					 "not taking another");
+			f->storm_logged = true;
+			return -EAGAIN;
+		}
+		f->last_storm_ns = mono;
+		f->storm_logged = false;
+	}
+	if (!f->inst)
+		return log_warning_errno(ENOENT, "Snapshot (%s) not taken: no flight recorder instance",
+					 trigger);
+	/* What the ring holds stays as it is while it is saved. */
+	flight_arm(f, false);
+	wall = now_ns(CLOCK_REALTIME);
+	f->snap_end_ns = wall;
+	f->snap_start_ns = f->since_ns ?: wall;
+	f->snap_offset_ns = wall - now_ns(CLOCK_BOOTTIME);
+	snprintf(f->trigger, sizeof(f->trigger), "%s", trigger);
+
+	r = mkdir_p(f->dir);
+	if (r < 0)
+		return log_warning_errno(r, "Snapshot (%s) not taken: failed to create %s: %m, ignoring",
+					 trigger, f->dir);
+	/* Where its file cannot fit, trace-cmd is not even started. */
+	{
+		struct statvfs vfs;
+		uint64_t need = f->cfg.buffer_size_kb * 1024 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF) +
+				SNAPSHOT_OVERHEAD;
+
+		if (statvfs(f->dir, &vfs) < 0)
+			return log_warning_errno(errno, "Snapshot (%s) not taken: %s: %m, ignoring",
+						 trigger, f->dir);
+		if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need)
+			return log_warning_errno(ENOSPC, "Snapshot (%s) not taken: %" PRIu64 " KiB free "
+						 "in %s, a snapshot may need %" PRIu64 " KiB, ignoring",
+						 trigger, (uint64_t)vfs.f_bavail * vfs.f_frsize / 1024,
+						 f->dir, need / 1024);
+	}
+	s = wall / NSEC_PER_SEC;
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&s, &tm));
+	if (snprintf(f->path, sizeof(f->path), "%s/" SNAPSHOT_PREFIX "%s-%03d-%s" SNAPSHOT_SUFFIX,
+		     f->dir, stamp, (int)(wall / NSEC_PER_MSEC % 1000), trigger) >= (int)sizeof(f->path))
+		return log_warning_errno(ENAMETOOLONG, "Snapshot (%s) not taken: %s is too long a "
+					 "directory name, ignoring", trigger, f->dir);
+	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", f->path);
+	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
+	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
+	{
+		_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Snapshot (%s) not taken: failed to write %s: %m, ignoring",
+					 trigger, f->on);
+
+	argv[0] = f->trace_cmd;
+	argv[1] = (char *)"extract";
+	argv[2] = (char *)"-B";
+	argv[3] = f->name;
+	argv[4] = (char *)"-o";
+	argv[5] = f->tmp;
+	argv[6] = NULL;
+	fflush(NULL);
+	f->child = fork();
+	if (f->child < 0) {
+		f->child = 0;
+		return log_warning_errno(errno, "Snapshot (%s) not taken: fork: %m, ignoring", trigger);
+	}
+	if (f->child == 0)
+		run_extract(f->log, f->on, argv);
+	f->child_start = mono;
+	f->child_start = mono;
+	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
+	return 0;
+}
+
+struct snap_file {
+	char name[256];
+	int64_t mtime_ns;
+	uint64_t bytes;
+};
+
+static int cmp_snap(const void *a, const void *b)
+{
+	const struct snap_file *x = a, *y = b;
+
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Keeps the directory within max_count files and max_bytes, removing the
+ * oldest snapshots first (the newest too if it alone is over the size).
+ * Removed paths are marked in the database.
+ */
+static void trim_dir(struct flight *f, sqlite3 *db, int64_t now)
+{
+	struct snap_file *v = NULL;
+	size_t n = 0, alloc = 0, first = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	dir = opendir(f->dir);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		char p[4400];
+		struct stat st;
+
+		if (!startswith(de->d_name, SNAPSHOT_PREFIX) || len < sizeof(SNAPSHOT_SUFFIX) ||
+		    strcmp(de->d_name + len - strlen(SNAPSHOT_SUFFIX), SNAPSHOT_SUFFIX) != 0 ||
+		    len >= sizeof(v->name))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", f->dir, de->d_name);
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (grow_array((void **)&v, &alloc, sizeof(*v), n + 1) < 0)
+			break;
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * NSEC_PER_SEC + st.st_mtim.tv_nsec;
+		v[n].bytes = (uint64_t)st.st_size;
+		total += v[n].bytes;
+		n++;
+	}
+	closedir(dir);
+	qsort(v, n, sizeof(*v), cmp_snap);
+	while (first < n && (n - first > f->cfg.max_count ||
+			     (f->cfg.max_bytes && total > f->cfg.max_bytes))) {
+		_cleanup_finalize_ sqlite3_stmt *st = NULL;
+		char p[4400];
+
+		snprintf(p, sizeof(p), "%s/%s", f->dir, v[first].name);
+		if (unlink(p) < 0 && errno != ENOENT) {
+			log_warning_errno(errno, "Failed to remove old snapshot %s: %m, ignoring", p);
+			break;
+		}
+		log_info("Removed snapshot %s (snapshot_max_count %" PRIu64 ", snapshot_max_size "
+			 "%" PRIu64 ")", p, f->cfg.max_count, f->cfg.max_bytes);
+		total -= v[first].bytes;
+		first++;
+		if (db && db_prepare(db, &st, "UPDATE snapshots SET removed_ns = ?1"
+					      " WHERE path = ?2 AND removed_ns IS NULL") == 0) {
+			sqlite3_bind_int64(st, 1, now);
+			sqlite3_bind_text(st, 2, p, -1, SQLITE_STATIC);
+			if (db_step_done(db, st) < 0)
+				log_warning("Failed to mark snapshot %s removed, ignoring", p);
+		}
+	}
+	free(v);
+}
+
+static int store(struct flight *f, sqlite3 *db, int64_t boot_id, uint64_t bytes)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!db)
+		return -ENOENT;
+	r = db_prepare(db, &st, "INSERT INTO snapshots (boot_id, trigger, start_ns, end_ns,"
+			     " trace_offset_ns, path, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_text(st, 2, f->trigger, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, f->snap_start_ns);
+	sqlite3_bind_int64(st, 4, f->snap_end_ns);
+	sqlite3_bind_int64(st, 5, f->snap_offset_ns);
+	sqlite3_bind_text(st, 6, f->path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, (int64_t)bytes);
+	return db_step_done(db, st);
+}
+
+/* What a failed or killed trace-cmd leaves: its file and per-CPU parts. */
+static void remove_partial(const struct flight *f)
+{
+	char p[4300];
+
+	unlink(f->tmp);
+	for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF); c++) {
+		snprintf(p, sizeof(p), "%s.cpu%ld", f->tmp, c);
+		unlink(p);
+	}
+}
+
+/* The first line trace-cmd wrote, for the failure message. */
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *fp = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!fp)
+		return;
+	while (fgets(buf, (int)len, fp) && !strstrip(buf)[0])
+		;
+	strstrip(buf);
+	fclose(fp);
+}
+
+int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool wait)
+{
+	struct stat st;
+	char msg[256];
+	int status, r = 1;
+	pid_t p;
+
+	if (!f || !f->child)
+		return 0;
+	p = waitpid(f->child, &status, wait ? 0 : WNOHANG);
+	if (p == 0) {
+		if (now_ns(CLOCK_MONOTONIC) - f->child_start < EXTRACT_TIMEOUT_NS)
+			return 0;
+		log_warning("Snapshot (%s): %s extract still runs after %" PRId64 " s, killing it",
+			    f->trigger, f->trace_cmd, (int64_t)(EXTRACT_TIMEOUT_NS / NSEC_PER_SEC));
+		kill(f->child, SIGKILL);
+		p = waitpid(f->child, &status, 0);
+	}
+	if (p < 0 && errno == EINTR)
+		return 0;
+	f->child = 0;
+	first_line(f->log, msg, sizeof(msg));
+	if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(f->tmp, &st) < 0 ||
+	    st.st_size == 0) {
+		log_warning("Snapshot (%s) failed: %s extract %s%s%s, ignoring", f->trigger,
+			    f->trace_cmd,
+			    p < 0 ? "could not be waited for" :
+			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_EXEC ? "is not installed" :
+			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_SHIELD ? "was not run" :
+			    WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed" :
+			    WIFSIGNALED(status) ? "was killed" : "wrote nothing",
+			    msg[0] ? ": " : "", msg);
+		remove_partial(f);
+		r = 0;
+	} else if (rename(f->tmp, f->path) < 0) {
+		log_warning_errno(errno, "Snapshot (%s): failed to rename %s: %m, ignoring", f->trigger,
+				  f->tmp);
+		unlink(f->tmp);
+		r = 0;
+	}
+	unlink(f->log);
+	unlink(f->on);
+	/* trace-cmd extract removes the instance it read: a fresh ring. */
+	instance_close(f);
+	if (instance_open(f) < 0)
+		instance_close(f);
+	else if (armed)
+		flight_arm(f, true);
+	if (r == 0)
+		return 0;
+	log_notice("Snapshot (%s) saved: %s (%lld bytes)", f->trigger, f->path, (long long)st.st_size);
+	r = store(f, db, boot_id, (uint64_t)st.st_size);
+	if (r < 0)
+		log_warning_errno(r, "Failed to list snapshot %s in the database, ignoring", f->path);
+	trim_dir(f, db, now_ns(CLOCK_REALTIME));
+	return r < 0 ? r : 1;
+}
+
+void flight_free(struct flight *f)
+{
+	if (!f)
+		return;
+	if (f->child) {
+		kill(f->child, SIGKILL);
+		waitpid(f->child, NULL, 0);
+		remove_partial(f);
+		unlink(f->log);
+		unlink(f->on);
+	}
+	instance_close(f);
+	free(f->dir);
+	free(f->trace_cmd);
+	free(f);
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace.dat import on arbitrary bytes: sniffed, then both passes
+ * (every buffer, the counting, the learning sources' filters and
+ * decoding, the learner) as mmhitm import runs them, minus the database.
+ * The bytes go through a memfd because libtracecmd reads descriptors.
+ * libtracecmd itself is not instrumented: what this finds is in our code,
+ * or a file that crashes libtracecmd outside the child that reads it
+ * first (import-tracedat.c: check_in_child). Seeded from the real
+ * trace.dat fixtures (fuzz-tracedat.seeds).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "import-tracedat.h"
+#include "log.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The fuzz link takes every library object, and the analyzer's commands
+ * call the tool's default_db_path() (analyzer/mmhitm.c, a main file). */
+const char *default_db_path(void);
+const char *default_db_path(void)
+{
+	return "/nonexistent";
+}
+
+/* libtracecmd allocates what a corrupt size field says; NULL is its
+ * answer to handle, not ours to report. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+
+	if (fd < 0) {
+		log_set_max_level(LOG_CRIT);
+		fd = memfd_create("fuzz-tracedat", MFD_CLOEXEC);
+		if (fd < 0)
+			abort();
+	}
+	/* what cmd-import.c dispatches on */
+	if (!tracedat_magic(data, size))
+		return 0;
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	tracedat_scan_fd(fd);
+	return 0;
+}

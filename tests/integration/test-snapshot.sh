@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The flight recorder (daemon/flight.c): during a window, N known forks,
+# then SIGUSR1: a trace.dat appears in snapshot_dir, is listed in table
+# snapshots (trigger 'SIGUSR1'), trace-cmd report reads it, it holds all
+# N forks, and every event in it falls in the snapshot's time range (the
+# file's boot-clock times plus trace_offset_ns). `mmhitm snapshot --wait`
+# takes another (trigger 'request'). snapshot_max_count keeps the newest
+# ones and marks the removed ones; a snapshot_max_size smaller than one
+# snapshot removes it at once. A snapshot that fails (a full disk, or a
+# directory that cannot be made) is logged and the daemon keeps writing
+# intervals. The flight instance is gone after each run; the top-level
+# instance is never touched, also when trace-cmd extract fails (it sets
+# the top-level tracing_on to 0 then: the child shields it).
+
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_tracefs
+command -v trace-cmd >/dev/null 2>&1 || skip "trace-cmd is not installed (Debian: trace-cmd)"
+command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 is not installed"
+[ -e "$TRACING/events/sched/sched_process_fork/enable" ] || skip "kernel lacks sched_process_fork"
+TMP=$(mktemp -d /tmp/mmhitm-test-snapshot-XXXXXX)
+INST=mmhitm-test-snap-$$
+N=10
+D=
+trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; mountpoint -q "$TMP/full" && umount "$TMP/full"; rm -rf "$TMP"' EXIT
+top_before=$(top_level_state)
+FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
+
+# start_daemon NAME DURATION ARGS...: one learning window of 5 s per 10 s
+start_daemon() {
+	name=$1 dur=$2; shift 2
+	DB=$TMP/$name.db
+	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 10s --window 5s --snapshots yes \
+		--window-slices 1 --overhead-budget 100% --analyze no --duration "$dur" \
+		"$@" 2>"$TMP/$name.log" &
+	D=$!
+	wait_until 30 sh -c "grep -q 'Recording into' '$TMP/$name.log'" ||
+		{ fail "$name: daemon did not start: $(cat "$TMP/$name.log")"; finish; }
+}
+stop_daemon() {
+	kill "$D" 2>/dev/null
+	wait "$D"
+	rc=$?
+	D=
+	check "$1: daemon exit status" "$rc" -eq 0
+	check_str "$1: flight instance removed" "$(test -d "$TRACING/instances/$INST-flight" && echo left)" ""
+}
+armed() { [ "$(cat "$FLIGHT_EN" 2>/dev/null)" = 1 ]; }
+snapshots() { q "SELECT count(*) FROM snapshots" 2>/dev/null || echo 0; }
+
+# --- SIGUSR1 during a window with N known forks ------------------------------------
+start_daemon usr1 60s --snapshot-dir "$TMP/snap" --snapshot-max-count 2
+tries=0 done=0
+while [ $tries -lt 4 ] && [ $done = 0 ]; do
+	tries=$((tries + 1))
+	wait_until 25 armed || continue
+	: >"$TMP/pids"
+	i=0
+	while [ $i -lt $N ]; do
+		/bin/true &
+		echo $! >>"$TMP/pids"
+		wait $!
+		i=$((i + 1))
+	done
+	# the forks must have happened inside the window: it is still open
+	armed || { sleep 1; continue; }
+	kill -USR1 "$D"
+	done=1
+done
+check "usr1: a window caught the forks (tries)" "$done" -eq 1
+wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]" ||
+	fail "usr1: no snapshot listed: $(grep -i snapshot "$TMP/usr1.log")"
+row=$(q "SELECT trigger, path, start_ns, end_ns, trace_offset_ns, bytes FROM snapshots ORDER BY snapshot_id LIMIT 1")
+IFS='|' read -r trig path start end off bytes <<EOT
+$row
+EOT
+check_str "usr1: trigger" "$trig" "SIGUSR1"
+check "usr1: file saved" "$(stat -c %s "$path" 2>/dev/null || echo 0)" -eq "$bytes"
+trace-cmd report "$path" >"$TMP/report" 2>"$TMP/report.err" || fail "usr1: trace-cmd report failed: $(cat "$TMP/report.err")"
+# "... [cpu] 10824.491048: event: fields": time in ns, the event, the line
+awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+	t = $i; sub(/:$/, "", t); split(t, a, "."); printf "%s%06d000 %s\n", a[1], a[2], $(i + 1); break } }' \
+	"$TMP/report" >"$TMP/events"
+check "usr1: events in the snapshot" "$(wc -l <"$TMP/events")" -ge $N
+missing=0
+while read -r pid; do
+	grep -q "sched_process_fork:.* child_pid=$pid\( \|$\)" "$TMP/report" || missing=$((missing + 1))
+done <"$TMP/pids"
+check "usr1: the N forks' records in the snapshot (missing)" "$missing" -eq 0
+# report prints microseconds: 1 us of rounding, and 1 ms for the two clocks
+# read at the trigger (boot and wall) drifting apart
+out=$(awk -v s="$start" -v e="$end" -v o="$off" '
+	{ w = $1 + o; if (w < s - 1000000 || w > e + 1000000) n++ }
+	END { print n + 0 }' "$TMP/events")
+check "usr1: events outside [start_ns, end_ns]" "$out" -eq 0
+
+# mmhitm snapshot: a request, waited for
+"$O/mmhitm" snapshot --db "$DB" --wait 30 >"$TMP/req.out" 2>"$TMP/req.err" ||
+	fail "mmhitm snapshot --wait: $(cat "$TMP/req.err")"
+check_str "request: trigger of the newest" "$(q "SELECT trigger FROM snapshots ORDER BY snapshot_id DESC LIMIT 1")" "request"
+check_str "request: mmhitm snapshot printed its path" \
+	"$(cut -d' ' -f1 "$TMP/req.out")" "$(q "SELECT path FROM snapshots ORDER BY snapshot_id DESC LIMIT 1")"
+# a third: snapshot_max_count 2 removes the first
+kill -USR1 "$D"
+wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 3 ]" ||
+	fail "third snapshot not listed"
+check "max_count: files kept" "$(ls "$TMP/snap" | grep -c '\.dat$')" -eq 2
+check_str "max_count: the first is the one removed" \
+	"$(q "SELECT group_concat(snapshot_id) FROM snapshots WHERE removed_ns IS NOT NULL")" "1"
+check_str "max_count: its file is gone" "$(test -e "$path" && echo left)" ""
+# an interval every 10 s: the snapshots did not hold the recording up
+wait_until 25 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null)\" -ge 1 ]"
+check "recording went on: intervals" "$(q "SELECT count(*) FROM intervals")" -ge 1
+stop_daemon usr1
+
+# --- snapshot_max_size under one snapshot: removed at once -------------------------
+start_daemon size 30s --snapshot-dir "$TMP/small" --snapshot-max-size 64K
+kill -USR1 "$D"
+wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]" ||
+	fail "size: no snapshot listed: $(grep -i snapshot "$TMP/size.log")"
+check_str "max_size: listed and marked removed" "$(q "SELECT removed_ns IS NOT NULL FROM snapshots")" "1"
+check "max_size: no file kept" "$(ls "$TMP/small" | grep -c '\.dat$')" -eq 0
+stop_daemon size
+
+# --- a failing snapshot leaves the recording alone ------------------------------------
+mkdir "$TMP/full"
+if mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2>/dev/null; then
+	dir=$TMP/full/snap
+	why="a full disk"
+else
+	: >"$TMP/notadir"
+	dir=$TMP/notadir/snap
+	why="a directory that cannot be made"
+fi
+start_daemon fail 25s --snapshot-dir "$dir"
+before=$(q "SELECT count(*) FROM intervals")
+kill -USR1 "$D"
+wait_until 20 sh -c "grep -q 'Snapshot (SIGUSR1).*\(failed\|not taken\)' '$TMP/fail.log'" ||
+	fail "fail ($why): no failure logged: $(grep -i snapshot "$TMP/fail.log")"
+# the daemon writes an interval every 10 s: two more after the failure
+wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null)\" -ge $((before + 2)) ]" ||
+	fail "fail ($why): intervals stopped after the failed snapshot"
+check "fail ($why): intervals after it" "$(q "SELECT count(*) FROM intervals")" -ge $((before + 2))
+check "fail ($why): nothing listed" "$(snapshots)" -eq 0
+kill -0 "$D" 2>/dev/null || fail "fail ($why): the daemon died"
+stop_daemon fail
+
+# --- trace-cmd extract failing: the top-level tracing_on stays as it was -----------
+start_daemon gone 25s --snapshot-dir "$TMP/gone"
+wait_until 20 sh -c "test -d '$TRACING/instances/$INST-flight'"
+rmdir "$TRACING/instances/$INST-flight"
+kill -USR1 "$D"
+sleep 3
+check_str "gone: top-level tracing_on after a failing extract" "$(top_level_state)" "$top_before"
+stop_daemon gone
+
+check_str "top-level tracing instance untouched" "$(top_level_state)" "$top_before"
+finish
