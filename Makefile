@@ -129,8 +129,11 @@ FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 .PHONY: all deps check check-unit check-integration check-kernels fuzz bench demo \
 	install uninstall clean distclean libperf soak check-faults
 .DELETE_ON_ERROR:
-# Objects are not intermediates: keep them for the next incremental build.
-.SECONDARY:
+# Objects are kept for the next incremental build, but not as .SECONDARY
+# with no prerequisites: that made every target secondary, and a missing
+# object (a source moved to another directory) was never rebuilt while
+# its archive or test binary looked newer.
+.PRECIOUS: $(O)/obj/%.o $(O)/san/%.o $(O)/fuzzobj/%.o
 
 all: $(PROGS)
 
