@@ -234,6 +234,9 @@ void top_line_add(struct top_line *top, size_t *nr, const struct top_line *l);
 void top_line_done(struct top_line *l);
 int share_add(struct report *r, const char *path, int64_t hitm, int64_t samples);
 double hist_edge(size_t i);	/* lower edge of bin i */
+/* The decision rule (stats_decide()) as a verdict, and its CI phrase. */
+enum verdict report_decide(double est, double lo, double hi, double margin);
+char *report_ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v);
 void comparison_decide(const struct report *r, struct comparison *c);
 const char *host_name(const struct report *r, size_t i);
 
