@@ -202,197 +202,235 @@ static int parse_double(const char *s, double min, double max, double *ret)
 	return 0;
 }
 
+/* What the command line asked for, beside the report's own options. */
+struct report_cli {
+	struct report_options o;
+	const char *html, *json, *patches, *since, *until, *outdir;
+	const char **dbs;
+	size_t nr_dbs;
+	bool quiet, progress, follow_symlinks;
+	enum fail_on fail_on;
+};
+
+static const struct option report_opts[] = {
+	{ "since",         required_argument, NULL, OPT_SINCE },
+	{ "until",         required_argument, NULL, OPT_UNTIL },
+	{ "html",          required_argument, NULL, OPT_HTML },
+	{ "json",          required_argument, NULL, OPT_JSON },
+	{ "patches",       required_argument, NULL, OPT_PATCHES },
+	{ "before",        required_argument, NULL, OPT_BEFORE },
+	{ "after",         required_argument, NULL, OPT_AFTER },
+	{ "warmup",        required_argument, NULL, OPT_WARMUP },
+	{ "cohort",        required_argument, NULL, OPT_COHORT },
+	{ "margin",        required_argument, NULL, OPT_MARGIN },
+	{ "level",         required_argument, NULL, OPT_LEVEL },
+	{ "bootstrap",     required_argument, NULL, OPT_BOOTSTRAP },
+	{ "seed",          required_argument, NULL, OPT_SEED },
+	{ "min-intervals", required_argument, NULL, OPT_MIN_INTERVALS },
+	{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
+	{ "quiet",         no_argument,       NULL, OPT_QUIET },
+	{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
+	{ "db",            required_argument, NULL, OPT_DB },
+	{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
+	{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
+	{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
+	{ "help",          no_argument,       NULL, 'h' },
+	{}
+};
+
+/* One option's value into cli; -EINVAL with *allowed saying what is. */
+static int report_option(struct report_cli *cli, int c, const char *arg, const char **allowed)
+{
+	static const char DURATION[] = "a duration such as 7d, 12h, 30m";
+	struct report_options *o = &cli->o;
+	uint64_t seed;
+	double pct;
+	int r = 0;
+
+	switch (c) {
+	case OPT_SINCE: cli->since = arg; break;
+	case OPT_UNTIL: cli->until = arg; break;
+	case OPT_HTML: cli->html = arg; break;
+	case OPT_JSON: cli->json = arg; break;
+	case OPT_PATCHES: cli->patches = arg; break;
+	case OPT_BEFORE: r = parse_duration_ns(arg, &o->before_ns); *allowed = DURATION; break;
+	case OPT_AFTER: r = parse_duration_ns(arg, &o->after_ns); *allowed = DURATION; break;
+	case OPT_WARMUP: r = parse_duration_ns(arg, &o->warmup_ns); *allowed = DURATION; break;
+	case OPT_COHORT: r = parse_duration_ns(arg, &o->cohort_ns); *allowed = DURATION; break;
+	case OPT_MARGIN:
+		/* a change is at most -100 %: a wider margin hides everything */
+		r = parse_double(arg, 0, 99, &pct);
+		o->margin = pct / 100;
+		*allowed = "a percentage from 0 to 99";
+		break;
+	case OPT_LEVEL:
+		r = parse_double(arg, 0.5, 0.9999, &o->level);
+		*allowed = "a confidence level from 0.5 to 0.9999";
+		break;
+	case OPT_BOOTSTRAP:
+		r = parse_uint(arg, 100, &o->replicates);
+		*allowed = "100 replicates or more";
+		break;
+	case OPT_SEED:
+		r = parse_u64(arg, &seed);
+		o->seed = seed;
+		break;
+	case OPT_MIN_INTERVALS:
+		r = parse_uint(arg, 2, &o->min_intervals);
+		*allowed = "2 or more";
+		break;
+	case OPT_MIN_HOSTS: r = parse_uint(arg, 1, &o->min_hosts); *allowed = "1 or more"; break;
+	case OPT_QUIET: cli->quiet = true; break;
+	case OPT_NO_PROGRESS: cli->progress = false; break;
+	case OPT_DB: cli->dbs[cli->nr_dbs++] = arg; break;
+	case OPT_OUTPUT_DIR: cli->outdir = arg; break;
+	case OPT_FOLLOW_SYMLINKS: cli->follow_symlinks = true; break;
+	case OPT_FAIL_ON:
+		if (strcmp(arg, "regression") == 0)
+			cli->fail_on = FAIL_REGRESSION;
+		else if (strcmp(arg, "any-change") == 0)
+			cli->fail_on = FAIL_ANY_CHANGE;
+		else
+			r = -EINVAL;
+		*allowed = "regression or any-change";
+		break;
+	}
+	return r;
+}
+
+/* The command line into cli: 0, 1 after --help, or CMD_USAGE (said). */
+static int report_parse(int argc, char **argv, struct report_cli *cli)
+{
+	int64_t now = now_ns(CLOCK_REALTIME);
+	int c;
+
+	while ((c = cli_getopt(argc, argv, "h", report_opts, "mmhitm report")) != -1) {
+		const char *allowed = NULL;
+
+		if (c == 'h') {
+			cmd_report_help();
+			return 1;
+		}
+		if (c < OPT_SINCE || c > OPT_FAIL_ON)
+			return CMD_USAGE;
+		if (report_option(cli, c, optarg, &allowed) < 0) {
+			log_error("Invalid value for --%s: '%s'%s%s%s", report_opts[c - OPT_SINCE].name,
+				  optarg, allowed ? " (" : "", allowed ?: "", allowed ? ")" : "");
+			return CMD_USAGE;
+		}
+	}
+	while (optind < argc)
+		cli->dbs[cli->nr_dbs++] = argv[optind++];
+	if (cli->nr_dbs == 0)
+		cli->dbs[cli->nr_dbs++] = default_db_path();
+	if (cli->o.before_ns <= 0 || cli->o.after_ns <= 0 || cli->o.cohort_ns <= 0 ||
+	    cli->o.warmup_ns < 0) {
+		log_error("--before, --after and --cohort must be positive");
+		return CMD_USAGE;
+	}
+	if (cli->since && parse_time_ns(cli->since, now, &cli->o.since_ns) < 0) {
+		log_error("Invalid --since '%s': " TIME_FORMS, cli->since);
+		return CMD_USAGE;
+	}
+	if (cli->until && parse_time_ns(cli->until, now, &cli->o.until_ns) < 0) {
+		log_error("Invalid --until '%s': " TIME_FORMS, cli->until);
+		return CMD_USAGE;
+	}
+	if (cli->json && strcmp(cli->json, "-") == 0)
+		cli->quiet = true;
+	if (cli->outdir && check_output_dir(cli->outdir, cli->follow_symlinks) < 0)
+		return CMD_USAGE;
+	return 0;
+}
+
+/* --patches, else the installed map, else the built-in one. */
+static int load_patch_map(struct report_cli *cli, struct patch_map *map)
+{
+	if (cli->patches) {
+		cli->o.patches_origin = cli->patches;
+		return patch_map_load(map, cli->patches);
+	}
+	if (access(PATCHES_DEFAULT, F_OK) == 0) {
+		cli->o.patches_origin = PATCHES_DEFAULT;
+		return patch_map_load(map, PATCHES_DEFAULT);
+	}
+	cli->o.patches_origin = "built-in";
+	return patch_map_load_default(map);
+}
+
+/* Every output asked for: the dated pair, --html, --json, the summary. */
+static int report_outputs(const struct report_cli *cli, const struct report *rep)
+{
+	_cleanup_free_ char *dated_html = NULL, *dated_json = NULL;
+	int r;
+
+	if (cli->outdir) {
+		r = output_dir_paths(cli->outdir, report_until(rep), &dated_html, &dated_json);
+		if (r == 0)
+			r = write_output(dated_html, rep, report_write_html);
+		if (r == 0)
+			r = write_output(dated_json, rep, report_write_json);
+		if (r == 0)
+			r = point_latest(cli->outdir, dated_html, "latest.html");
+		if (r == 0)
+			r = point_latest(cli->outdir, dated_json, "latest.json");
+		if (r < 0)
+			return r;
+	}
+	if (cli->html && (r = write_output(cli->html, rep, report_write_html)) < 0)
+		return r;
+	if (cli->json && (r = write_output(cli->json, rep, report_write_json)) < 0)
+		return r;
+	if (cli->quiet)
+		return 0;
+	r = report_write_text(rep, stdout);
+	if (r < 0)
+		return r;
+	if (cli->html)
+		printf("HTML report: %s\n", cli->html);
+	if (cli->json)
+		printf("JSON: %s\n", cli->json);
+	if (cli->outdir)
+		printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "since",         required_argument, NULL, OPT_SINCE },
-		{ "until",         required_argument, NULL, OPT_UNTIL },
-		{ "html",          required_argument, NULL, OPT_HTML },
-		{ "json",          required_argument, NULL, OPT_JSON },
-		{ "patches",       required_argument, NULL, OPT_PATCHES },
-		{ "before",        required_argument, NULL, OPT_BEFORE },
-		{ "after",         required_argument, NULL, OPT_AFTER },
-		{ "warmup",        required_argument, NULL, OPT_WARMUP },
-		{ "cohort",        required_argument, NULL, OPT_COHORT },
-		{ "margin",        required_argument, NULL, OPT_MARGIN },
-		{ "level",         required_argument, NULL, OPT_LEVEL },
-		{ "bootstrap",     required_argument, NULL, OPT_BOOTSTRAP },
-		{ "seed",          required_argument, NULL, OPT_SEED },
-		{ "min-intervals", required_argument, NULL, OPT_MIN_INTERVALS },
-		{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
-		{ "quiet",         no_argument,       NULL, OPT_QUIET },
-		{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
-		{ "db",            required_argument, NULL, OPT_DB },
-		{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
-		{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
-		{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
-		{ "help",          no_argument,       NULL, 'h' },
-		{}
-	};
-	const char *html = NULL, *json = NULL, *patches = NULL, *since = NULL, *until = NULL;
-	const char *outdir = NULL;
+	struct report_cli cli = { .progress = isatty(STDERR_FILENO), .fail_on = FAIL_NEVER };
 	_cleanup_free_ const char **dbs = NULL;
-	_cleanup_free_ char *dated_html = NULL, *dated_json = NULL;
-	size_t nr_dbs = 0;
-	struct report_options o;
 	struct patch_map *map = NULL;
 	struct report *rep = NULL;
-	bool quiet = false, progress = isatty(STDERR_FILENO), follow_symlinks = false;
-	enum fail_on fail_on = FAIL_NEVER;
-	int64_t now = now_ns(CLOCK_REALTIME);
-	double pct;
-	uint64_t seed;
-	int c, r;
+	int r;
 
 	/* Room for every argument: --db values and positional ones. */
 	dbs = calloc((size_t)argc + 1, sizeof(char *));
 	if (!dbs)
 		return log_oom();
-	report_options_init(&o);
-	while ((c = cli_getopt(argc, argv, "h", opts, "mmhitm report")) != -1) {
-		static const char DURATION[] = "a duration such as 7d, 12h, 30m";
-		const char *allowed = NULL;
-
-		r = 0;
-		switch (c) {
-		case OPT_SINCE: since = optarg; break;
-		case OPT_UNTIL: until = optarg; break;
-		case OPT_HTML: html = optarg; break;
-		case OPT_JSON: json = optarg; break;
-		case OPT_PATCHES: patches = optarg; break;
-		case OPT_BEFORE: r = parse_duration_ns(optarg, &o.before_ns); allowed = DURATION; break;
-		case OPT_AFTER: r = parse_duration_ns(optarg, &o.after_ns); allowed = DURATION; break;
-		case OPT_WARMUP: r = parse_duration_ns(optarg, &o.warmup_ns); allowed = DURATION; break;
-		case OPT_COHORT: r = parse_duration_ns(optarg, &o.cohort_ns); allowed = DURATION; break;
-		case OPT_MARGIN:
-			/* a change is at most -100 %: a wider margin hides everything */
-			r = parse_double(optarg, 0, 99, &pct);
-			o.margin = pct / 100;
-			allowed = "a percentage from 0 to 99";
-			break;
-		case OPT_LEVEL:
-			r = parse_double(optarg, 0.5, 0.9999, &o.level);
-			allowed = "a confidence level from 0.5 to 0.9999";
-			break;
-		case OPT_BOOTSTRAP:
-			r = parse_uint(optarg, 100, &o.replicates);
-			allowed = "100 replicates or more";
-			break;
-		case OPT_SEED:
-			r = parse_u64(optarg, &seed);
-			o.seed = seed;
-			break;
-		case OPT_MIN_INTERVALS:
-			r = parse_uint(optarg, 2, &o.min_intervals);
-			allowed = "2 or more";
-			break;
-		case OPT_MIN_HOSTS: r = parse_uint(optarg, 1, &o.min_hosts); allowed = "1 or more"; break;
-		case OPT_QUIET: quiet = true; break;
-		case OPT_NO_PROGRESS: progress = false; break;
-		case OPT_DB: dbs[nr_dbs++] = optarg; break;
-		case OPT_OUTPUT_DIR: outdir = optarg; break;
-		case OPT_FOLLOW_SYMLINKS: follow_symlinks = true; break;
-		case OPT_FAIL_ON:
-			if (strcmp(optarg, "regression") == 0)
-				fail_on = FAIL_REGRESSION;
-			else if (strcmp(optarg, "any-change") == 0)
-				fail_on = FAIL_ANY_CHANGE;
-			else
-				r = -EINVAL;
-			allowed = "regression or any-change";
-			break;
-		case 'h': cmd_report_help(); return 0;
-		default: return CMD_USAGE;
-		}
-		if (r < 0) {
-			log_error("Invalid value for --%s: '%s'%s%s%s", opts[c - OPT_SINCE].name, optarg,
-				  allowed ? " (" : "", allowed ?: "", allowed ? ")" : "");
-			return CMD_USAGE;
-		}
-	}
-	while (optind < argc)
-		dbs[nr_dbs++] = argv[optind++];
-	if (nr_dbs == 0)
-		dbs[nr_dbs++] = default_db_path();
-	if (o.before_ns <= 0 || o.after_ns <= 0 || o.cohort_ns <= 0 || o.warmup_ns < 0) {
-		log_error("--before, --after and --cohort must be positive");
-		return CMD_USAGE;
-	}
-	if (since && parse_time_ns(since, now, &o.since_ns) < 0) {
-		log_error("Invalid --since '%s': " TIME_FORMS, since);
-		return CMD_USAGE;
-	}
-	if (until && parse_time_ns(until, now, &o.until_ns) < 0) {
-		log_error("Invalid --until '%s': " TIME_FORMS, until);
-		return CMD_USAGE;
-	}
-	if (json && strcmp(json, "-") == 0)
-		quiet = true;
-	if (outdir && check_output_dir(outdir, follow_symlinks) < 0)
-		return CMD_USAGE;
+	cli.dbs = dbs;
+	report_options_init(&cli.o);
+	r = report_parse(argc, argv, &cli);
+	if (r != 0)
+		return r == 1 ? 0 : r;
 
 	map = patch_map_new();
 	if (!map)
 		return log_oom();
-	if (patches) {
-		r = patch_map_load(map, patches);
-		o.patches_origin = patches;
-	} else if (access(PATCHES_DEFAULT, F_OK) == 0) {
-		r = patch_map_load(map, PATCHES_DEFAULT);
-		o.patches_origin = PATCHES_DEFAULT;
-	} else {
-		r = patch_map_load_default(map);
-		o.patches_origin = "built-in";
-	}
+	r = load_patch_map(&cli, map);
 	if (r < 0)
 		goto out;
-	o.patches = map;
-	o.progress = progress;
-
-	rep = report_new(&o);
+	cli.o.patches = map;
+	cli.o.progress = cli.progress;
+	rep = report_new(&cli.o);
 	if (!rep) {
 		r = log_oom();
 		goto out;
 	}
-	r = report_run(rep, dbs, nr_dbs);
-	if (r < 0)
-		goto out;
-	if (outdir) {
-		r = output_dir_paths(outdir, report_until(rep), &dated_html, &dated_json);
-		if (r < 0)
-			goto out;
-		r = write_output(dated_html, rep, report_write_html);
-		if (r == 0)
-			r = write_output(dated_json, rep, report_write_json);
-		if (r == 0)
-			r = point_latest(outdir, dated_html, "latest.html");
-		if (r == 0)
-			r = point_latest(outdir, dated_json, "latest.json");
-		if (r < 0)
-			goto out;
-	}
-	if (html) {
-		r = write_output(html, rep, report_write_html);
-		if (r < 0)
-			goto out;
-	}
-	if (json) {
-		r = write_output(json, rep, report_write_json);
-		if (r < 0)
-			goto out;
-	}
-	if (!quiet) {
-		r = report_write_text(rep, stdout);
-		if (r < 0)
-			goto out;
-		if (html)
-			printf("HTML report: %s\n", html);
-		if (json)
-			printf("JSON: %s\n", json);
-		if (outdir)
-			printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
-	}
-	r = gate(rep, fail_on);
+	r = report_run(rep, cli.dbs, cli.nr_dbs);
+	if (r >= 0)
+		r = report_outputs(&cli, rep);
+	if (r >= 0)
+		r = gate(rep, cli.fail_on);
 out:
 	report_free(rep);
 	patch_map_free(map);
