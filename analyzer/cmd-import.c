@@ -293,10 +293,158 @@ static void remove_db(const char *path)
 	unlink(p);
 }
 
+/* What was imported, for the user. */
+static void print_import(struct import *im, const struct import_opts *o, sqlite3 *db,
+			 int64_t boot_id, const char *hostname, const char *release,
+			 const struct btf_layout *layout, size_t nsyms, size_t unresolved)
+{
+	print_summary(im, boot_id, hostname, release, db);
+	if (o->kallsyms) {
+		printf("  %zu kernel symbols stored from %s", nsyms, o->kallsyms);
+		if (unresolved)
+			printf(", %zu addresses outside every symbol (is it the recorded boot's?)",
+			       unresolved);
+		printf("\n");
+	}
+	if (layout)
+		printf("  %zu struct fields stored from %s\n", layout->n, o->btf);
+	if (o->vmemmap_base)
+		printf("  vmemmap base 0x%016" PRIx64 " (%s)\n", o->vmemmap_base, o->layout_source);
+}
+
+enum { OPT_HOSTNAME = 0x100, OPT_RELEASE, OPT_KALLSYMS, OPT_BTF, OPT_INTERVAL, OPT_LINE,
+       OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET };
+
+/* One option into o and im; 0, or CMD_USAGE after saying why. */
+static int import_option(int c, const char *arg, struct import_opts *o, struct import *im)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'd': o->db = arg; break;
+	case OPT_HOSTNAME: o->hostname = arg; break;
+	case OPT_RELEASE: o->release = arg; break;
+	case OPT_KALLSYMS: o->kallsyms = arg; break;
+	case OPT_BTF: o->btf = arg; break;
+	case OPT_INTERVAL:
+		if (parse_duration_ns(arg, &im->interval_ns) < 0 || im->interval_ns < NSEC_PER_MSEC) {
+			log_error("Invalid --interval '%s': a duration of 1ms or more", arg);
+			return CMD_USAGE;
+		}
+		break;
+	case OPT_LINE:
+		if (parse_u64(arg, &v) < 0 || v < 8 || v > 4096 || (v & (v - 1))) {
+			log_error("Invalid --cache-line-size '%s': a power of two in [8, 4096]", arg);
+			return CMD_USAGE;
+		}
+		im->agg_cfg.line_size = v;
+		break;
+	case OPT_USER: im->agg_cfg.keep_user = true; break;
+	case OPT_STACK:
+		if (parse_u64(arg, &v) < 0 || v > 64) {
+			log_error("Invalid --max-stack '%s': 0 to 64", arg);
+			return CMD_USAGE;
+		}
+		im->agg_cfg.max_stack = v;
+		break;
+	case OPT_GAP:
+		if (parse_duration_ns(arg, &im->max_gap_ns) < 0 || im->max_gap_ns < 0) {
+			log_error("Invalid --max-gap '%s': a duration", arg);
+			return CMD_USAGE;
+		}
+		break;
+	case OPT_VMEMMAP:
+	case OPT_PAGE_OFFSET:
+		/* a kernel address, 1 GiB aligned (KASLR places both regions
+		 * at PUD granularity) */
+		if (parse_u64(arg, &v) < 0 || v < KERNEL_HALF_L5 || (v & ((1ULL << 30) - 1))) {
+			log_error("Invalid --%s '%s': a 1 GiB-aligned kernel address such as "
+				  "0xffffea0000000000", c == OPT_VMEMMAP ? "vmemmap-base" : "page-offset",
+				  arg);
+			return CMD_USAGE;
+		}
+		*(c == OPT_VMEMMAP ? &o->vmemmap_base : &o->page_offset) = v;
+		o->layout_source = "given";
+		break;
+	default:
+		return CMD_USAGE;
+	}
+	return 0;
+}
+
+/* The recorded host, kernel and cache line: the file's, or the options'. */
+static int import_identity(struct import *im, const struct import_opts *o, const char **hostname,
+			   const char **release)
+{
+	int r;
+
+	*hostname = o->hostname ?: perf_data_info(im->pd)->hostname;
+	*release = o->release ?: perf_data_info(im->pd)->osrelease;
+	if (!*hostname || !**hostname || !*release || !**release)
+		return log_error_errno(EINVAL, "%s does not say its %s: pass --%s", im->path,
+				       !*hostname || !**hostname ? "hostname" : "kernel release",
+				       !*hostname || !**hostname ? "hostname" : "kernel-release");
+	if (!im->agg_cfg.line_size)
+		im->agg_cfg.line_size = perf_data_info(im->pd)->l1d_line_size;
+	if (im->agg_cfg.line_size)
+		return 0;
+	r = mem_host_line_size(NULL, &im->agg_cfg.line_size);
+	if (r < 0)
+		return log_error_errno(r, "%s does not say its cache line size and this host's is "
+				       "unknown: pass --cache-line-size", im->path);
+	log_notice("%s does not say its cache line size (no CACHE feature); using this host's, %u "
+		   "bytes (--cache-line-size to change)", im->path, im->agg_cfg.line_size);
+	return 0;
+}
+
+/* Reads the perf.data file into im: scan, place in time, aggregate. */
+static int import_read(struct import *im, struct perf_data *pd)
+{
+	struct stat st;
+	int r;
+
+	r = import_init(im, pd);
+	if (r < 0)
+		return r;
+	if (stat(im->path, &st) < 0)
+		return log_error_errno(errno, "Failed to stat %s: %m", im->path);
+	im->mtime_ns = (int64_t)st.st_mtim.tv_sec * NSEC_PER_SEC + st.st_mtim.tv_nsec;
+	r = import_scan(im);
+	if (r < 0)
+		return r;
+	if (im->auxtrace && !im->have_time)
+		log_warning("%s holds %" PRIu64 " AUX trace records (Arm SPE, Intel PT) that mmhitm does "
+			    "not decode; synthesize memory samples first, e.g. perf inject -i FILE "
+			    "--itrace=M -o OUT (see perf-arm-spe(1))", im->path, im->auxtrace);
+	return 0;
+}
+
+/* The boot, its symbols, layout and bases, in one transaction. */
+static int import_write(struct import *im, const struct import_opts *o, sqlite3 *db,
+			const char *hostname, const char *release, const struct btf_layout *layout,
+			int64_t *boot_id, size_t *nsyms, size_t *unresolved)
+{
+	int r;
+
+	r = db_begin(db);
+	if (r < 0)
+		return r;
+	r = import_store(im, db, hostname, release, o->btf, boot_id);
+	if (r >= 0 && o->kallsyms)
+		r = store_ksyms(db, *boot_id, o->kallsyms, nsyms, unresolved);
+	if (r >= 0 && layout)
+		r = btf_layout_store(db, *boot_id, layout);
+	if (r >= 0)
+		r = store_bases(db, *boot_id, o);
+	if (r >= 0)
+		r = db_commit(db);
+	if (r < 0)
+		db_rollback(db);
+	return r;
+}
+
 int cmd_import(int argc, char **argv)
 {
-	enum { OPT_HOSTNAME = 0x100, OPT_RELEASE, OPT_KALLSYMS, OPT_BTF, OPT_INTERVAL, OPT_LINE,
-	       OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET };
 	static const struct option opts[] = {
 		{ "db",			required_argument, NULL, 'd' },
 		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
@@ -317,7 +465,6 @@ int cmd_import(int argc, char **argv)
 	struct import im = { .interval_ns = 60 * NSEC_PER_SEC, .max_gap_ns = IMPORT_MAX_GAP_NS,
 			     .agg_cfg = { .max_stack = IMPORT_MAX_STACK } };
 	struct perf_data *pd = NULL;
-	struct stat st;
 	struct btf_layout layout = { 0 };
 	_cleanup_free_ char *err = NULL;
 	const char *hostname, *release;
@@ -325,59 +472,15 @@ int cmd_import(int argc, char **argv)
 	size_t nsyms = 0, unresolved = 0;
 	sqlite3 *db = NULL;
 	int64_t boot_id = 0;
-	uint64_t v;
 	int c, r;
 
 	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm import")) != -1) {
-		switch (c) {
-		case 'd': o.db = optarg; break;
-		case OPT_HOSTNAME: o.hostname = optarg; break;
-		case OPT_RELEASE: o.release = optarg; break;
-		case OPT_KALLSYMS: o.kallsyms = optarg; break;
-		case OPT_BTF: o.btf = optarg; break;
-		case OPT_INTERVAL:
-			if (parse_duration_ns(optarg, &im.interval_ns) < 0 || im.interval_ns < NSEC_PER_MSEC) {
-				log_error("Invalid --interval '%s'", optarg);
-				return CMD_USAGE;
-			}
-			break;
-		case OPT_LINE:
-			if (parse_u64(optarg, &v) < 0 || v < 8 || v > 4096 || (v & (v - 1))) {
-				log_error("Invalid --cache-line-size '%s': a power of two in [8, 4096]", optarg);
-				return CMD_USAGE;
-			}
-			im.agg_cfg.line_size = v;
-			break;
-		case OPT_USER: im.agg_cfg.keep_user = true; break;
-		case OPT_STACK:
-			if (parse_u64(optarg, &v) < 0 || v > 64) {
-				log_error("Invalid --max-stack '%s': 0 to 64", optarg);
-				return CMD_USAGE;
-			}
-			im.agg_cfg.max_stack = v;
-			break;
-		case OPT_GAP:
-			if (parse_duration_ns(optarg, &im.max_gap_ns) < 0 || im.max_gap_ns < 0) {
-				log_error("Invalid --max-gap '%s'", optarg);
-				return CMD_USAGE;
-			}
-			break;
-		case OPT_VMEMMAP:
-		case OPT_PAGE_OFFSET:
-			/* a kernel address, 1 GiB aligned (KASLR places both regions
-			 * at PUD granularity) */
-			if (parse_u64(optarg, &v) < 0 || v < KERNEL_HALF_L5 || (v & ((1ULL << 30) - 1))) {
-				log_error("Invalid --%s '%s': a 1 GiB-aligned kernel address such as "
-					  "0xffffea0000000000", c == OPT_VMEMMAP ? "vmemmap-base" :
-					  "page-offset", optarg);
-				return CMD_USAGE;
-			}
-			*(c == OPT_VMEMMAP ? &o.vmemmap_base : &o.page_offset) = v;
-			o.layout_source = "given";
-			break;
-		case 'h': cmd_import_help(); return 0;
-		default: return CMD_USAGE;
+		if (c == 'h') {
+			cmd_import_help();
+			return 0;
 		}
+		if (import_option(c, optarg, &o, &im) != 0)
+			return CMD_USAGE;
 	}
 	if (optind != argc - 1) {
 		log_error("Usage: mmhitm import FILE [--db PATH] ... ('mmhitm import --help')");
@@ -394,47 +497,13 @@ int cmd_import(int argc, char **argv)
 	r = perf_data_open(im.path, &pd, &err);
 	if (r < 0)
 		return log_error_errno(r, "Failed to read %s: %s", im.path, err ?: "");
-	r = import_init(&im, pd);
-	if (r < 0)
-		goto out;
-	if (stat(im.path, &st) < 0) {
-		r = log_error_errno(errno, "Failed to stat %s: %m", im.path);
-		goto out;
-	}
-	im.mtime_ns = (int64_t)st.st_mtim.tv_sec * NSEC_PER_SEC + st.st_mtim.tv_nsec;
-	r = import_scan(&im);
-	if (r < 0)
-		goto out;
-	if (im.auxtrace && !im.have_time)
-		log_warning("%s holds %" PRIu64 " AUX trace records (Arm SPE, Intel PT) that mmhitm does "
-			    "not decode; synthesize memory samples first, e.g. perf inject -i FILE "
-			    "--itrace=M -o OUT (see perf-arm-spe(1))", im.path, im.auxtrace);
-
-	hostname = o.hostname ?: perf_data_info(im.pd)->hostname;
-	release = o.release ?: perf_data_info(im.pd)->osrelease;
-	if (!hostname || !*hostname || !release || !*release) {
-		r = log_error_errno(EINVAL, "%s does not say its %s: pass --%s", im.path,
-				    !hostname || !*hostname ? "hostname" : "kernel release",
-				    !hostname || !*hostname ? "hostname" : "kernel-release");
-		goto out;
-	}
-	if (!im.agg_cfg.line_size)
-		im.agg_cfg.line_size = perf_data_info(im.pd)->l1d_line_size;
-	if (!im.agg_cfg.line_size) {
-		r = mem_host_line_size(NULL, &im.agg_cfg.line_size);
-		if (r < 0) {
-			log_error("%s does not say its cache line size and this host's is unknown: "
-				  "pass --cache-line-size", im.path);
-			goto out;
-		}
-		log_notice("%s does not say its cache line size (no CACHE feature); using this "
-			   "host's, %u bytes (--cache-line-size to change)", im.path,
-			   im.agg_cfg.line_size);
-	}
-	r = import_place(&im);
-	if (r < 0)
-		goto out;
-	r = import_aggregate(&im);
+	r = import_read(&im, pd);
+	if (r >= 0)
+		r = import_identity(&im, &o, &hostname, &release);
+	if (r >= 0)
+		r = import_place(&im);
+	if (r >= 0)
+		r = import_aggregate(&im);
 	if (r < 0)
 		goto out;
 	same_host_defaults(&im, &o, recorded_here(&im, hostname, release));
@@ -448,35 +517,11 @@ int cmd_import(int argc, char **argv)
 	r = db_open(o.db, 0, &db);
 	if (r < 0)
 		goto out;
-	r = db_begin(db);
-	if (r < 0)
-		goto out_db;
-	r = import_store(&im, db, hostname, release, o.btf, &boot_id);
-	if (r >= 0 && o.kallsyms)
-		r = store_ksyms(db, boot_id, o.kallsyms, &nsyms, &unresolved);
-	if (r >= 0 && have_btf)
-		r = btf_layout_store(db, boot_id, &layout);
+	r = import_write(&im, &o, db, hostname, release, have_btf ? &layout : NULL, &boot_id, &nsyms,
+			 &unresolved);
 	if (r >= 0)
-		r = store_bases(db, boot_id, &o);
-	if (r >= 0)
-		r = db_commit(db);
-	if (r < 0) {
-		db_rollback(db);
-		goto out_db;
-	}
-	print_summary(&im, boot_id, hostname, release, db);
-	if (o.kallsyms) {
-		printf("  %zu kernel symbols stored from %s", nsyms, o.kallsyms);
-		if (unresolved)
-			printf(", %zu addresses outside every symbol (is it the recorded boot's?)",
-			       unresolved);
-		printf("\n");
-	}
-	if (have_btf)
-		printf("  %zu struct fields stored from %s\n", layout.n, o.btf);
-	if (o.vmemmap_base)
-		printf("  vmemmap base 0x%016" PRIx64 " (%s)\n", o.vmemmap_base, o.layout_source);
-out_db:
+		print_import(&im, &o, db, boot_id, hostname, release, have_btf ? &layout : NULL, nsyms,
+			     unresolved);
 	db_close(db);
 	/* a database this import created and could not fill is not left behind */
 	if (r < 0 && !db_existed)
