@@ -982,6 +982,60 @@ static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p
 	return 0;
 }
 
+/*
+ * The host's HITM per path and grade in the range, added to the fleet's.
+ * A database from before graded attribution (schema 7) has no grades: its
+ * HITM counts as ungraded.
+ */
+static int collect_grades(struct report *r, struct host *h, sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	bool graded = true;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db,
+		"SELECT a.path, coalesce(a.grade, 'none'), sum(l.lcl_hitm + l.rmt_hitm)"
+		" FROM line_attribution a"
+		" JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+		" JOIN intervals i USING (interval_id)"
+		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
+		" GROUP BY 1, 2", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		graded = false;
+		sqlite3_finalize(st);
+		st = NULL;
+		rc = sqlite3_prepare_v2(db,
+			"SELECT a.path, 'none', sum(l.lcl_hitm + l.rmt_hitm) FROM line_attribution a"
+			" JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+			" JOIN intervals i USING (interval_id)"
+			" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+			"   AND i.start_ns >= ?2 AND i.start_ns < ?3 GROUP BY 1", -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			return log_warning_errno(db_errno(rc), "%s: no attributions to grade: %s, ignoring",
+						 h->db, sqlite3_errmsg(db));
+	}
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	sqlite3_bind_int64(st, 2, r->o.since_ns);
+	sqlite3_bind_int64(st, 3, r->o.until_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = path_index((const char *)sqlite3_column_text(st, 0));
+		const char *g = (const char *)sqlite3_column_text(st, 1);
+		int k = GRADE_NONE;
+
+		if (p < 0)
+			continue;
+		for (int i = 0; graded && g && i < NR_GRADES; i++)
+			if (strcmp(g, grade_names[i]) == 0)
+				k = i;
+		r->fleet[p].grade_hitm[k] += sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE)
+		return log_warning_errno(db_errno(rc), "%s: failed to read grades: %s, ignoring", h->db,
+					 sqlite3_errmsg(db));
+	return 0;
+}
+
 int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db)
 {
 	struct rows w = {};
@@ -1020,6 +1074,7 @@ int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *
 		if (ret < 0)
 			goto out;
 	}
+	collect_grades(r, h, db);
 	for (int p = -1; p < NR_PATHS; p++) {
 		ret = collect_lines(r, host_index, db, p);
 		if (ret < 0)

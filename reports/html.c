@@ -162,11 +162,11 @@ static void write_summary(const struct report *r, FILE *f)
 {
 	fputs("<section id=\"summary\"><h2>Verdicts</h2><table><tr><th>Path</th><th>Change</th>"
 	      "<th>Verdict</th><th>Fleet change</th><th>95 % CI</th><th>Basis</th>"
-	      "<th>Hosts compared</th><th>Why</th></tr>\n", f);
+	      "<th>Hosts compared</th><th>HITM typed by</th><th>Why</th></tr>\n", f);
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct fleet_path *fp = &r->fleet[p];
 		const struct fleet_change *c = fleet_basis(fp);
-		char ci[80];
+		char ci[80], grades[160];
 
 		fprintf(f, "<tr><td><a href=\"#path-%s\">%s</a></td>", path_get(p)->id, path_get(p)->id);
 		td_text(f, path_get(p)->title);
@@ -182,6 +182,8 @@ static void write_summary(const struct report *r, FILE *f)
 		}
 		td_text(f, fp->basis ? fp->basis : "-");
 		fprintf(f, "<td class=\"n\">%zu</td>", fp->nr_treated);
+		grades_phrase(grades, sizeof(grades), fp);
+		td_text(f, grades);
 		td_text(f, fp->reason);
 		fputs("</tr>\n", f);
 	}

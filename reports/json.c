@@ -407,6 +407,11 @@ static int fleet_path_json(struct jsonw *w, const struct report *r, int p)
 	}
 	change_json(w, "did", &fp->did, true);
 	jsonw_num(w, "median_host_change", fp->median_host_change);
+	/* what the verdict rests on: the path's HITM by how it was typed */
+	jsonw_object(w, "grades");
+	for (int g = 0; g < NR_GRADES; g++)
+		jsonw_int(w, grade_names[g], fp->grade_hitm[g]);
+	jsonw_end(w);
 
 	jsonw_object(w, "hosts");
 	jsonw_uint(w, "with_data", fp->hosts_measured);

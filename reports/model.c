@@ -517,3 +517,23 @@ void comparison_decide(const struct report *r, struct comparison *c)
 
 /* --- the fleet ------------------------------------------------------------------ */
 
+const char *const grade_names[NR_GRADES] = { "object", "layout", "path", "none" };
+
+void grades_phrase(char *buf, size_t size, const struct fleet_path *fp)
+{
+	int64_t total = 0;
+	size_t len = 0;
+
+	for (int g = 0; g < NR_GRADES; g++)
+		total += fp->grade_hitm[g];
+	buf[0] = '\0';
+	if (total <= 0) {
+		snprintf(buf, size, "no attributed HITM");
+		return;
+	}
+	for (int g = 0; g < NR_GRADES && len < size; g++)
+		if (fp->grade_hitm[g] > 0)
+			len += snprintf(buf + len, size - len, "%s%s %.0f %%", len ? ", " : "",
+					g == GRADE_NONE ? "ungraded" : grade_names[g],
+					100.0 * (double)fp->grade_hitm[g] / (double)total);
+}

@@ -166,7 +166,13 @@ struct control {
 	double log_change;
 };
 
+/* How an attributed line was typed (docs/foreign-attribution.md). */
+enum grade { GRADE_OBJECT, GRADE_LAYOUT, GRADE_PATH, GRADE_NONE, NR_GRADES };
+extern const char *const grade_names[NR_GRADES];
+
 struct fleet_path {
+	/* HITM in the range by grade, every host: what the verdict rests on. */
+	int64_t grade_hitm[NR_GRADES];
 	/* Per-host log changes of the chosen comparisons. */
 	double *treated;
 	unsigned int *treated_cohort;
@@ -235,6 +241,8 @@ void top_line_done(struct top_line *l);
 int share_add(struct report *r, const char *path, int64_t hitm, int64_t samples);
 double hist_edge(size_t i);	/* lower edge of bin i */
 /* The decision rule (stats_decide()) as a verdict, and its CI phrase. */
+/* "object 80 %, layout 20 %": the shares of a path's HITM by grade; "no HITM". */
+void grades_phrase(char *buf, size_t size, const struct fleet_path *fp);
 enum verdict report_decide(double est, double lo, double hi, double margin);
 char *report_ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v);
 void comparison_decide(const struct report *r, struct comparison *c);

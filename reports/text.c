@@ -104,9 +104,12 @@ int report_write_text(const struct report *r, FILE *f)
 	}
 	fputc('\n', f);
 	for (int p = 0; p < NR_PATHS; p++) {
+		char grades[160];
+
+		grades_phrase(grades, sizeof(grades), &r->fleet[p]);
 		fprintf(f, "%s %s: ", path_get(p)->id, verdict_to_string(r->fleet[p].verdict));
 		text_puts(f, r->fleet[p].reason);
-		fputc('\n', f);
+		fprintf(f, " (HITM typed by: %s)\n", grades);
 	}
 	fputc('\n', f);
 	quality_line(r, f);

@@ -61,6 +61,15 @@ check_str "P5's title and unit in the report" "$(python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["paths"][4]
 print(p["title"] + " / " + p["work_unit"])' "$TMP/r.json")" \
 	"test: i_mmap_rwsem taken on every munmap of a shared file / munmap calls"
+check "the report's P5 verdict rests on P5's HITM, graded" "$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["paths"][4]
+print(sum(p["grades"].values()))' "$TMP/r.json")" -eq "$got"
+check_str "... and says by what" "$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join("%s=%d" % (p["path"], p["grades"]["path"]) for p in r["paths"] if p["path"] == "P1"))' \
+	"$TMP/r.json")" "P1=$(q "SELECT coalesce(sum(l.lcl_hitm + l.rmt_hitm), 0) FROM line_attribution a
+	 JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)
+	 WHERE a.path = 'P1' AND a.grade = 'path'")"
 check_str "the patch map says the kernel carries P5" "$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["hosts"][0]["kernels"][0]["patches"]["P5"]["state"])' "$TMP/r.json")" carries
