@@ -58,9 +58,13 @@ void cmd_import_help(void)
 	       "  --vmemmap-base ADDR    the recorded boot's vmemmap base (the value of its\n"
 	       "                         vmemmap_base): struct page lines without pairs\n"
 	       "  --page-offset ADDR     the recorded boot's direct-map base (page_offset_base)\n"
+	       "  --boot-id UUID         the kernel boot it was recorded in (that boot's\n"
+	       "                         /proc/sys/kernel/random/boot_id; none: unknown): if\n"
+	       "                         mmhitmd recorded that boot into the database, its\n"
+	       "                         learned objects type this recording's lines\n"
 	       "                         On the recording host and boot (same kernel build id)\n"
-	       "                         /proc/kallsyms, /sys/kernel/btf/vmlinux and both bases\n"
-	       "                         are the defaults.\n"
+	       "                         /proc/kallsyms, /sys/kernel/btf/vmlinux, both bases and\n"
+	       "                         the running boot's id are the defaults.\n"
 	       "  --interval DURATION    interval length (default 60s)\n"
 	       "  --cache-line-size N    line size of the recorded host (default: the file's\n"
 	       "                         CACHE feature, else this host's)\n"
@@ -74,6 +78,8 @@ void cmd_import_help(void)
 
 struct import_opts {
 	const char *db, *hostname, *release, *kallsyms, *btf;
+	const char *boot_id;		/* the kernel boot recorded in; "none": unknown */
+	char running_boot_id[64];
 	uint64_t vmemmap_base, page_offset;
 	const char *layout_source;	/* of the bases: "given", "running kernel" */
 };
@@ -112,6 +118,11 @@ static void same_host_defaults(const struct import *im, struct import_opts *o, b
 {
 	struct kallsyms *ks = NULL;
 
+	/* recorded in the running boot: join it (--boot-id none: don't) */
+	if (here && !o->boot_id &&
+	    read_line("/proc/sys/kernel/random/boot_id", o->running_boot_id,
+		      sizeof(o->running_boot_id)) >= 0)
+		o->boot_id = o->running_boot_id;
 	/* this kernel's symbols: the default, and where its bases are */
 	if (here && access("/proc/kallsyms", R_OK) == 0) {
 		ks = kallsyms_load(NULL);
@@ -180,6 +191,55 @@ static int store_bases(sqlite3 *db, int64_t boot_id, const struct import_opts *o
 	sqlite3_bind_int64(st, 3, (int64_t)o->page_offset);
 	sqlite3_bind_text(st, 4, o->layout_source ? o->layout_source : "given", -1, SQLITE_STATIC);
 	return db_step_done(db, st);
+}
+
+static int store_recorded_boot(sqlite3 *db, int64_t boot_id, const struct import_opts *o)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!o->boot_id || strcmp(o->boot_id, "none") == 0)
+		return 0;
+	r = db_prepare(db, &st, "UPDATE boots SET recorded_boot_uuid = lower(?2) WHERE boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_text(st, 2, o->boot_id, -1, SQLITE_STATIC);
+	return db_step_done(db, st);
+}
+
+/*
+ * Says which boot mmhitmd recorded live that this import joins, by the
+ * analyzer's rule (objects.c): its learned objects will type the lines.
+ */
+static void print_joined(sqlite3 *db, int64_t boot_id, const struct import_opts *o)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	bool any = false;
+
+	if (db_prepare(db, &st,
+		"SELECT l.boot_id, h.hostname, l.kernel_release,"
+		" (SELECT count(*) FROM mm_objects m WHERE m.boot_id = l.boot_id),"
+		" (SELECT count(*) FROM page_pairs p WHERE p.boot_id = l.boot_id)"
+		" FROM boots b JOIN hosts hb ON hb.host_id = b.host_id"
+		" JOIN boots l ON l.boot_id != b.boot_id AND l.source = 'live'"
+		" JOIN hosts h ON h.host_id = l.host_id"
+		" WHERE b.boot_id = ?1 AND (l.boot_uuid = b.recorded_boot_uuid OR"
+		"  (h.hostname = hb.hostname AND l.kernel_release = b.kernel_release"
+		"   AND l.first_seen_ns <= b.last_seen_ns AND l.last_seen_ns >= b.first_seen_ns))") < 0)
+		return;
+	sqlite3_bind_int64(st, 1, boot_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		any = true;
+		printf("  joins boot %" PRId64 ", recorded live by mmhitmd on %s (%s): its %d learned "
+		       "mm_structs and %d page pairs type this recording's lines\n",
+		       (int64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+		       (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3),
+		       sqlite3_column_int(st, 4));
+	}
+	if (!any && o->boot_id && strcmp(o->boot_id, "none") != 0)
+		printf("  recorded in boot %s, which mmhitmd did not record into this database: "
+		       "typed without live objects\n", o->boot_id);
 }
 
 /* The kernel symbols the stored IPs and callchain frames fall in. */
@@ -310,10 +370,11 @@ static void print_import(struct import *im, const struct import_opts *o, sqlite3
 		printf("  %zu struct fields stored from %s\n", layout->n, o->btf);
 	if (o->vmemmap_base)
 		printf("  vmemmap base 0x%016" PRIx64 " (%s)\n", o->vmemmap_base, o->layout_source);
+	print_joined(db, boot_id, o);
 }
 
 enum { OPT_HOSTNAME = 0x100, OPT_RELEASE, OPT_KALLSYMS, OPT_BTF, OPT_INTERVAL, OPT_LINE,
-       OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET };
+       OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET, OPT_BOOT_ID };
 
 /* One option into o and im; 0, or CMD_USAGE after saying why. */
 static int import_option(int c, const char *arg, struct import_opts *o, struct import *im)
@@ -326,6 +387,16 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 	case OPT_RELEASE: o->release = arg; break;
 	case OPT_KALLSYMS: o->kallsyms = arg; break;
 	case OPT_BTF: o->btf = arg; break;
+	case OPT_BOOT_ID:
+		/* /proc/sys/kernel/random/boot_id: a UUID, or "none" */
+		if (strcmp(arg, "none") != 0 &&
+		    (strlen(arg) != 36 || strspn(arg, "0123456789abcdefABCDEF-") != 36)) {
+			log_error("Invalid --boot-id '%s': the recorded boot's "
+				  "/proc/sys/kernel/random/boot_id, or none", arg);
+			return CMD_USAGE;
+		}
+		o->boot_id = arg;
+		break;
 	case OPT_INTERVAL:
 		if (parse_duration_ns(arg, &im->interval_ns) < 0 || im->interval_ns < NSEC_PER_MSEC) {
 			log_error("Invalid --interval '%s': a duration of 1ms or more", arg);
@@ -437,6 +508,8 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 	if (r >= 0)
 		r = store_bases(db, *boot_id, o);
 	if (r >= 0)
+		r = store_recorded_boot(db, *boot_id, o);
+	if (r >= 0)
 		r = db_commit(db);
 	if (r < 0)
 		db_rollback(db);
@@ -458,6 +531,7 @@ int cmd_import(int argc, char **argv)
 		{ "max-gap",		required_argument, NULL, OPT_GAP },
 		{ "vmemmap-base",	required_argument, NULL, OPT_VMEMMAP },
 		{ "page-offset",	required_argument, NULL, OPT_PAGE_OFFSET },
+		{ "boot-id",		required_argument, NULL, OPT_BOOT_ID },
 		{ "help",		no_argument,       NULL, 'h' },
 		{}
 	};

@@ -886,16 +886,17 @@ static int find_object_boots(struct objects *o, sqlite3 *db, int64_t boot_id)
 	o->boot_ids[0] = boot_id;
 	o->n_boot_ids = 1;
 	/* An imported perf.data is a boot of its own; if a live recording
-	 * of the same host and kernel spans its samples, that is the same
-	 * kernel boot (boots do not overlap in time), so its objects, pairs,
-	 * symbols and KASLR layout apply. */
+	 * of the same host and kernel spans its samples, or its boot id is
+	 * the one the import was told it was recorded in (--boot-id), that is
+	 * the same kernel boot (boots do not overlap in time), so its objects,
+	 * pairs, symbols and KASLR layout apply. */
 	r = db_prepare(db, &st,
 		"SELECT l.boot_id FROM boots b"
 		" JOIN hosts hb ON hb.host_id = b.host_id"
 		" JOIN boots l ON l.boot_id != b.boot_id AND l.source = 'live'"
 		" JOIN hosts hl ON hl.host_id = l.host_id"
 		" WHERE b.boot_id = ?1 AND b.source != 'live'"
-		"  AND (l.boot_uuid = b.boot_uuid OR"
+		"  AND (l.boot_uuid = b.boot_uuid OR l.boot_uuid = b.recorded_boot_uuid OR"
 		"   (hl.hostname = hb.hostname AND l.kernel_release = b.kernel_release"
 		"    AND (l.kernel_build_id IS NULL OR b.kernel_build_id IS NULL"
 		"         OR l.kernel_build_id = b.kernel_build_id)"

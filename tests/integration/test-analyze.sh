@@ -141,6 +141,27 @@ check "on the recording host, import took its BTF without --btf" \
 	"$(q "SELECT count(*) FROM btf_layouts WHERE boot_id = $imp")" -gt 10
 check "imported intervals normalized by the live boot's counters" \
 	"$(q "SELECT count(*) FROM path_intervals p JOIN intervals i USING (interval_id) WHERE i.boot_id = $imp AND p.path = 'P4' AND p.work_source LIKE 'tlb:tlb_flush of boot $live%'")" -ge 1
+# Joined by the boot id alone: under another hostname the time-and-host
+# rule cannot match; the running boot's id (import's default here) joins
+# the live boot, and --boot-id none leaves the import on its own.
+grep -q "joins boot $live, recorded live by mmhitmd" "$WORK/import.out" ||
+	fail "import does not say it joins the live boot: $(cat "$WORK/import.out")"
+for how in default none; do
+	cp "$DB" "$WORK/join-$how.db"
+	if [ $how = none ]; then set -- --boot-id none; else set --; fi
+	"$O/mmhitm" import "$WORK/hitm.perf.data" --db "$WORK/join-$how.db" --hostname elsewhere \
+		--interval 100ms "$@" >"$WORK/join.out" 2>&1 || { cat "$WORK/join.out"; fail "import as elsewhere"; }
+	"$O/mmhitm" analyze --db "$WORK/join-$how.db" >/dev/null 2>&1 || fail "analyze join-$how"
+	j=$(sqlite3 "$WORK/join-$how.db" "SELECT boot_id FROM boots b JOIN hosts USING (host_id)
+		WHERE hostname = 'elsewhere'")
+	got=$(sqlite3 "$WORK/join-$how.db" "SELECT object_boots FROM analysis_state WHERE boot_id = $j")
+	if [ $how = default ]; then
+		check_str "another hostname, the same boot id: joins the live boot" "$got" "$j $live"
+	else
+		check_str "another hostname, --boot-id none: on its own" "$got" "$j"
+	fi
+done
+
 check "live intervals have P1..P4 rows with work and NULL HITM (no PMU here)" \
 	"$(q "SELECT count(*) FROM path_intervals p JOIN intervals i USING (interval_id) WHERE i.boot_id = $live AND p.path = 'P4' AND p.work > 0 AND p.lcl_hitm IS NULL")" -ge 1
 if [ -n "$lru_locks" ]; then
