@@ -293,6 +293,8 @@ int parse_time_ns(const char *s, int64_t now, int64_t *ret)
 	time_t t;
 	int64_t v;
 
+	if (!*s)
+		return -EINVAL;
 	if (strcmp(s, "now") == 0) {
 		*ret = now;
 		return 0;
