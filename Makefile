@@ -51,7 +51,7 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 # Debian userspace.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 # trace-cmd: reads back what mmhitm import and the flight recorder handle.
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db trace-cmd \
+DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy python3-jsonschema chromium curl man-db trace-cmd \
 		   prometheus prometheus-node-exporter $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
