@@ -44,14 +44,17 @@ endif
 DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
-		   linux-perf bpftool systemd procps util-linux
+		   linux-perf bpftool systemd procps util-linux libcurl4-openssl-dev
 # report tests: scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
 # mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
 # Debian userspace.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
+# ship tests: two clickhouse-server shards on loopback (tests/integration/
+# clickhouse-lib.sh), started and stopped by each test.
 DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy chromium curl man-db \
-		   prometheus prometheus-node-exporter $(DEB_KERNELS)
+		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
+		   $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -70,7 +73,7 @@ LIBPERF_LIBS	:= $(LIBPERF_DIR)/libperf.a $(KSRC_DIR)/tools/lib/api/libapi.a
 LIBPERF_STAMP	:= $(DEPS)/libperf.stamp
 endif
 
-PKGS		:= libtracefs libtraceevent sqlite3 libbpf libsystemd
+PKGS		:= libtracefs libtraceevent sqlite3 libbpf libsystemd libcurl
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -103,7 +106,10 @@ ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c
+# The ClickHouse cluster's schema (mmhitm ship --init), compiled in too.
+CH_SQL		:= $(sort $(wildcard schema/clickhouse/*.sql))
+GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c \
+		   $(O)/gen/clickhouse-sql.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -138,6 +144,10 @@ all: $(PROGS)
 # schema/ at run time.
 $(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/clickhouse-sql.c: $(CH_SQL) common/gen-blob.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && cat $(CH_SQL) > $(O)/gen/clickhouse.sql && \
+	    sh common/gen-blob.sh clickhouse_sql $(O)/gen/clickhouse.sql > $@.tmp && mv $@.tmp $@
 
 # The BPF task iterator of windowed recording's mm snapshots
 # (daemon/snapshot.c), compiled in. Where clang cannot build it the object

@@ -25,6 +25,8 @@ static const struct command commands[] = {
 	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) as a boot", cmd_import_help },
 	{ "report", cmd_report, "before/after verdicts per path over host databases: HTML, JSON, text",
 	  cmd_report_help },
+	{ "ship", cmd_ship, "send what a ClickHouse cluster lacks of this database (hourly timer)",
+	  cmd_ship_help },
 };
 
 const char *default_db_path(void)

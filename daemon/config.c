@@ -173,6 +173,12 @@ static const struct option_def options[] = {
 	  OPT_BOOL, OFF(analyze), "yes" },
 	{ { "stop_retry", "DURATION", "on stop, keep retrying unwritten intervals this long (0: once)" },
 	  OPT_DURATION, OFF(stop_retry_ns), "20s", 0, 3600 * S },
+	{ { "ship_url", "URL", "ClickHouse HTTP address mmhitm ship sends to, http(s)://HOST:PORT[/?database=DB] (empty: none)" },
+	  OPT_STRING, OFF(ship_url), "" },
+	{ { "ship_credentials", "PATH", "file with USER:PASSWORD for ship_url, readable only by its owner (empty: none)" },
+	  OPT_OPTIONAL_PATH, OFF(ship_credentials), "" },
+	{ { "ship_required", "BOOL", "retention keeps intervals mmhitm ship has not sent, unless max_db_size forces it" },
+	  OPT_BOOL, OFF(ship_required), "no" },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };

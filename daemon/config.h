@@ -49,6 +49,9 @@ struct config {
 	bool keep_user_lines;		/* store user-space samples per line */
 	bool analyze;			/* attribute after every interval */
 	int64_t stop_retry_ns;		/* stop_retry: final write retried this long */
+	char *ship_url;			/* mmhitm ship's cluster; "" for none */
+	char *ship_credentials;		/* "user:password" file, root-only; "" for none */
+	bool ship_required;		/* retention keeps what ship has not sent */
 	int log_level;
 };
 
