@@ -17,8 +17,7 @@ extern const unsigned char clickhouse_sql[];
 extern const size_t clickhouse_sql_len;
 
 enum ship_key {
-	KEY_ALL,	/* small dimension: the whole table every run */
-	KEY_BOOT,	/* boot_id: the newest shipped boot's rows again (they grow) */
+	KEY_ALL,	/* small dimension: the whole table, when its digest changed */
 	KEY_INTERVAL,	/* interval_id, every recorded interval */
 	KEY_ANALYZED,	/* interval_id, only intervals mmhitm analyze has done */
 };
@@ -41,7 +40,7 @@ struct ship_table {
 
 static const struct ship_table tables[SHIP_TABLES] = {
 	{ "hosts", KEY_ALL, "machine_id, hostname",
-	  "SELECT machine_id, hostname, 0 FROM hosts WHERE ?1 = ?1 AND ?2 = ?2" },
+	  "SELECT machine_id, hostname, 0 FROM hosts WHERE ?1 = ?1 AND ?2 = ?2 ORDER BY host_id" },
 	{ "boots", KEY_ALL,
 	  "machine_id, boot_uuid, source, boot_time_ns, first_seen_ns, last_seen_ns, kernel_release,"
 	  " kernel_version, kernel_build_id, arch, nr_cpus_online, cache_line_size, page_size,"
@@ -49,11 +48,10 @@ static const struct ship_table tables[SHIP_TABLES] = {
 	  "SELECT h.machine_id, b.boot_uuid, b.source, b.boot_time_ns, b.first_seen_ns, b.last_seen_ns,"
 	  " b.kernel_release, b.kernel_version, b.kernel_build_id, b.arch, b.nr_cpus_online,"
 	  " b.cache_line_size, b.page_size, b.pmu_kind, b.pmu_detail, b.lru_gen, b.btf, 0"
-	  " FROM boots b JOIN hosts h USING (host_id) WHERE ?1 = ?1 AND ?2 = ?2" },
-	{ "ksyms", KEY_BOOT, "machine_id, boot_uuid, addr, size, name, module",
-	  "SELECT h.machine_id, b.boot_uuid, k.addr, k.size, k.name, k.module, k.boot_id"
-	  " FROM ksyms k" HOST_BOOT
-	  " WHERE k.boot_id >= ?1 AND k.boot_id <= ?2 ORDER BY k.boot_id" },
+	  " FROM boots b JOIN hosts h USING (host_id) WHERE ?1 = ?1 AND ?2 = ?2 ORDER BY b.boot_id" },
+	{ "ksyms", KEY_ALL, "machine_id, boot_uuid, addr, size, name, module",
+	  "SELECT h.machine_id, b.boot_uuid, k.addr, k.size, k.name, k.module, 0"
+	  " FROM ksyms k" HOST_BOOT " WHERE ?1 = ?1 AND ?2 = ?2 ORDER BY k.boot_id, k.addr" },
 	{ "intervals", KEY_INTERVAL,
 	  "machine_id, boot_uuid, start_ns, end_ns, partial, learn_records, events_lost,"
 	  " dropped_intervals, detail_dropped, cpu_user_ns, cpu_sys_ns, rss_kb, db_bytes, ctxt, forks,"
@@ -152,6 +150,22 @@ static int buf_add_column(struct buf *b, sqlite3_stmt *st, int i)
 		return buf_add_escaped(b, (const char *)sqlite3_column_text(st, i),
 				       (size_t)sqlite3_column_bytes(st, i));
 	}
+}
+
+/*
+ * FNV-1a over a dimension table's rows: its cursor, so an unchanged table
+ * is not sent again every hour (a live boot's last_seen_ns changes it).
+ */
+static int64_t digest(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ULL;
+	}
+	/* 0 is "never shipped". */
+	return (int64_t)(h ? h : 1);
 }
 
 struct cursor {
@@ -256,10 +270,43 @@ static int read_batch(sqlite3 *db, const struct ship_table *t, const struct curs
 			if (r < 0)
 				return log_oom();
 		}
-		if (buf_add(b, num, (size_t)n) < 0)
+		/* The batch number is not content: keep it out of the digest. */
+		if (t->key == KEY_ALL) {
+			if (buf_add(b, "\n", 1) < 0)
+				return log_oom();
+		} else if (buf_add(b, num, (size_t)n) < 0) {
 			return log_oom();
+		}
 		rows++;
 		key = k;
+	}
+	if (t->key == KEY_ALL && rows) {
+		_cleanup_free_ char *out = NULL;
+		size_t len = 0;
+
+		/* Unchanged since the last acknowledged batch: nothing to send. */
+		key = digest(b->p, b->len);
+		if (key == c->last_key) {
+			*ret_rows = 0;
+			*ret_key = key;
+			return 0;
+		}
+		/* Now the batch number, at the end of every line. */
+		out = malloc(b->len + (size_t)rows * (size_t)n + 1);
+		if (!out)
+			return log_oom();
+		for (char *p = b->p, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+			memcpy(out + len, p, (size_t)(nl - p));
+			len += (size_t)(nl - p);
+			memcpy(out + len, num, (size_t)n);
+			len += (size_t)n;
+		}
+		out[len] = '\0';
+		free(b->p);
+		b->p = out;
+		b->len = len;
+		b->alloc = len + 1;
+		out = NULL;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read %s for shipping: %s", t->name,
@@ -275,6 +322,9 @@ static int64_t pending_rows(sqlite3 *db, const struct ship_table *t, int64_t key
 	_cleanup_free_ char *sql = NULL;
 	int64_t n = 0;
 
+	/* A dimension that changed is sent whole; say how many rows. */
+	if (t->key == KEY_ALL)
+		key = 0;
 	if (asprintf(&sql, "SELECT count(*) FROM (%s)", t->select) < 0)
 		return -1;
 	{
@@ -323,7 +373,7 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 			return r;
 		r = cursor_get(db, t->name, &c);
 		if (r >= 0 && o->resend && res->batches == 0)
-			c.last_key = t->key == KEY_BOOT ? INT64_MIN : 0;
+			c.last_key = 0;
 		bound = t->key == KEY_ANALYZED ? analyzed : INT64_MAX;
 		if (r >= 0)
 			r = read_batch(db, t, &c, bound, o->batch_rows, c.batch + 1, &b, &rows, &key);
@@ -352,8 +402,8 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 					       t->name, c.batch + 1);
 		res->rows += rows;
 		res->batches++;
-		/* Small tables and the newest boot's symbols go whole, once per run. */
-		if (t->key == KEY_ALL || t->key == KEY_BOOT)
+		/* Small tables go whole, once per run. */
+		if (t->key == KEY_ALL)
 			return 0;
 	}
 }

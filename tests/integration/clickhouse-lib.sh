@@ -84,7 +84,7 @@ ch_start() {
 		fi
 	done
 	CH_DIR=$(mktemp -d /tmp/mmhitm-ch.XXXXXX)
-	trap ch_stop EXIT INT TERM
+	trap ch_stop EXIT INT TERM HUP PIPE
 	ch_config 1 "$CH_HTTP1" "$CH_TCP1"
 	ch_config 2 "$CH_HTTP2" "$CH_TCP2"
 	# The package's own user when it made one: the server refuses nothing
