@@ -311,6 +311,9 @@ static int read_batch(sqlite3 *db, const struct ship_table *t, const struct curs
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read %s for shipping: %s", t->name,
 				       sqlite3_errmsg(db));
+	/* Read to the end: the intervals past the last row have none here. */
+	if (rc == SQLITE_DONE && t->key != KEY_ALL && bound != INT64_MAX && bound > key)
+		key = bound;
 	*ret_rows = rows;
 	*ret_key = key;
 	return 0;
@@ -375,6 +378,11 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 		if (r >= 0 && o->resend && res->batches == 0)
 			c.last_key = 0;
 		bound = t->key == KEY_ANALYZED ? analyzed : INT64_MAX;
+		if (r >= 0 && t->key == KEY_INTERVAL) {
+			r = db_query_int(db, &bound, "SELECT coalesce(max(interval_id), 0) FROM intervals");
+			if (r >= 0 && bound < c.last_key)
+				bound = c.last_key;	/* cannot shrink: retention keeps the newest */
+		}
 		if (r >= 0)
 			r = read_batch(db, t, &c, bound, o->batch_rows, c.batch + 1, &b, &rows, &key);
 		db_rollback(db);	/* a read transaction: nothing to keep */
@@ -384,6 +392,16 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 		}
 		if (rows == 0) {
 			free(b.p);
+			/*
+			 * Intervals without rows here (no vmstat change, no
+			 * sampled line) are shipped too: retention with
+			 * ship_required waits for every table's cursor.
+			 */
+			if (t->key != KEY_ALL && bound > c.last_key && bound != INT64_MAX) {
+				r = cursor_advance(db, t->name, bound, c.batch, 0);
+				if (r < 0)
+					return r;
+			}
 			return 0;
 		}
 		r = http_query(h, query, b.p, b.len, NULL);
