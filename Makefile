@@ -324,7 +324,8 @@ clean-kernels:
 # --- install ---------------------------------------------------------------
 
 UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
-UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer
+UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer \
+		   mmhitm-ship.service mmhitm-ship.timer
 MANPAGES	:= $(wildcard man/*.[1-8])
 COMPLETIONDIR	?= $(DATADIR)/bash-completion/completions
 
