@@ -44,15 +44,18 @@ endif
 DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libtracecmd-dev libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
-		   linux-perf bpftool systemd procps util-linux
+		   linux-perf bpftool systemd procps util-linux libcurl4-openssl-dev
 # report tests: scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
 # mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
 # Debian userspace.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 # trace-cmd: reads back what mmhitm import and the flight recorder handle.
+# ship tests: two clickhouse-server shards on loopback (tests/integration/
+# clickhouse-lib.sh), started and stopped by each test.
 DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy python3-jsonschema chromium curl man-db trace-cmd \
-		   prometheus prometheus-node-exporter $(DEB_KERNELS)
+		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
+		   $(DEB_KERNELS)
 
 DEPS		:= $(O)/deps
 KSRC_TAR	?= /usr/src/linux-source-6.12.tar.xz
@@ -71,7 +74,7 @@ LIBPERF_LIBS	:= $(LIBPERF_DIR)/libperf.a $(KSRC_DIR)/tools/lib/api/libapi.a
 LIBPERF_STAMP	:= $(DEPS)/libperf.stamp
 endif
 
-PKGS		:= libtracefs libtraceevent libtracecmd sqlite3 libbpf libsystemd
+PKGS		:= libtracefs libtraceevent libtracecmd sqlite3 libbpf libsystemd libcurl
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -104,8 +107,10 @@ ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
 BASE_CFLAGS	+= -Ireports
 LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
+# The ClickHouse cluster's schema (mmhitm ship --init), compiled in too.
+CH_SQL		:= $(sort $(wildcard schema/clickhouse/*.sql))
 GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c \
-		   $(O)/gen/paths-conf.c
+		   $(O)/gen/paths-conf.c $(O)/gen/clickhouse-sql.c
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -143,6 +148,10 @@ all: $(PROGS)
 # schema/ at run time.
 $(O)/gen/schema-sql.c: $(SCHEMA_SQL) common/gen-schema.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-schema.sh $(SCHEMA_SQL) > $@.tmp && mv $@.tmp $@
+
+$(O)/gen/clickhouse-sql.c: $(CH_SQL) common/gen-blob.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && cat $(CH_SQL) > $(O)/gen/clickhouse.sql && \
+	    sh common/gen-blob.sh clickhouse_sql $(O)/gen/clickhouse.sql > $@.tmp && mv $@.tmp $@
 
 # The BPF task iterator of windowed recording's mm snapshots
 # (daemon/snapshot.c), compiled in. Where clang cannot build it the object
@@ -323,7 +332,8 @@ clean-kernels:
 # --- install ---------------------------------------------------------------
 
 UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
-UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer
+UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer \
+		   mmhitm-ship.service mmhitm-ship.timer
 MANPAGES	:= $(wildcard man/*.[1-8])
 COMPLETIONDIR	?= $(DATADIR)/bash-completion/completions
 

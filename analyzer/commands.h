@@ -32,6 +32,8 @@ int cmd_report(int argc, char **argv);
 void cmd_report_help(void);
 int cmd_snapshot(int argc, char **argv);
 void cmd_snapshot_help(void);
+int cmd_ship(int argc, char **argv);
+void cmd_ship_help(void);
 
 /* The default database path, $MMHITM_DB or the daemon's StateDirectory. */
 const char *default_db_path(void);

@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	  cmd_report_help },
 	{ "snapshot", cmd_snapshot, "ask the running mmhitmd to save its flight recorder as trace.dat",
 	  cmd_snapshot_help },
+	{ "ship", cmd_ship, "send what a ClickHouse cluster lacks of this database (hourly timer)",
+	  cmd_ship_help },
 };
 
 const char *default_db_path(void)

@@ -183,6 +183,12 @@ static const struct option_def options[] = {
 	  OPT_SIZE, OFF(snapshot_max_size), "256M", 1 << 16, INT64_MAX },
 	{ { "snapshot_buffer_kb", "KIB", "per-CPU ring of the flight recorder (overwritten when full)" },
 	  OPT_SIZE_KB, OFF(snapshot_buffer_kb), "1024", 64, 1024 * 1024 },
+	{ { "ship_url", "URL", "ClickHouse HTTP address mmhitm ship sends to, http(s)://HOST:PORT[/?database=DB] (empty: none)" },
+	  OPT_STRING, OFF(ship_url), "" },
+	{ { "ship_credentials", "PATH", "file with USER:PASSWORD for ship_url, readable only by its owner (empty: none)" },
+	  OPT_OPTIONAL_PATH, OFF(ship_credentials), "" },
+	{ { "ship_required", "BOOL", "retention keeps intervals mmhitm ship has not sent, unless max_db_size forces it" },
+	  OPT_BOOL, OFF(ship_required), "no" },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };

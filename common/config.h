@@ -54,6 +54,9 @@ struct config {
 	uint64_t snapshot_max_count;	/* snapshot_max_count: files kept there */
 	uint64_t snapshot_max_size;	/* snapshot_max_size: bytes kept there */
 	uint64_t snapshot_buffer_kb;	/* snapshot_buffer_kb: its ring, per CPU */
+	char *ship_url;			/* mmhitm ship's cluster; "" for none */
+	char *ship_credentials;		/* "user:password" file, root-only; "" for none */
+	bool ship_required;		/* retention keeps what ship has not sent */
 	int log_level;
 };
 

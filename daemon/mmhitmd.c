@@ -964,6 +964,7 @@ static void after_flush(struct daemon *d, int64_t now)
 		.raw_ns = d->cfg.retention_raw_ns,
 		.rollup_ns = d->cfg.retention_rollup_ns,
 		.max_bytes = d->cfg.max_db_size,
+		.ship_required = d->cfg.ship_required,
 	};
 	struct retention_result res = {};
 	uint64_t size = 0;

@@ -45,12 +45,25 @@ static int exec_bind(sqlite3 *db, const char *sql, int64_t a, int64_t *ret_chang
 }
 
 /*
+ * The last interval every cluster table has (mmhitm ship's cursors), 0 when
+ * one has none. The detail (lines, vmstat) and the intervals themselves
+ * (counts, path rows) each wait for the tables that carry them.
+ */
+#define SHIPPED_THROUGH(tables, n) \
+	"(SELECT CASE WHEN count(*) = " #n " THEN min(last_key) ELSE 0 END" \
+	" FROM ship_cursors WHERE tbl IN (" tables "))"
+#define SHIPPED_DETAIL SHIPPED_THROUGH("'hitm_lines', 'vmstat_deltas'", 2)
+#define SHIPPED_WHOLE SHIPPED_THROUGH("'intervals', 'event_counts', 'path_intervals', 'hitm_lines'," \
+				      " 'vmstat_deltas'", 5)
+
+/*
  * Fills temp.doomed with the intervals to act on: those ending before
  * cutoff, or (cutoff 0) the oldest RETENTION_BATCH, never the newest one.
+ * With keep_unshipped, age (cutoff) passes over what ship has not sent.
  */
-static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, int64_t *ret_n)
+static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, bool keep_unshipped, int64_t *ret_n)
 {
-	char sql[512];
+	char sql[1024];
 	int r;
 
 	r = db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS doomed (interval_id INTEGER PRIMARY KEY);"
@@ -60,9 +73,12 @@ static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, int64_t *ret_n)
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO temp.doomed SELECT interval_id FROM intervals"
 		 " WHERE %s AND interval_id != (SELECT max(interval_id) FROM intervals)"
-		 " AND (?1 = 0 OR end_ns <= ?1)"
+		 " AND (?1 = 0 OR end_ns <= ?1) AND %s%s"
 		 " ORDER BY start_ns LIMIT %d",
-		 want_detail ? "detail_dropped = 0" : "1", cutoff ? -1 : RETENTION_BATCH);
+		 want_detail ? "detail_dropped = 0" : "1",
+		 keep_unshipped && cutoff ? "interval_id <= " : "1",
+		 keep_unshipped && cutoff ? (want_detail ? SHIPPED_DETAIL : SHIPPED_WHOLE) : "",
+		 cutoff ? -1 : RETENTION_BATCH);
 	return exec_bind(db, sql, cutoff, ret_n);
 }
 
@@ -148,10 +164,19 @@ static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
 	return r;
 }
 
-/* One step in its own transaction. */
-static int step(sqlite3 *db, int kind, int64_t cutoff, struct retention_result *res, int64_t *ret_n)
+/* Of temp.doomed, how many ship has not sent (what the size budget costs the cluster). */
+static int count_unshipped(sqlite3 *db, bool detail, int64_t *ret)
 {
-	int64_t n = 0;
+	return db_query_int(db, ret, detail ?
+		"SELECT count(*) FROM temp.doomed WHERE interval_id > " SHIPPED_DETAIL :
+		"SELECT count(*) FROM temp.doomed WHERE interval_id > " SHIPPED_WHOLE);
+}
+
+/* One step in its own transaction. */
+static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_policy *p,
+		struct retention_result *res, int64_t *ret_n)
+{
+	int64_t n = 0, unshipped = 0;
 	int r;
 
 	r = db_begin(db);
@@ -159,13 +184,17 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, struct retention_result *
 		return r;
 	switch (kind) {
 	case 0:	/* detail */
-		r = pick(db, true, cutoff, &n);
+		r = pick(db, true, cutoff, p->ship_required, &n);
+		if (r >= 0 && n && p->ship_required)
+			r = count_unshipped(db, true, &unshipped);
 		if (r >= 0 && n)
 			r = drop_detail(db);
 		res->detail_intervals += n;
 		break;
 	case 1:	/* intervals */
-		r = pick(db, false, cutoff, &n);
+		r = pick(db, false, cutoff, p->ship_required, &n);
+		if (r >= 0 && n && p->ship_required)
+			r = count_unshipped(db, false, &unshipped);
 		if (r >= 0 && n)
 			r = rollup_and_delete(db);
 		res->intervals += n;
@@ -181,6 +210,7 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, struct retention_result *
 		db_rollback(db);
 		return r;
 	}
+	res->unshipped += unshipped;
 	*ret_n = n;
 	return 0;
 }
@@ -195,7 +225,8 @@ static int log_run(sqlite3 *db, int64_t now, const char *reason, const struct re
 	    res->hours == before->hours)
 		return 0;
 	r = db_prepare(db, &st, "INSERT INTO retention_log(ts_ns, reason, intervals, detail_intervals,"
-				" hours, bytes_before, bytes_after) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+				" hours, bytes_before, bytes_after, unshipped)"
+				" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, now);
@@ -205,6 +236,7 @@ static int log_run(sqlite3 *db, int64_t now, const char *reason, const struct re
 	sqlite3_bind_int64(st, 5, res->hours - before->hours);
 	sqlite3_bind_int64(st, 6, (int64_t)res->bytes_before);
 	sqlite3_bind_int64(st, 7, (int64_t)res->bytes_after);
+	sqlite3_bind_int64(st, 8, res->unshipped - before->unshipped);
 	return db_step_done(db, st);
 }
 
@@ -230,11 +262,11 @@ int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p
 	if (r < 0)
 		return r;
 
-	if (p->detail_ns && (r = step(db, 0, now - p->detail_ns, &res, &n)) < 0)
+	if (p->detail_ns && (r = step(db, 0, now - p->detail_ns, p, &res, &n)) < 0)
 		return r;
-	if (p->raw_ns && (r = step(db, 1, now - p->raw_ns, &res, &n)) < 0)
+	if (p->raw_ns && (r = step(db, 1, now - p->raw_ns, p, &res, &n)) < 0)
 		return r;
-	if (p->rollup_ns && (r = step(db, 2, now - p->rollup_ns, &res, &n)) < 0)
+	if (p->rollup_ns && (r = step(db, 2, now - p->rollup_ns, p, &res, &n)) < 0)
 		return r;
 	r = vacuum(db, &size);
 	if (r < 0)
@@ -249,7 +281,7 @@ int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p
 		int kind;
 
 		for (kind = 0, n = 0; kind < 3 && n == 0; kind++) {
-			r = step(db, kind, 0, &res, &n);
+			r = step(db, kind, 0, p, &res, &n);
 			if (r < 0)
 				return r;
 		}
@@ -265,6 +297,10 @@ int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p
 	r = log_run(db, now, "size", &mark, &res);
 	if (r < 0)
 		return r;
+	/* Logged here, where it is decided: the cluster will miss these. */
+	if (res.unshipped > mark.unshipped)
+		log_warning("max_db_size forced deleting %" PRId64 " intervals (or their detail) that mmhitm ship"
+			    " had not sent (retention_log.unshipped)", res.unshipped - mark.unshipped);
 	if (ret)
 		*ret = res;
 	return 0;

@@ -3,6 +3,7 @@
 #define MMHITM_RETENTION_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -12,12 +13,17 @@
  * the database is over max_bytes, the same order applies to the oldest data
  * whatever its age, so the file never exceeds the budget by more than what
  * one interval added. Zero disables a limit.
+ *
+ * ship_required: age never deletes an interval (or its detail) that
+ * `mmhitm ship` has not sent (ship_cursors); the size budget still does,
+ * and counts those in unshipped and retention_log.unshipped.
  */
 struct retention_policy {
 	int64_t detail_ns;
 	int64_t raw_ns;
 	int64_t rollup_ns;
 	uint64_t max_bytes;
+	bool ship_required;
 };
 
 struct retention_result {
@@ -27,6 +33,8 @@ struct retention_result {
 	uint64_t bytes_before;
 	uint64_t bytes_after;
 	int over_budget;		/* nothing left to delete, still over */
+	int64_t unshipped;		/* intervals (or their detail) deleted before
+					 * mmhitm ship sent them (size budget) */
 };
 
 /* The database's size: pages in use times page size (WAL included). */

@@ -16,6 +16,7 @@ P="PREFIX=$ROOT/usr SYSCONFDIR=$ROOT/etc UNITDIR=$ROOT/units"
 make -s install $P >"$ROOT.log" 2>&1 || { cat "$ROOT.log"; fail "make install"; finish; }
 for f in usr/sbin/mmhitmd usr/bin/mmhitm usr/bin/mmhitm-load units/mmhitmd.service \
 	 units/mmhitm-report.service units/mmhitm-report.timer etc/mmhitm/mmhitm.conf \
+	 units/mmhitm-ship.service units/mmhitm-ship.timer \
 	 usr/share/man/man8/mmhitmd.8 usr/share/man/man5/mmhitm.conf.5 \
 	 usr/share/man/man1/mmhitm.1 usr/share/man/man1/mmhitm-load.1 \
 	 usr/share/bash-completion/completions/mmhitm; do
@@ -28,10 +29,11 @@ check_str "units name the installed daemon" \
 	"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ROOT/units/mmhitmd.service")" "$ROOT/usr/sbin/mmhitmd"
 
 out=$(MANPATH=$ROOT/usr/share/man systemd-analyze verify "$ROOT/units/mmhitmd.service" \
-	"$ROOT/units/mmhitm-report.service" "$ROOT/units/mmhitm-report.timer" 2>&1)
+	"$ROOT/units/mmhitm-report.service" "$ROOT/units/mmhitm-report.timer" \
+	"$ROOT/units/mmhitm-ship.service" "$ROOT/units/mmhitm-ship.timer" 2>&1)
 check "systemd-analyze verify is silent" "$(printf '%s' "$out" | grep -c .)" -eq 0
 [ -z "$out" ] || echo "$out"
-for u in mmhitmd mmhitm-report; do
+for u in mmhitmd mmhitm-report mmhitm-ship; do
 	e=$(systemd-analyze security --offline=true "$ROOT/units/$u.service" 2>/dev/null |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
 	# README records 1.9 and 1.1: a change that weakens a unit shows here.

@@ -168,12 +168,66 @@ static void test_size(void)
 	db_close(db);
 }
 
+/*
+ * ship_required: age deletes only what mmhitm ship has sent (every interval
+ * table's cursor at 100 here); the size budget deletes the rest too, and
+ * counts it. Without the setting age takes the unshipped intervals.
+ */
+static void ship_required_run(bool required)
+{
+	struct retention_policy pol = { 1 * DAY_NS, 2 * DAY_NS, 0, 0, required };
+	int64_t n = 4 * DAY_NS / STEP_NS, now = T0 + n * STEP_NS;
+	struct retention_result res = {};
+	sqlite3 *db = fresh_db();
+
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	/* hitm_lines' and vmstat_deltas' cursors further: the lines wait for intervals' */
+	CHECK_INT(db_exec(db, "INSERT INTO ship_cursors VALUES ('intervals', 100, 1, 100, 0),"
+			      " ('event_counts', 100, 1, 200, 0), ('path_intervals', 100, 1, 100, 0),"
+			      " ('hitm_lines', 150, 1, 4500, 0), ('vmstat_deltas', 150, 1, 6000, 0)"), ==, 0);
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	/* 2 days old: intervals 1..192 by age; 1 day: detail of 1..288. */
+	if (required) {
+		CHECK_INT(q(db, "SELECT min(interval_id) FROM intervals"), ==, 101);
+		CHECK_INT(res.intervals, ==, 100);
+		/* detail of 101..150 went (shipped), 151.. kept */
+		CHECK_INT(q(db, "SELECT max(interval_id) FROM intervals WHERE detail_dropped"), ==, 150);
+		CHECK_INT(q(db, "SELECT count(*) FROM vmstat_deltas WHERE interval_id = 151"), ==, 40);
+		CHECK_INT(res.unshipped, ==, 0);
+	} else {
+		CHECK_INT(q(db, "SELECT min(interval_id) FROM intervals"), ==, 193);
+		CHECK_INT(q(db, "SELECT max(interval_id) FROM intervals WHERE detail_dropped"), ==, 288);
+	}
+
+	/* Now a budget it can only meet by deleting unshipped intervals. */
+	pol.max_bytes = 200 << 10;
+	res = (struct retention_result){};
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals WHERE interval_id <= 150"), ==, 0);
+	if (required) {
+		CHECK_INT(res.unshipped, >, 0);
+		CHECK_INT(q(db, "SELECT sum(unshipped) FROM retention_log WHERE reason = 'size'"), ==, res.unshipped);
+	} else {
+		CHECK_INT(res.unshipped, ==, 0);
+		CHECK_INT(q(db, "SELECT sum(unshipped) FROM retention_log"), ==, 0);
+	}
+	db_close(db);
+}
+
+static void test_ship_required(void)
+{
+	ship_required_run(true);
+	ship_required_run(false);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
 	snprintf(path, sizeof(path), "/tmp/mmhitm-test-retention-%d.db", getpid());
 	RUN(test_age);
 	RUN(test_size);
+	RUN(test_ship_required);
 	unlink(path);
 	return test_exit();
 }
