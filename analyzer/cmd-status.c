@@ -41,6 +41,12 @@ static const char *col(sqlite3_stmt *st, int i, const char *null, char *buf, siz
 	return buf;
 }
 
+/* A boot's total of every counted event. */
+static const char events_sql[] =
+	"SELECT n.name, sum(c.count) FROM event_counts c"
+	" JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id)"
+	" WHERE i.boot_id = ?1 GROUP BY n.name ORDER BY n.name";
+
 #define COL(st, i, null) col(st, i, null, t[i], sizeof(t[i]))
 
 static int print_boot(sqlite3 *db, sqlite3_stmt *b)
@@ -65,9 +71,7 @@ static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 	       sqlite3_column_int(b, 18), sqlite3_column_int(b, 19));
 
 	r = db_prepare(db, &ev,
-		       "SELECT n.name, sum(c.count) FROM event_counts c "
-		       "JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id) "
-		       "WHERE i.boot_id = ?1 GROUP BY n.name ORDER BY n.name");
+		       events_sql);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(ev, 1, boot_id);
@@ -120,9 +124,7 @@ static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
 		}
 	}
 	r = db_prepare(db, &ev,
-		       "SELECT n.name, sum(c.count) FROM event_counts c "
-		       "JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id) "
-		       "WHERE i.boot_id = ?1 GROUP BY n.name ORDER BY n.name");
+		       events_sql);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(ev, 1, sqlite3_column_int64(b, 0));

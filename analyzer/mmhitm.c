@@ -87,15 +87,10 @@ int main(int argc, char **argv)
 	}
 	{
 		const char *names[ARRAY_SIZE(commands)];
-		const char *hint;
 
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 			names[i] = commands[i].name;
-		hint = cli_closest(argv[1], names, ARRAY_SIZE(names));
-		if (hint)
-			log_error("Unknown command '%s'; did you mean '%s'?", argv[1], hint);
-		else
-			log_error("Unknown command '%s'; 'mmhitm --help' lists them", argv[1]);
+		cli_unknown_command("mmhitm", argv[1], names, ARRAY_SIZE(names));
 	}
 	return CMD_USAGE;
 }

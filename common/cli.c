@@ -122,3 +122,13 @@ int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct 
 	}
 	return c;
 }
+
+void cli_unknown_command(const char *prog, const char *name, const char *const *names, size_t n)
+{
+	const char *hint = cli_closest(name, names, n);
+
+	if (hint)
+		fprintf(stderr, "%s: Unknown command '%s'; did you mean '%s'?\n", prog, name, hint);
+	else
+		fprintf(stderr, "%s: Unknown command '%s'; '%s --help' lists them\n", prog, name, prog);
+}

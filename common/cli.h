@@ -22,4 +22,7 @@ int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct 
  * to be a typo of it (at most a third of its length, at least 1); else NULL. */
 const char *cli_closest(const char *s, const char *const *names, size_t n);
 
+/* "Unknown command 'x'; did you mean 'y'?" (or where the list is), on stderr. */
+void cli_unknown_command(const char *prog, const char *name, const char *const *names, size_t n);
+
 #endif
