@@ -122,8 +122,8 @@ static void test_job_interrupted(void)
 		CHECK_INT(load_report_print(rep, f, true), ==, 0);
 		rewind(f);
 		CHECK(fgets(out, sizeof(out), f) != NULL);
-		CHECK(strstr(out, "\"interrupted\": true") != NULL);
-		CHECK(strstr(out, "\"metric\": \"loops_per_s\"") != NULL);
+		CHECK(strstr(out, "\"interrupted\":true") != NULL);
+		CHECK(strstr(out, "\"metric\":\"loops_per_s\"") != NULL);
 		fclose(f);
 	}
 	CHECK_INT(count_mib_mappings(), ==, maps_before);
