@@ -15,13 +15,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "db.h"
+#include "jsonw.h"
 #include "log.h"
 #include "util.h"
 
 void cmd_top_help(void)
 {
-	printf("Usage: mmhitm top [--db PATH] [--since TIME] [--until TIME] [--limit N]\n"
-	       "                  [--boot ID] [--no-detail]\n\n"
+	printf("Usage: mmhitm top [--db PATH]... [--since TIME] [--until TIME] [--limit N]\n"
+	       "                  [--boot ID] [--no-detail] [--json] [DB...]\n\n"
 	       "Prints the cache lines with the most HITM (local + remote, plus peer\n"
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
@@ -34,6 +35,10 @@ void cmd_top_help(void)
 	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
 	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
 	       "                         'this-week' or 'last-week' (their first midnight)\n"
+	       "  --db PATH              a database (repeatable, or as arguments): each gets\n"
+	       "                         its own table\n"
+	       "  --json                 the line tables as one JSON object, one entry per\n"
+	       "                         database (no per-offset detail; docs/json.md)\n"
 	       "  --limit N              lines to show (default 20)\n"
 	       "  --boot ID              only this boot (see 'mmhitm status')\n"
 	       "  --no-detail            only the line table\n");
@@ -253,7 +258,31 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 	return 0;
 }
 
-static int top(sqlite3 *db, const struct range *rg, int limit, bool detail)
+/* perf c2c's table header; false when there is nothing to put under it. */
+static bool print_header(const char *a, const char *b, int64_t nlines, int64_t samples,
+			 int64_t hitm, int64_t lcl, int64_t rmt, int64_t peer)
+{
+	printf("=================================================\n"
+	       "      Shared Data Cache Line Table (typed)\n"
+	       "=================================================\n#\n");
+	if (!samples) {
+		printf("# no attributed kernel samples in this range\n");
+		return false;
+	}
+	printf("# %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
+	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, nlines, samples,
+	       hitm, lcl, rmt, peer);
+	printf("#        ------------ Cacheline ------------     Tot  ----- Load Hitm -----    Total    Total    Total\n");
+	printf("# Index             Address  Boot     Hitm    Hitm      Lcl      Rmt     Peer  records    Loads   Stores  %-10s %-28s %-22s %s\n",
+	       "Object", "Field(s)", "Owner", "Path");
+	return true;
+}
+
+/*
+ * The table of the top lines: as perf c2c report --stdio lays it out, or
+ * into w (no per-offset detail then) when w is not NULL.
+ */
+static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, struct jsonw *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *tot = NULL, *lines = NULL, *pending = NULL;
 	int64_t hitm = 0, lcl = 0, rmt = 0, peer = 0, samples = 0, nlines = 0, t0 = 0, t1 = 0;
@@ -309,19 +338,23 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail)
 
 	fmt_time(t0, a, sizeof(a));
 	fmt_time(t1, b, sizeof(b));
-	printf("=================================================\n"
-	       "      Shared Data Cache Line Table (typed)\n"
-	       "=================================================\n#\n");
-	if (!samples) {
-		printf("# no attributed kernel samples in this range\n");
+	if (w) {
+		jsonw_str(w, "from", samples ? a : NULL);
+		jsonw_str(w, "to", samples ? b : NULL);
+		jsonw_int(w, "lines_total", nlines);
+		jsonw_int(w, "records", samples);
+		jsonw_int(w, "hitm", hitm);
+		jsonw_int(w, "lcl_hitm", lcl);
+		jsonw_int(w, "rmt_hitm", rmt);
+		jsonw_int(w, "peer", peer);
+		jsonw_array(w, "lines");
+	}
+	if (w && !samples) {
+		jsonw_end(w);
 		return 0;
 	}
-	printf("# %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
-	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, nlines, samples,
-	       hitm, lcl, rmt, peer);
-	printf("#        ------------ Cacheline ------------     Tot  ----- Load Hitm -----    Total    Total    Total\n");
-	printf("# Index             Address  Boot     Hitm    Hitm      Lcl      Rmt     Peer  records    Loads   Stores  %-10s %-28s %-22s %s\n",
-	       "Object", "Field(s)", "Owner", "Path");
+	if (!w && !print_header(a, b, nlines, samples, hitm, lcl, rmt, peer))
+		return 0;
 
 	boots = calloc((size_t)limit, sizeof(*boots));
 	addrs = calloc((size_t)limit, sizeof(*addrs));
@@ -338,6 +371,30 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail)
 		r = line_kind(db, rg, boots[n], addrs[n], h, &kinds[n]);
 		if (r < 0)
 			goto out;
+		if (w) {
+			char addr[24];
+
+			snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)addrs[n]);
+			jsonw_object(w, NULL);
+			jsonw_int(w, "index", n);
+			jsonw_str(w, "address", addr);
+			jsonw_int(w, "boot", boots[n]);
+			jsonw_num(w, "hitm_share", pct(h, hitm) / 100);
+			jsonw_int(w, "hitm", h);
+			jsonw_int(w, "lcl_hitm", sqlite3_column_int64(lines, 3));
+			jsonw_int(w, "rmt_hitm", sqlite3_column_int64(lines, 4));
+			jsonw_int(w, "peer", sqlite3_column_int64(lines, 5));
+			jsonw_int(w, "records", sqlite3_column_int64(lines, 6));
+			jsonw_int(w, "loads", sqlite3_column_int64(lines, 7));
+			jsonw_int(w, "stores", sqlite3_column_int64(lines, 8));
+			jsonw_str(w, "object", kinds[n].object);
+			jsonw_str(w, "fields", kinds[n].fields);
+			jsonw_str(w, "owner", kinds[n].owner);
+			jsonw_str(w, "paths", kinds[n].paths);
+			jsonw_end(w);
+			n++;
+			continue;
+		}
 		printf("  %5d  0x%016" PRIx64 "  %4" PRId64 "  %6.2f%%  %6" PRId64 "  %7" PRId64 "  %7"
 		       PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %-10s %-28s %-22s %s\n",
 		       n, (uint64_t)addrs[n], boots[n], pct(h, hitm), h,
@@ -351,7 +408,9 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail)
 		r = log_error_errno(db_errno(rc), "Failed to read lines: %s", sqlite3_errmsg(db));
 		goto out;
 	}
-	if (detail) {
+	if (w)
+		jsonw_end(w);
+	if (detail && !w) {
 		printf("\n=================================================\n"
 		       "      Shared Cache Line Distribution Pareto (typed)\n"
 		       "=================================================\n#\n");
@@ -372,6 +431,31 @@ out:
 	return r;
 }
 
+/* One database's top lines, text or into w; -errno (said). */
+static int top_db(const char *path, const struct range *rg, int limit, bool detail, bool many,
+		  struct jsonw *w)
+{
+	sqlite3 *db = NULL;
+	int r;
+
+	if (w) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "database", path);
+	} else if (many) {
+		printf("\n== %s\n", path);
+	}
+	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
+	if (r >= 0)
+		r = top(db, rg, limit, detail, w);
+	db_close(db);
+	if (w) {
+		if (r < 0)
+			jsonw_str(w, "error", strerror(-r));
+		jsonw_end(w);
+	}
+	return r;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -381,19 +465,23 @@ int cmd_top(int argc, char **argv)
 		{ "limit",     required_argument, NULL, 'n' },
 		{ "boot",      required_argument, NULL, 'b' },
 		{ "no-detail", no_argument,       NULL, 'D' },
+		{ "json",      no_argument,       NULL, 'j' },
 		{ "help",      no_argument,       NULL, 'h' },
 		{}
 	};
 	struct range rg = { .since = 0, .until = INT64_MAX };
-	const char *path = default_db_path();
-	bool detail = true;
+	_cleanup_free_ const char **dbs = calloc((size_t)argc + 1, sizeof(char *));
+	bool detail = true, json = false;
+	size_t nr_dbs = 0;
 	int64_t limit = 20;
-	sqlite3 *db = NULL;
-	int c, r;
+	struct jsonw w;
+	int c, r = 0;
 
+	if (!dbs)
+		return log_oom();
 	while ((c = cli_getopt(argc, argv, "d:n:h", opts, "mmhitm top")) != -1) {
 		switch (c) {
-		case 'd': path = optarg; break;
+		case 'd': dbs[nr_dbs++] = optarg; break;
 		case 's':
 		case 'u':
 			if (parse_time_ns(optarg, now_ns(CLOCK_REALTIME), c == 's' ? &rg.since : &rg.until) < 0) {
@@ -404,33 +492,47 @@ int cmd_top(int argc, char **argv)
 			break;
 		case 'n':
 			if (parse_i64(optarg, &limit) < 0 || limit < 1 || limit > 100000) {
-				log_error("Bad --limit '%s': 1..100000", optarg);
+				log_error("Invalid --limit '%s': 1 to 100000", optarg);
 				return CMD_USAGE;
 			}
 			break;
 		case 'b':
 			if (parse_i64(optarg, &rg.boot) < 0 || rg.boot < 1) {
-				log_error("Bad --boot '%s'", optarg);
+				log_error("Invalid --boot '%s': a boot id (mmhitm status lists them)", optarg);
 				return CMD_USAGE;
 			}
 			break;
 		case 'D': detail = false; break;
+		case 'j': json = true; break;
 		case 'h': cmd_top_help(); return 0;
 		default: return CMD_USAGE;
 		}
 	}
-	if (optind < argc) {
-		log_error("Unexpected argument '%s'; 'mmhitm top --help' says more", argv[optind]);
-		return CMD_USAGE;
-	}
+	while (optind < argc)
+		dbs[nr_dbs++] = argv[optind++];
+	if (!nr_dbs)
+		dbs[nr_dbs++] = default_db_path();
 	if (rg.since >= rg.until) {
 		log_error("--since must be before --until");
 		return CMD_USAGE;
 	}
-	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
-	if (r < 0)
-		return r;
-	r = top(db, &rg, (int)limit, detail);
-	db_close(db);
+	if (json) {
+		jsonw_init(&w, stdout);
+		jsonw_object(&w, NULL);
+		jsonw_array(&w, "databases");
+	}
+	/* every database, each on its own; the first error is the exit's */
+	for (size_t i = 0; i < nr_dbs; i++) {
+		int k = top_db(dbs[i], &rg, (int)limit, detail, nr_dbs > 1, json ? &w : NULL);
+
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (json) {
+		jsonw_end(&w);
+		jsonw_end(&w);
+		if (jsonw_finish(&w) < 0 && r == 0)
+			r = log_error_errno(EIO, "Failed to write the JSON");
+	}
 	return r;
 }

@@ -73,4 +73,29 @@ for k in "$KERNELS"/*/; do
 		"$(grep -c 'right path \([0-9]*\) of \1 (100.0 %)' "$TMP/score2.out")" -eq 1
 done
 check "kernels with fixtures" "$n" -ge 2
+
+# top over both kernels' databases at once: one table each, text or JSON,
+# and the JSON's lines are the database's own (HITM per line from the rows).
+set -- "$TMP"/*-base.db
+"$MMHITM" top "$@" --since @0 --limit 5 --no-detail >"$TMP/top2.out" 2>&1 || fail "top over $# databases"
+check "top prints one table per database" "$(grep -c '^== ' "$TMP/top2.out")" -eq $#
+"$MMHITM" top "$@" --since @0 --limit 5 --json >"$TMP/top.json" 2>"$TMP/top.err" || fail "top --json"
+python3 - "$TMP/top.json" "$@" <<'PY' || fail "top --json does not match the databases"
+import json, sqlite3, sys
+t = json.load(open(sys.argv[1]))
+dbs = sys.argv[2:]
+assert [d["database"] for d in t["databases"]] == dbs, t["databases"]
+for d in t["databases"]:
+    db = sqlite3.connect(d["database"])
+    assert 0 < len(d["lines"]) <= 5, len(d["lines"])
+    for l in d["lines"]:
+        (h,) = db.execute("SELECT sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer)"
+                          " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+                          " JOIN intervals i USING (interval_id) WHERE i.boot_id = ? AND a.line_addr = ?",
+                          (l["boot"], (int(l["address"], 16) + 2**63) % 2**64 - 2**63)).fetchone()
+        assert h == l["hitm"], (l, h)
+    assert sum(l["hitm"] for l in d["lines"]) <= d["hitm"]
+    assert d["lines"] == sorted(d["lines"], key=lambda l: -l["hitm"])
+print("top --json: %d databases, %d lines checked" % (len(t["databases"]), sum(len(d["lines"]) for d in t["databases"])))
+PY
 finish
