@@ -6,22 +6,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 #include "analyze.h"
+#include "cli.h"
 #include "commands.h"
+#include "csvw.h"
 #include "db.h"
+#include "jsonw.h"
 #include "log.h"
 #include "rules.h"
 #include "util.h"
 
 void cmd_analyze_help(void)
 {
-	printf("Usage: mmhitm analyze [--db PATH] [--rules FILE]... [--rebuild]\n"
+	printf("Usage: mmhitm analyze [--db PATH] [--rules FILE]... [--rebuild] [--json|--csv]\n"
 	       "       mmhitm analyze --print-rules [--rules FILE]...\n\n"
 	       "Types every sampled kernel data address of the intervals not analyzed yet\n"
 	       "(mm_struct of which process, struct page of which pfn, lruvec; the BTF\n"
 	       "field and the offset in it), symbolizes IPs and callchains against the\n"
-	       "boot's ksyms, and attributes each to P1..P4, other:<object> or unresolved\n"
+	       "boot's ksyms, and attributes each to a path of the path table, other:<object>\n"
+	       "or unresolved\n"
 	       "with the rules. Fills line_attribution and path_intervals (views\n"
 	       "path_rates and top_lines). Running it again only adds new intervals;\n"
 	       "objects learned since are applied to earlier unresolved rows too.\n\n"
@@ -32,7 +35,9 @@ void cmd_analyze_help(void)
 	       "                   defaults, /usr/share/mmhitm/rules.conf\n"
 	       "  --rebuild        forget earlier results and attribute everything again\n"
 	       "                   (needed after the rules change: analyze warns)\n"
-	       "  --print-rules    print the effective rules and their digest, and exit\n");
+	       "  --print-rules    print the effective rules and their digest, and exit\n"
+	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md)\n"
+	       "                   or as CSV (one row per path, a header row first)\n");
 }
 
 /* Loads the defaults, the host's overrides and each file given. Caller frees. */
@@ -69,42 +74,98 @@ static void print_rules(const struct rules *rules)
 	printf("digest %s\n", rules_digest(rules));
 }
 
-static int print_summary(sqlite3 *db)
+enum summary_format { SUMMARY_TEXT, SUMMARY_JSON, SUMMARY_CSV };
+
+static const char summary_sql[] =
+	"SELECT p.path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
+	" sum(work), coalesce(g.rests, '')"
+	" FROM path_intervals p LEFT JOIN ("
+	/* what each path's HITM rests on: its grades' shares */
+	"  SELECT path, group_concat(grade || ' ' || printf('%.0f', 100.0 * hitm / tot) || ' %', ', ')"
+	"   AS rests FROM (SELECT path, grade, sum(hitm) AS hitm, sum(sum(hitm)) OVER"
+	"   (PARTITION BY path) AS tot FROM path_grades GROUP BY path, grade"
+	"   ORDER BY path, hitm DESC, grade) WHERE tot > 0 AND hitm > 0 GROUP BY path) g"
+	"  USING (path) GROUP BY p.path"
+	" ORDER BY p.path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, p.path";
+
+static const char *const summary_cols[] = {
+	"path", "intervals", "lcl_hitm", "rmt_hitm", "peer", "samples", "work", "rests_on",
+};
+
+/* One row of the summary in the text table. */
+static void summary_text_row(sqlite3_stmt *st)
+{
+	char cols[5][32];
+
+	for (int k = 0; k < 5; k++) {
+		if (sqlite3_column_type(st, 2 + k) == SQLITE_NULL)
+			snprintf(cols[k], sizeof(cols[k]), "-");
+		else if (k == 4)
+			snprintf(cols[k], sizeof(cols[k]), "%.0f", sqlite3_column_double(st, 2 + k));
+		else
+			snprintf(cols[k], sizeof(cols[k]), "%" PRId64, (int64_t)sqlite3_column_int64(st, 2 + k));
+	}
+	printf("%-22s %9d %9s %9s %9s %9s %12s  %s\n", sqlite3_column_text(st, 0),
+	       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4],
+	       sqlite3_column_text(st, 7));
+}
+
+/* Per path: intervals, HITM, samples, work and what the HITM rests on. */
+static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct csvw cw;
 	int r, rc;
 
-	r = db_prepare(db, &st,
-		       "SELECT p.path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
-		       " sum(work), coalesce(g.rests, '')"
-		       " FROM path_intervals p LEFT JOIN ("
-		       /* what each path's HITM rests on: its grades' shares */
-		       "  SELECT path, group_concat(grade || ' ' || printf('%.0f', 100.0 * hitm / tot) || ' %', ', ')"
-		       "   AS rests FROM (SELECT path, grade, sum(hitm) AS hitm, sum(sum(hitm)) OVER"
-		       "   (PARTITION BY path) AS tot FROM path_grades GROUP BY path, grade"
-		       "   ORDER BY path, hitm DESC, grade) WHERE tot > 0 AND hitm > 0 GROUP BY path) g"
-		       "  USING (path) GROUP BY p.path"
-		       " ORDER BY p.path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, p.path");
+	r = db_prepare(db, &st, summary_sql);
 	if (r < 0)
 		return r;
-	printf("%-22s %9s %9s %9s %9s %9s %12s  %s\n", "path", "intervals", "lcl_hitm", "rmt_hitm",
-	       "peer", "samples", "work", "HITM rests on");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char cols[5][32];
-
-		for (int k = 0; k < 5; k++) {
-			if (sqlite3_column_type(st, 2 + k) == SQLITE_NULL)
-				snprintf(cols[k], sizeof(cols[k]), "-");
-			else if (k == 4)
-				snprintf(cols[k], sizeof(cols[k]), "%.0f", sqlite3_column_double(st, 2 + k));
-			else
-				snprintf(cols[k], sizeof(cols[k]), "%" PRId64,
-					 (int64_t)sqlite3_column_int64(st, 2 + k));
-		}
-		printf("%-22s %9d %9s %9s %9s %9s %12s  %s\n", sqlite3_column_text(st, 0),
-		       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4],
-		       sqlite3_column_text(st, 7));
+	if (fmt == SUMMARY_TEXT) {
+		printf("%-22s %9s %9s %9s %9s %9s %12s  %s\n", "path", "intervals", "lcl_hitm",
+		       "rmt_hitm", "peer", "samples", "work", "HITM rests on");
+	} else if (fmt == SUMMARY_CSV) {
+		csvw_init(&cw, stdout);
+		for (size_t k = 0; k < ARRAY_SIZE(summary_cols); k++)
+			csvw_str(&cw, summary_cols[k]);
+		csvw_end(&cw);
+	} else {
+		jsonw_array(jw, "paths");
 	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (fmt == SUMMARY_TEXT) {
+			summary_text_row(st);
+			continue;
+		}
+		if (fmt == SUMMARY_JSON)
+			jsonw_object(jw, NULL);
+		for (int k = 0; k < (int)ARRAY_SIZE(summary_cols); k++) {
+			int t = sqlite3_column_type(st, k);
+			const char *key = summary_cols[k];
+
+			if (fmt == SUMMARY_CSV) {
+				if (t == SQLITE_INTEGER)
+					csvw_int(&cw, sqlite3_column_int64(st, k));
+				else if (t == SQLITE_FLOAT)
+					csvw_num(&cw, sqlite3_column_double(st, k));
+				else
+					csvw_str(&cw, (const char *)sqlite3_column_text(st, k));
+			} else if (t == SQLITE_NULL) {
+				jsonw_null(jw, key);
+			} else if (t == SQLITE_INTEGER) {
+				jsonw_int(jw, key, sqlite3_column_int64(st, k));
+			} else if (t == SQLITE_FLOAT) {
+				jsonw_num(jw, key, sqlite3_column_double(st, k));
+			} else {
+				jsonw_str(jw, key, (const char *)sqlite3_column_text(st, k));
+			}
+		}
+		if (fmt == SUMMARY_CSV)
+			csvw_end(&cw);
+		else
+			jsonw_end(jw);
+	}
+	if (fmt == SUMMARY_JSON)
+		jsonw_end(jw);
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read path_intervals: %s", sqlite3_errmsg(db));
 	return 0;
@@ -117,6 +178,8 @@ int cmd_analyze(int argc, char **argv)
 		{ "rules",       required_argument, NULL, 'r' },
 		{ "rebuild",     no_argument,       NULL, 'R' },
 		{ "print-rules", no_argument,       NULL, 'p' },
+		{ "json",        no_argument,       NULL, 'j' },
+		{ "csv",         no_argument,       NULL, 'c' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{}
 	};
@@ -125,6 +188,8 @@ int cmd_analyze(int argc, char **argv)
 	struct rules *rules = NULL;
 	struct analyze_stats stats;
 	bool rebuild = false, print = false;
+	enum summary_format fmt = SUMMARY_TEXT;
+	struct jsonw jw;
 	size_t n_files = 0;
 	sqlite3 *db = NULL;
 	int c, r;
@@ -138,6 +203,8 @@ int cmd_analyze(int argc, char **argv)
 		case 'r': files[n_files++] = optarg; break;
 		case 'R': rebuild = true; break;
 		case 'p': print = true; break;
+		case 'j': fmt = SUMMARY_JSON; break;
+		case 'c': fmt = SUMMARY_CSV; break;
 		case 'h': cmd_analyze_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -160,11 +227,29 @@ int cmd_analyze(int argc, char **argv)
 	r = analyze_db(db, rules, rebuild ? ANALYZE_REBUILD : 0, &stats);
 	if (r < 0)
 		goto out;
-	printf("%s: %zu boots, %zu new intervals, %zu sampled lines attributed, %zu retried, "
-	       "%zu objects anchored; rules %s%s\n", path, stats.boots, stats.intervals, stats.rows,
-	       stats.retried, stats.anchored, rules_digest(rules),
-	       stats.stale_boots ? " (some boots used other rules: --rebuild)" : "");
-	r = print_summary(db);
+	if (fmt == SUMMARY_TEXT)
+		printf("%s: %zu boots, %zu new intervals, %zu sampled lines attributed, %zu retried, "
+		       "%zu objects anchored; rules %s%s\n", path, stats.boots, stats.intervals,
+		       stats.rows, stats.retried, stats.anchored, rules_digest(rules),
+		       stats.stale_boots ? " (some boots used other rules: --rebuild)" : "");
+	if (fmt == SUMMARY_JSON) {
+		jsonw_init(&jw, stdout);
+		jsonw_object(&jw, NULL);
+		jsonw_str(&jw, "database", path);
+		jsonw_uint(&jw, "boots", stats.boots);
+		jsonw_uint(&jw, "new_intervals", stats.intervals);
+		jsonw_uint(&jw, "lines_attributed", stats.rows);
+		jsonw_uint(&jw, "retried", stats.retried);
+		jsonw_uint(&jw, "anchored", stats.anchored);
+		jsonw_uint(&jw, "stale_boots", stats.stale_boots);
+		jsonw_str(&jw, "rules_digest", rules_digest(rules));
+	}
+	r = print_summary(db, fmt, &jw);
+	if (fmt == SUMMARY_JSON) {
+		jsonw_end(&jw);
+		if (jsonw_finish(&jw) < 0 && r >= 0)
+			r = log_error_errno(EIO, "Failed to write the JSON");
+	}
 out:
 	db_close(db);
 	rules_free(rules);

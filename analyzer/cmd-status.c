@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "csvw.h"
 #include "db.h"
 #include "escape.h"
 #include "jsonw.h"
@@ -17,11 +18,13 @@
 
 void cmd_status_help(void)
 {
-	printf("Usage: mmhitm status [--db PATH] [--json] [--check]\n\n"
+	printf("Usage: mmhitm status [--db PATH] [--json|--csv] [--check]\n\n"
 	       "Prints the database's schema version, and per boot: the host, kernel,\n"
 	       "PMU, LRU_GEN state, the recorded intervals and the totals of every\n"
 	       "counted event and learned object.\n\n"
 	       "  --json    the same as one JSON object (schema: docs/json.md)\n"
+	       "  --csv     one row per boot, a header row first (the per-event totals\n"
+	       "            are --json's)\n"
 	       "  --check   for monitoring: one line, and exit %d when mmhitmd is not\n"
 	       "            recording into this database, its last interval ended more\n"
 	       "            than two intervals ago, or its last hour lost events\n",
@@ -96,19 +99,41 @@ static const char boots_sql[] =
 	" (SELECT count(*) FROM lock_objects l WHERE l.boot_id = b.boot_id)"
 	" FROM boots b JOIN hosts h USING (host_id) ORDER BY b.first_seen_ns";
 
+/* The names of boots_sql's columns, for JSON and CSV. */
+static const char *const boot_keys[] = {
+	"boot_id", "hostname", "kernel_release", "kernel_build_id", "boot_uuid",
+	"cpus", "source", "pmu", "pmu_detail", "lru_gen", "btf", "intervals",
+	"seconds", "first", "last", "events_lost", "mm_structs", "mm_structs_live",
+	"page_pairs", "lock_addresses",
+};
+
+/* One row per boot, boots_sql's columns (the per-event totals are JSON's). */
+static int csv_boot(sqlite3_stmt *b, struct csvw *w)
+{
+	for (int i = 0; i < (int)ARRAY_SIZE(boot_keys); i++) {
+		switch (sqlite3_column_type(b, i)) {
+		case SQLITE_INTEGER:
+			csvw_int(w, sqlite3_column_int64(b, i));
+			break;
+		case SQLITE_FLOAT:
+			csvw_num(w, sqlite3_column_double(b, i));
+			break;
+		default:
+			csvw_str(w, (const char *)sqlite3_column_text(b, i));
+		}
+	}
+	csvw_end(w);
+	return 0;
+}
+
 static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
-	static const char *const keys[] = {
-		"boot_id", "hostname", "kernel_release", "kernel_build_id", "boot_uuid",
-		"cpus", "source", "pmu", "pmu_detail", "lru_gen", "btf", "intervals",
-		"seconds", "first", "last", "events_lost", "mm_structs", "mm_structs_live",
-		"page_pairs", "lock_addresses",
-	};
+	const char *const *keys = boot_keys;
 	int r;
 
 	jsonw_object(w, NULL);
-	for (int i = 0; i < (int)ARRAY_SIZE(keys); i++) {
+	for (int i = 0; i < (int)ARRAY_SIZE(boot_keys); i++) {
 		switch (sqlite3_column_type(b, i)) {
 		case SQLITE_NULL:
 			jsonw_null(w, keys[i]);
@@ -195,13 +220,15 @@ int cmd_status(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "db",    required_argument, NULL, 'd' },
 		{ "json",  no_argument,       NULL, 'j' },
+		{ "csv",   no_argument,       NULL, 'v' },
 		{ "check", no_argument,       NULL, 'c' },
 		{ "help",  no_argument,       NULL, 'h' },
 		{}
 	};
 	_cleanup_finalize_ sqlite3_stmt *b = NULL;
 	const char *path = default_db_path();
-	bool json = false, health = false;
+	bool json = false, csv = false, health = false;
+	struct csvw cw;
 	struct jsonw w;
 	sqlite3 *db = NULL;
 	int c, r, rc;
@@ -210,6 +237,7 @@ int cmd_status(int argc, char **argv)
 		switch (c) {
 		case 'd': path = optarg; break;
 		case 'j': json = true; break;
+		case 'v': csv = true; break;
 		case 'c': health = true; break;
 		case 'h': cmd_status_help(); return 0;
 		default: return CMD_USAGE;
@@ -231,7 +259,17 @@ int cmd_status(int argc, char **argv)
 		return r;
 	}
 
-	if (json) {
+	if (json && csv) {
+		db_close(db);
+		log_error("--json or --csv, not both");
+		return CMD_USAGE;
+	}
+	if (csv) {
+		csvw_init(&cw, stdout);
+		for (size_t k = 0; k < ARRAY_SIZE(boot_keys); k++)
+			csvw_str(&cw, boot_keys[k]);
+		csvw_end(&cw);
+	} else if (json) {
 		jsonw_init(&w, stdout);
 		jsonw_object(&w, NULL);
 		jsonw_str(&w, "database", path);
@@ -244,7 +282,7 @@ int cmd_status(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
-		r = json ? json_boot(db, b, &w) : print_boot(db, b);
+		r = csv ? csv_boot(b, &cw) : json ? json_boot(db, b, &w) : print_boot(db, b);
 		if (r < 0)
 			goto out;
 	}

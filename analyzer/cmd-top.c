@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "csvw.h"
 #include "db.h"
 #include "jsonw.h"
 #include "log.h"
@@ -22,7 +23,7 @@
 void cmd_top_help(void)
 {
 	printf("Usage: mmhitm top [--db PATH]... [--since TIME] [--until TIME] [--limit N]\n"
-	       "                  [--boot ID] [--no-detail] [--json] [DB...]\n\n"
+	       "                  [--boot ID] [--no-detail] [--json|--csv] [DB...]\n\n"
 	       "Prints the cache lines with the most HITM (local + remote, plus peer\n"
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
@@ -39,6 +40,8 @@ void cmd_top_help(void)
 	       "                         its own table\n"
 	       "  --json                 the line tables as one JSON object, one entry per\n"
 	       "                         database (no per-offset detail; docs/json.md)\n"
+	       "  --csv                  the line tables as CSV, one row per line with its\n"
+	       "                         database, a header row first\n"
 	       "  --limit N              lines to show (default 20)\n"
 	       "  --boot ID              only this boot (see 'mmhitm status')\n"
 	       "  --no-detail            only the line table\n");
@@ -280,9 +283,10 @@ static bool print_header(const char *a, const char *b, int64_t nlines, int64_t s
 
 /*
  * The table of the top lines: as perf c2c report --stdio lays it out, or
- * into w (no per-offset detail then) when w is not NULL.
+ * into w or cw (no per-offset detail then) when one is not NULL.
  */
-static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, struct jsonw *w)
+static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, struct jsonw *w,
+	       struct csvw *cw, const char *dbname)
 {
 	_cleanup_finalize_ sqlite3_stmt *tot = NULL, *lines = NULL, *pending = NULL;
 	int64_t hitm = 0, lcl = 0, rmt = 0, peer = 0, samples = 0, nlines = 0, t0 = 0, t1 = 0;
@@ -353,7 +357,9 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		jsonw_end(w);
 		return 0;
 	}
-	if (!w && !print_header(a, b, nlines, samples, hitm, lcl, rmt, peer))
+	if (cw && !samples)
+		return 0;
+	if (!w && !cw && !print_header(a, b, nlines, samples, hitm, lcl, rmt, peer))
 		return 0;
 
 	boots = calloc((size_t)limit, sizeof(*boots));
@@ -371,6 +377,26 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		r = line_kind(db, rg, boots[n], addrs[n], h, &kinds[n]);
 		if (r < 0)
 			goto out;
+		if (cw) {
+			char addr[24];
+
+			snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)addrs[n]);
+			csvw_str(cw, dbname);
+			csvw_int(cw, n);
+			csvw_str(cw, addr);
+			csvw_int(cw, boots[n]);
+			csvw_num(cw, pct(h, hitm) / 100);
+			csvw_int(cw, h);
+			for (int k = 3; k <= 8; k++)
+				csvw_int(cw, sqlite3_column_int64(lines, k));
+			csvw_str(cw, kinds[n].object);
+			csvw_str(cw, kinds[n].fields);
+			csvw_str(cw, kinds[n].owner);
+			csvw_str(cw, kinds[n].paths);
+			csvw_end(cw);
+			n++;
+			continue;
+		}
 		if (w) {
 			char addr[24];
 
@@ -410,7 +436,7 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 	}
 	if (w)
 		jsonw_end(w);
-	if (detail && !w) {
+	if (detail && !w && !cw) {
 		printf("\n=================================================\n"
 		       "      Shared Cache Line Distribution Pareto (typed)\n"
 		       "=================================================\n#\n");
@@ -433,7 +459,7 @@ out:
 
 /* One database's top lines, text or into w; -errno (said). */
 static int top_db(const char *path, const struct range *rg, int limit, bool detail, bool many,
-		  struct jsonw *w)
+		  struct jsonw *w, struct csvw *cw)
 {
 	sqlite3 *db = NULL;
 	int r;
@@ -441,12 +467,12 @@ static int top_db(const char *path, const struct range *rg, int limit, bool deta
 	if (w) {
 		jsonw_object(w, NULL);
 		jsonw_str(w, "database", path);
-	} else if (many) {
+	} else if (many && !cw) {
 		printf("\n== %s\n", path);
 	}
 	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r >= 0)
-		r = top(db, rg, limit, detail, w);
+		r = top(db, rg, limit, detail, w, cw, path);
 	db_close(db);
 	if (w) {
 		if (r < 0)
@@ -466,12 +492,18 @@ int cmd_top(int argc, char **argv)
 		{ "boot",      required_argument, NULL, 'b' },
 		{ "no-detail", no_argument,       NULL, 'D' },
 		{ "json",      no_argument,       NULL, 'j' },
+		{ "csv",       no_argument,       NULL, 'c' },
 		{ "help",      no_argument,       NULL, 'h' },
 		{}
 	};
 	struct range rg = { .since = 0, .until = INT64_MAX };
 	_cleanup_free_ const char **dbs = calloc((size_t)argc + 1, sizeof(char *));
-	bool detail = true, json = false;
+	static const char *const csv_cols[] = {
+		"database", "index", "address", "boot", "hitm_share", "hitm", "lcl_hitm", "rmt_hitm",
+		"peer", "records", "loads", "stores", "object", "fields", "owner", "paths",
+	};
+	bool detail = true, json = false, csv = false;
+	struct csvw cw;
 	size_t nr_dbs = 0;
 	int64_t limit = 20;
 	struct jsonw w;
@@ -504,6 +536,7 @@ int cmd_top(int argc, char **argv)
 			break;
 		case 'D': detail = false; break;
 		case 'j': json = true; break;
+		case 'c': csv = true; break;
 		case 'h': cmd_top_help(); return 0;
 		default: return CMD_USAGE;
 		}
@@ -516,14 +549,25 @@ int cmd_top(int argc, char **argv)
 		log_error("--since must be before --until");
 		return CMD_USAGE;
 	}
+	if (json && csv) {
+		log_error("--json or --csv, not both");
+		return CMD_USAGE;
+	}
 	if (json) {
 		jsonw_init(&w, stdout);
 		jsonw_object(&w, NULL);
 		jsonw_array(&w, "databases");
 	}
+	if (csv) {
+		csvw_init(&cw, stdout);
+		for (size_t k = 0; k < ARRAY_SIZE(csv_cols); k++)
+			csvw_str(&cw, csv_cols[k]);
+		csvw_end(&cw);
+	}
 	/* every database, each on its own; the first error is the exit's */
 	for (size_t i = 0; i < nr_dbs; i++) {
-		int k = top_db(dbs[i], &rg, (int)limit, detail, nr_dbs > 1, json ? &w : NULL);
+		int k = top_db(dbs[i], &rg, (int)limit, detail, nr_dbs > 1, json ? &w : NULL,
+			       csv ? &cw : NULL);
 
 		if (k < 0 && r == 0)
 			r = k;

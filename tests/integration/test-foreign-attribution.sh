@@ -98,4 +98,31 @@ for d in t["databases"]:
     assert d["lines"] == sorted(d["lines"], key=lambda l: -l["hitm"])
 print("top --json: %d databases, %d lines checked" % (len(t["databases"]), sum(len(d["lines"]) for d in t["databases"])))
 PY
+# --csv: the same lines, one row each with its database
+"$MMHITM" top "$@" --since @0 --limit 5 --csv >"$TMP/top.csv" 2>>"$TMP/top.err" || fail "top --csv"
+python3 - "$TMP/top.csv" "$TMP/top.json" <<'PY' || fail "top --csv differs from --json"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+lines = [(d["database"], l) for d in json.load(open(sys.argv[2]))["databases"] for l in d["lines"]]
+assert len(rows) == len(lines), (len(rows), len(lines))
+for r, (db, l) in zip(rows, lines):
+    assert r["database"] == db and r["address"] == l["address"] and int(r["hitm"]) == l["hitm"], (r, l)
+    assert r["paths"] == l["paths"] and r["fields"] == (l["fields"] or ""), (r, l)
+print("top --csv: %d rows, the JSON's lines" % len(rows))
+PY
+# analyze's summary as JSON and CSV: the path rows of the database
+DB=$1
+"$MMHITM" analyze --db "$DB" --json >"$TMP/an.json" 2>&1 || fail "analyze --json"
+"$MMHITM" analyze --db "$DB" --csv >"$TMP/an.csv" 2>&1 || fail "analyze --csv"
+python3 - "$TMP/an.json" "$TMP/an.csv" "$DB" <<'PY' || fail "analyze --json/--csv differ from path_intervals"
+import csv, json, sqlite3, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+db = sqlite3.connect(sys.argv[3])
+want = dict(db.execute("SELECT path, sum(lcl_hitm) FROM path_intervals GROUP BY path").fetchall())
+assert {p["path"]: p["lcl_hitm"] for p in j["paths"]} == want, (j["paths"], want)
+assert {r["path"]: (int(r["lcl_hitm"]) if r["lcl_hitm"] else None) for r in rows} == want, rows
+assert j["database"] == sys.argv[3] and j["rules_digest"]
+print("analyze --json/--csv: %d paths, as path_intervals" % len(rows))
+PY
 finish

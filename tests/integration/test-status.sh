@@ -44,6 +44,18 @@ assert b["source"] == "live" and b["hostname"]
 print("status --json: boot", b["boot_id"], "intervals", b["intervals"], "events", len(b["events"]))
 PY
 
+"$O/mmhitm" status --csv --db "$DB" >"$WORK/status.csv"; rc=$?
+check_str "--csv: exit" "$rc" 0
+python3 - "$WORK/status.csv" "$WORK/status.json" <<'PY' || fail "--csv does not match --json"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+boots = json.load(open(sys.argv[2]))["boots"]
+assert len(rows) == len(boots) == 1, (len(rows), len(boots))
+for k in ("boot_id", "hostname", "kernel_release", "source", "pmu"):
+    assert rows[0][k] == str(boots[0][k]), (k, rows[0][k], boots[0][k])
+print("status --csv: %d boot, as --json" % len(rows))
+PY
+
 kill -TERM $DPID; wait $DPID
 "$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
 check_str "--check after the daemon stopped: exit" "$rc" 3
