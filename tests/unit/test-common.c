@@ -5,6 +5,7 @@
 
 #include "boot.h"
 #include "btf.h"
+#include "csvw.h"
 #include "jsonw.h"
 #include "kallsyms.h"
 #include "log.h"
@@ -275,11 +276,39 @@ static void test_jsonw(void)
 	free(buf);
 }
 
+static void test_csvw(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct csvw w;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	csvw_init(&w, f);
+	csvw_str(&w, "plain");
+	csvw_str(&w, "a,b");
+	csvw_str(&w, "say \"hi\"");
+	csvw_str(&w, NULL);
+	csvw_int(&w, -7);
+	csvw_num(&w, 0.0 / 0.0);
+	csvw_num(&w, 0.5);
+	csvw_str(&w, "esc\x1b[31m");
+	csvw_end(&w);
+	csvw_int(&w, 1);
+	csvw_end(&w);
+	fclose(f);
+	CHECK_STR(buf, "plain,\"a,b\",\"say \"\"hi\"\"\",,-7,,0.5,esc?[31m\n1\n");
+	free(buf);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
 	RUN(test_parse_time);
 	RUN(test_jsonw);
+	RUN(test_csvw);
 	RUN(test_u64map);
 	RUN(test_kallsyms_fixture);
 	RUN(test_kallsyms_live);
