@@ -23,7 +23,8 @@ static const char css[] =
 	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 40px;color:#1f2328}"
 	"h1{font-size:22px;margin:18px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}"
 	"h3{font-size:15px;margin:16px 0 6px}nav a{margin-right:12px}"
-	"table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}#summary table{width:100%}"
+	"table{border-collapse:collapse;margin:6px 0 12px;font-size:13px;display:block;max-width:100%;"
+	"overflow-x:auto}#summary table{display:table;width:100%}"
 	"th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;vertical-align:top}"
 	"th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}"
 	".v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;white-space:nowrap}"
@@ -31,7 +32,7 @@ static const char css[] =
 	".v-no-change{background:#ddf4ff;color:#0a3069}.v-insufficient-data{background:#fff8c5;color:#7d4e00}"
 	".muted{color:#656d76}.mono{font-family:ui-monospace,monospace;font-size:12px}"
 	".charts{display:flex;flex-wrap:wrap;gap:8px}"
-	"svg.chart{background:#fff;border:1px solid #eaeef2}"
+	"svg.chart{background:#fff;border:1px solid #eaeef2;max-width:100%;height:auto}"
 	"svg .frame{fill:none;stroke:#8c959f}svg .grid{stroke:#eaeef2}"
 	"svg .tick,svg .legend{font-size:11px;fill:#57606a}svg .axis{font-size:11px;fill:#24292f}"
 	"svg polyline{fill:none;stroke-width:1.6}svg polygon{stroke:none;opacity:.18}"
@@ -379,6 +380,17 @@ static int coverage_chart(const struct report *r, FILE *f)
 	return 0;
 }
 
+/* One column header per path of the table, and the row's end. */
+static void path_headers(FILE *f)
+{
+	for (int p = 0; p < NR_PATHS; p++) {
+		fputs("<th>", f);
+		html_puts(f, path_get(p)->id);
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+}
+
 static void patch_cell(FILE *f, const struct patch_verdict *v)
 {
 	fputs("<td title=\"", f);
@@ -442,8 +454,8 @@ static int write_rollouts(const struct report *r, FILE *f)
 		free(kp);
 	}
 	fputs("<h3>Kernels and the patches they carry</h3><table><tr><th>Release</th>"
-	      "<th>Version</th><th>Build-id</th><th>Hosts</th><th>Markers</th>"
-	      "<th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
+	      "<th>Version</th><th>Build-id</th><th>Hosts</th><th>Markers</th>", f);
+	path_headers(f);
 	for (size_t i = 0; i < nk; i++) {
 		const struct kernel_info *k = fk[i].k;
 
@@ -468,8 +480,8 @@ static int write_rollouts(const struct report *r, FILE *f)
 
 	fprintf(f, "<details%s><summary>Every kernel change in the range (%zu)</summary>",
 		r->rollouts_in_range <= 20 ? " open" : "", r->rollouts_in_range);
-	fputs("<table><tr><th>Host</th><th>Time</th><th>From</th>"
-	      "<th>To</th><th>Kind</th><th>P1</th><th>P2</th><th>P3</th><th>P4</th></tr>\n", f);
+	fputs("<table><tr><th>Host</th><th>Time</th><th>From</th><th>To</th><th>Kind</th>", f);
+	path_headers(f);
 	for (size_t i = 0; i < r->nr_hosts; i++) {
 		const struct host *h = &r->hosts[i];
 
@@ -593,6 +605,168 @@ out:
 	for (int g = 1; g <= 3; g++)
 		for (int k = 0; k < 3; k++)
 			free(q[g][k]);
+	free(x);
+	return ret;
+}
+
+/*
+ * One group's rates in days around its change, relative to its own before
+ * median, collected per offset bucket (bin_ns wide) into vals[k].
+ */
+struct event_buckets {
+	double **vals;
+	size_t *n, *alloc;
+	size_t nk;		/* buckets: before_ns + after_ns, in bins */
+	int64_t lo_ns;		/* the first bucket's offset (-before_ns) */
+};
+
+static int bucket_add(const struct report *r, struct event_buckets *eb, const struct host *h, int p,
+		      int64_t t_ns, double before_median)
+{
+	const struct host_path *hp = &h->path[p];
+
+	if (!hp->bin_rate || !(before_median > 0))
+		return 0;
+	for (size_t b = 0; b < r->nr_bins; b++) {
+		int64_t off = r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2 - t_ns;
+		int64_t k;
+
+		if (isnan(hp->bin_rate[b]) || off < eb->lo_ns)
+			continue;
+		k = (off - eb->lo_ns) / r->bin_ns;
+		if (k < 0 || (size_t)k >= eb->nk)
+			continue;
+		if (grow_array((void **)&eb->vals[k], &eb->alloc[k], sizeof(double), eb->n[k] + 1) < 0)
+			return -ENOMEM;
+		eb->vals[k][eb->n[k]++] = hp->bin_rate[b] / before_median - 1;
+	}
+	return 0;
+}
+
+static void buckets_free(struct event_buckets *eb)
+{
+	for (size_t k = 0; eb->vals && k < eb->nk; k++)
+		free(eb->vals[k]);
+	free(eb->vals);
+	free(eb->n);
+	free(eb->alloc);
+}
+
+/* Per bucket: quartiles over hosts into q[0..2]; NAN where fewer than 2 hosts. */
+static void buckets_quartiles(struct event_buckets *eb, double *q[3])
+{
+	for (size_t k = 0; k < eb->nk; k++) {
+		if (eb->n[k] < 2) {
+			q[0][k] = q[1][k] = q[2][k] = NAN;
+			continue;
+		}
+		stats_sort(eb->vals[k], eb->n[k]);
+		for (int j = 0; j < 3; j++)
+			q[j][k] = stats_quantile_sorted(eb->vals[k], eb->n[k], 0.25 * (j + 1));
+	}
+}
+
+/*
+ * The event study: each compared host's rate in the days around its own
+ * kernel change, as a change from its before median; beside it, the
+ * control hosts around their cohort's reference time. Both on one axis of
+ * days since the change, so a fleet-wide step shows in both and the
+ * patch's effect only in the first.
+ */
+static int event_chart(const struct report *r, FILE *f, int p)
+{
+	struct event_buckets eb[2] = {};
+	double *x = NULL, *q[2][3] = {}, ylo = 0, yhi = 0;
+	const char *labels[2] = { "hosts that changed kernel", "controls (kept their kernel)" };
+	const char *classes[2] = { "s-after", "s-before" };
+	size_t treated = 0, controls = 0;
+	struct chart c = {};
+	char t[160], ylab[160];
+	int ret = -ENOMEM;
+
+	for (int g = 0; g < 2; g++) {
+		eb[g].nk = (size_t)((r->o.before_ns + r->o.after_ns) / r->bin_ns);
+		eb[g].lo_ns = -r->o.before_ns;
+		eb[g].vals = calloc(eb[g].nk + 1, sizeof(double *));
+		eb[g].n = calloc(eb[g].nk + 1, sizeof(size_t));
+		eb[g].alloc = calloc(eb[g].nk + 1, sizeof(size_t));
+		if (!eb[g].vals || !eb[g].n || !eb[g].alloc)
+			goto out;
+		for (int j = 0; j < 3; j++)
+			if (!(q[g][j] = calloc(eb[g].nk + 1, sizeof(double))))
+				goto out;
+	}
+	x = calloc(eb[0].nk + 1, sizeof(double));
+	if (!x)
+		goto out;
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host *h = &r->hosts[i];
+		const struct host_path *hp = &h->path[p];
+
+		if (hp->chosen >= 0) {
+			const struct comparison *cmp = &hp->cmp[hp->chosen];
+
+			if (bucket_add(r, &eb[0], h, p, h->rollouts[cmp->rollout].t_ns, cmp->before.median) < 0)
+				goto out;
+			treated++;
+		}
+		for (size_t k = 0; k < h->nr_controls[p]; k++) {
+			const struct control *ct = &h->controls[p][k];
+
+			if (ct->cohort >= r->nr_cohorts)
+				continue;
+			if (bucket_add(r, &eb[1], h, p, r->cohorts[ct->cohort].ref_ns, ct->before.median) < 0)
+				goto out;
+			controls++;
+		}
+	}
+	ret = 0;
+	if (treated < 2) {
+		fprintf(f, "<p class=\"muted\">No event study for %s: fewer than 2 hosts with a "
+			"before/after comparison.</p>", path_get(p)->id);
+		goto out;
+	}
+	for (int g = 0; g < 2; g++) {
+		buckets_quartiles(&eb[g], q[g]);
+		for (size_t k = 0; k < eb[g].nk; k++)
+			for (int j = 0; j < 3; j++)
+				if (isfinite(q[g][j][k])) {
+					ylo = fmin(ylo, q[g][j][k]);
+					yhi = fmax(yhi, q[g][j][k]);
+				}
+	}
+	for (size_t k = 0; k < eb[0].nk; k++)
+		x[k] = ((double)eb[0].lo_ns + ((double)k + 0.5) * (double)r->bin_ns) / 86400e9;
+	c.x0 = (double)-r->o.before_ns / 86400e9;
+	c.x1 = (double)r->o.after_ns / 86400e9;
+	c.y0 = ylo * 100 * 1.1;
+	c.y1 = yhi * 100 * 1.1 + 1;
+	c.mt = 34;
+	for (int g = 0; g < 2; g++)
+		for (int j = 0; j < 3; j++)
+			for (size_t k = 0; k < eb[g].nk; k++)
+				q[g][j][k] *= 100;
+	snprintf(t, sizeof(t), "%s around each kernel change (event study)", path_get(p)->id);
+	snprintf(ylab, sizeof(ylab), "%% change of HITM per %g %s from the host's own before median",
+		 path_get(p)->per, path_get(p)->unit);
+	chart_begin(&c, f, 1140, 260, t);
+	chart_axes(&c, "days since the host's kernel change (controls: since their cohort's)", ylab);
+	chart_hline(&c, 0, "grid");
+	chart_vline(&c, 0, "v-cohort", "the kernel change");
+	for (int g = 1; g >= 0; g--) {
+		if (g == 1 && !controls)
+			continue;
+		chart_band(&c, x, q[g][0], q[g][2], eb[g].nk, classes[g]);
+		chart_line(&c, x, q[g][1], eb[g].nk, classes[g], labels[g]);
+	}
+	chart_legend(&c, labels, classes, controls ? 2 : 1);
+	chart_end(&c);
+out:
+	for (int g = 0; g < 2; g++) {
+		buckets_free(&eb[g]);
+		for (int j = 0; j < 3; j++)
+			free(q[g][j]);
+	}
 	free(x);
 	return ret;
 }
@@ -940,6 +1114,8 @@ static int write_path(const struct report *r, FILE *f, int p)
 	fputs("<div class=\"charts\">", f);
 	ret = series_chart(r, f, p);
 	if (ret == 0)
+		ret = event_chart(r, f, p);
+	if (ret == 0)
 		ret = work_chart(r, f, p);
 	if (ret < 0)
 		return ret;
@@ -1176,15 +1352,18 @@ static void write_methods(const struct report *r, FILE *f)
 	fputs("<section id=\"methods\" class=\"methods\"><h2>How each number was computed</h2><ul>", f);
 	fputs("<li><b>Rate.</b> Per recording interval and path, the analyzer's "
 	      "<code>path_rates.hitm_per_work</code>: "
-	      "HITM samples (local + remote + peer) attributed to the path, per unit of the path's own work "
-	      "(per 1000 same-mm context switches, per aging pass, per 1000 folio activations, per 1000 TLB "
-	      "flushes and zaps). Intervals with HITM not measured (no PMU) or without work are not rates, and "
+	      "HITM samples (local + remote + peer) attributed to the path, per unit of the path's own work (", f);
+	for (int p = 0; p < NR_PATHS; p++) {
+		fprintf(f, "%s%s: per %g ", p ? ", " : "", path_get(p)->id, path_get(p)->per);
+		html_puts(f, path_get(p)->unit);
+	}
+	fputs("). Intervals with HITM not measured (no PMU) or without work are not rates, and "
 	      "are counted, not used.</li>", f);
 	fputs("<li><b>Rollouts.</b> Consecutive boots of a host on different kernels (different build-ids, or "
 	      "release and version when a build-id is missing); the change happens when the later boot begins. "
 	      "A change back to a kernel the host ran before the one it leaves is a rollback. The patch map (", f);
 	html_puts(f, r->o.patches_origin ? r->o.patches_origin : "none");
-	fputs(") says per kernel which of P1..P4 it carries; a host enters a path's verdict with a change "
+	fputs(") says per kernel which of the paths' patches it carries; a host enters a path's verdict with a change "
 	      "to a kernel carrying the patch from one that does not or may not.</li>", f);
 	fprintf(f, "<li><b>Windows.</b> Before: up to %s before the change; after: up to %s after it, both cut at "
 		"the host's previous and next kernel change and the end of the range, and cut to whole days "

@@ -122,14 +122,21 @@ static void time_ticks(struct chart *c)
 		time_t s = (time_t)(t / NSEC_PER_SEC);
 		struct tm tm;
 		char buf[32];
-		double x = chart_px(c, (double)t);
+		double x = chart_px(c, (double)t), half;
+		const char *anchor;
 
 		if (!gmtime_r(&s, &tm))
 			continue;
-		strftime(buf, sizeof(buf), step >= 86400 * NSEC_PER_SEC ? "%m-%d" : "%m-%d %H:%M", &tm);
+		/* full dates: a report is read long after, and across New Year */
+		strftime(buf, sizeof(buf), step >= 86400 * NSEC_PER_SEC ? "%Y-%m-%d" : "%Y-%m-%d %H:%M",
+			 &tm);
+		/* a label that would cross the chart's edge ends (or starts) at its tick:
+		 * 11 px text is about 6.2 px a character */
+		half = 3.1 * (double)strlen(buf);
+		anchor = x + half > c->w ? "end" : x - half < 0 ? "start" : "middle";
 		fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-			x, x, c->mt, bottom, x, bottom + 14, buf);
+			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
+			x, x, c->mt, bottom, x, bottom + 14, anchor, buf);
 	}
 }
 

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The HTML charts read: in headless Chromium at a laptop's 1280 px and a
+# phone's 390 px, each path section renders within the page's width
+# (the SVGs scale down, no sideways scrolling), and its charts carry what a
+# reader needs, checked by text in the SVG: the event study (days since
+# each host's kernel change, the controls beside it) with its y axis in
+# the path's unit, and time axes with full dates (the year). Screenshots
+# stay in $O/test-artifacts/ to be looked at.
+set -u
+. tests/integration/report-lib.sh
+CHROMIUM=${CHROMIUM:-chromium}
+command -v "$CHROMIUM" >/dev/null 2>&1 || skip "no chromium (make deps)"
+out=$O/test-report-charts
+art=$O/test-artifacts
+rm -rf "$out"
+mkdir -p "$out" "$art"
+out=$(cd "$out" && pwd)
+
+fleet mixed
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --html "$out/report.html" --quiet \
+	"$FLEET"/*.db || fail "report failed"
+
+# By text in the SVG, per path.
+"$PY" - "$out/report.html" <<'PY' || fail "the charts lack what a reader needs"
+import re, sys
+html = open(sys.argv[1]).read()
+for p in ("P1", "P2", "P3", "P4"):
+    sec = html[html.index('<section id="path-%s"' % p):]
+    sec = sec[:sec.index("</section>")]
+    svgs = re.findall(r"<svg .*?</svg>", sec, re.S)
+    ev = [s for s in svgs if "event study" in s]
+    assert len(ev) == 1, (p, "event study charts", len(ev))
+    assert "days since the host&#39;s kernel change" in ev[0] or "days since the host's kernel change" in ev[0], p
+    assert "controls (kept their kernel)" in ev[0], (p, "no control line")
+    assert re.search(r"% change of HITM per [0-9.]+ [^<]+ from the host", ev[0]), p
+    times = [s for s in svgs if "rate over time" in s]
+    assert times and re.search(r'class="tick"[^>]*>20\d\d-\d\d-\d\d', times[0]), (p, "no full dates")
+assert "max-width:100%" in html, "charts do not scale"
+print("charts: event study with controls, units and full dates in all 4 paths")
+PY
+
+# The P1 section alone, screenshot at both widths; the page must not be
+# wider than the window (Chromium's layout, read back from the DOM).
+"$PY" - "$out/report.html" "$out/p1.html" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index('<section id="path-P1"')
+open(sys.argv[2], "w").write(s[:s.index("<body")] + "<body>" + s[i:s.index("</section>", i) + 10] +
+                             "</body></html>")
+PY
+for w in 1280 390; do
+	profile=$(mktemp -d)
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+		--user-data-dir="$profile" --window-size=$w,1800 --screenshot="$art/report-P1-$w.png" \
+		"file://$out/p1.html" >/dev/null 2>&1 || fail "chromium failed at $w px"
+	rm -rf "$profile"
+	size=$("$PY" -c 'import struct, sys
+d = open(sys.argv[1], "rb").read(24)
+assert d[:8] == b"\x89PNG\r\n\x1a\n"
+print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fail "no PNG at $w px"
+	[ "$size" = "${w}x1800" ] || fail "screenshot at $w px is $size"
+	[ "$(stat -c %s "$art/report-P1-$w.png")" -gt 20000 ] || fail "the $w px screenshot is blank"
+	# The layout's width, read back: a copy without the page's policy, so
+	# that one line of script may write it into the DOM.
+	sed -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' \
+	    -e 's#</body>#<script>var d=document.documentElement;document.body.setAttribute("data-sw", d.scrollWidth + " " + d.clientWidth)</script></body>#' \
+	    "$out/p1.html" >"$out/p1-measure.html"
+	profile=$(mktemp -d)
+	sw=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$profile" --window-size=$w,1800 --dump-dom "file://$out/p1-measure.html" \
+		2>/dev/null | sed -n 's/.*data-sw="\([0-9]* [0-9]*\)".*/\1/p' | head -n1)
+	rm -rf "$profile"
+	[ -n "$sw" ] || fail "no layout width read back at $w px"
+	# headless Chromium may lay out a narrow window a little wider than
+	# asked: what matters is no sideways scrolling in the window it has
+	set -- $sw
+	[ "${1:-99999}" -le "${2:-0}" ] || fail "at $w px the page is $1 px wide in a $2 px window"
+	[ "${2:-99999}" -le 600 ] || [ "$w" -ge 600 ] || fail "at $w px Chromium laid out $2 px"
+	echo "ok: $w px: the page is $1 px wide in a $2 px window; $art/report-P1-$w.png"
+done
+echo "all checks passed"
