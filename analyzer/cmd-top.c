@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "csvw.h"
 #include "db.h"
+#include "escape.h"
 #include "jsonw.h"
 #include "log.h"
 #include "util.h"
@@ -261,15 +262,79 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 	return 0;
 }
 
+/*
+ * Why the range has no attributed kernel samples, and what would give
+ * some: the first of no intervals at all, no memory samples (no PMU), only
+ * user-space ones, samples not analyzed, kernel samples outside the range.
+ */
+static void explain_empty(sqlite3 *db, const struct range *rg, char *buf, size_t size)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int64_t iv = 0, kern = 0, user = 0, analyzed = 0, pmu_boots = 0, lo = 0, hi = 0;
+	char a[32], b[32], pmu[200] = "";
+
+	snprintf(buf, size, "nothing recorded in this range");
+	if (db_prepare(db, &st,
+		"SELECT (SELECT count(*) FROM intervals i WHERE" RANGE_SQL "),"
+		" (SELECT count(*) FROM mem_lines l JOIN intervals i USING (interval_id) WHERE" RANGE_SQL
+		"  AND l.kernel = 1),"
+		" (SELECT count(*) FROM mem_lines l JOIN intervals i USING (interval_id) WHERE" RANGE_SQL
+		"  AND l.kernel = 0),"
+		" (SELECT count(*) FROM line_attribution a JOIN intervals i USING (interval_id) WHERE" RANGE_SQL "),"
+		" (SELECT count(*) FROM boots WHERE pmu_kind != 'none'),"
+		" (SELECT min(i.start_ns) FROM mem_lines l JOIN intervals i USING (interval_id) WHERE l.kernel = 1),"
+		" (SELECT max(i.end_ns) FROM mem_lines l JOIN intervals i USING (interval_id) WHERE l.kernel = 1),"
+		" (SELECT pmu_detail FROM boots ORDER BY last_seen_ns DESC LIMIT 1)") < 0)
+		return;
+	bind_range(st, rg);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return;
+	iv = sqlite3_column_int64(st, 0);
+	kern = sqlite3_column_int64(st, 1);
+	user = sqlite3_column_int64(st, 2);
+	analyzed = sqlite3_column_int64(st, 3);
+	pmu_boots = sqlite3_column_int64(st, 4);
+	lo = sqlite3_column_int64(st, 5);
+	hi = sqlite3_column_int64(st, 6);
+	if (sqlite3_column_text(st, 7))
+		text_safe(pmu, sizeof(pmu), (const char *)sqlite3_column_text(st, 7));
+	if (!iv && hi) {
+		fmt_time(lo, a, sizeof(a));
+		fmt_time(hi, b, sizeof(b));
+		snprintf(buf, size, "no intervals in this range; the sampled ones run from %s to %s "
+			 "(--since/--until)", a, b);
+	} else if (!iv) {
+		snprintf(buf, size, "no intervals in this range: is mmhitmd recording (mmhitm status "
+			 "--check)?");
+	} else if (!kern && !user && !pmu_boots) {
+		snprintf(buf, size, "no memory samples: no boot here has a memory-sampling PMU (%s); "
+			 "a host with Intel PEBS, AMD IBS or Arm SPE samples them, or import a "
+			 "'perf c2c record' file from one (mmhitm import)", *pmu ? pmu : "none found");
+	} else if (!kern && user) {
+		snprintf(buf, size, "only user-space samples (%" PRId64 " lines): the kernel's lines are "
+			 "what the paths are about", user);
+	} else if (!kern) {
+		snprintf(buf, size, "no kernel memory samples in this range, though a PMU samples: "
+			 "little contention, or a range without load");
+	} else if (!analyzed) {
+		snprintf(buf, size, "%" PRId64 " kernel sample lines not analyzed yet: run 'mmhitm "
+			 "analyze'", kern);
+	}
+}
+
 /* perf c2c's table header; false when there is nothing to put under it. */
-static bool print_header(const char *a, const char *b, int64_t nlines, int64_t samples,
-			 int64_t hitm, int64_t lcl, int64_t rmt, int64_t peer)
+static bool print_header(sqlite3 *db, const struct range *rg, const char *a, const char *b,
+			 int64_t nlines, int64_t samples, int64_t hitm, int64_t lcl, int64_t rmt,
+			 int64_t peer)
 {
 	printf("=================================================\n"
 	       "      Shared Data Cache Line Table (typed)\n"
 	       "=================================================\n#\n");
 	if (!samples) {
-		printf("# no attributed kernel samples in this range\n");
+		char why[512];
+
+		explain_empty(db, rg, why, sizeof(why));
+		printf("# no attributed kernel samples in this range: %s\n", why);
 		return false;
 	}
 	printf("# %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
@@ -354,12 +419,16 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		jsonw_array(w, "lines");
 	}
 	if (w && !samples) {
+		char why[512];
+
 		jsonw_end(w);
+		explain_empty(db, rg, why, sizeof(why));
+		jsonw_str(w, "empty_because", why);
 		return 0;
 	}
 	if (cw && !samples)
 		return 0;
-	if (!w && !cw && !print_header(a, b, nlines, samples, hitm, lcl, rmt, peer))
+	if (!w && !cw && !print_header(db, rg, a, b, nlines, samples, hitm, lcl, rmt, peer))
 		return 0;
 
 	boots = calloc((size_t)limit, sizeof(*boots));

@@ -98,6 +98,10 @@ for d in t["databases"]:
     assert d["lines"] == sorted(d["lines"], key=lambda l: -l["hitm"])
 print("top --json: %d databases, %d lines checked" % (len(t["databases"]), sum(len(d["lines"]) for d in t["databases"])))
 PY
+# An empty range says where the data is.
+"$MMHITM" top "$1" --until @1000 >"$TMP/top-empty.out" 2>&1
+grep -q "no intervals in this range; the sampled ones run from .* (--since/--until)" "$TMP/top-empty.out" ||
+	fail "an empty range does not say where the data is: $(cat "$TMP/top-empty.out")"
 # --csv: the same lines, one row each with its database
 "$MMHITM" top "$@" --since @0 --limit 5 --csv >"$TMP/top.csv" 2>>"$TMP/top.err" || fail "top --csv"
 python3 - "$TMP/top.csv" "$TMP/top.json" <<'PY' || fail "top --csv differs from --json"

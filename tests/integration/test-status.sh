@@ -56,6 +56,16 @@ for k in ("boot_id", "hostname", "kernel_release", "source", "pmu"):
 print("status --csv: %d boot, as --json" % len(rows))
 PY
 
+# An empty top says why, and what would fill it: no PMU on this VM.
+"$O/mmhitm" top --db "$DB" >"$WORK/top.out" 2>&1
+if grep -q "no memory-sampling PMU\|no boot here has a memory-sampling PMU" "$WORK/top.out"; then
+	pass "an empty top says why: no memory-sampling PMU"
+elif [ "$(q "SELECT count(*) FROM boots WHERE pmu_kind != 'none'")" -gt 0 ]; then
+	pass "this host has a PMU: top's no-PMU reason does not apply"
+else
+	fail "an empty top does not say why: $(grep 'no attributed' "$WORK/top.out")"
+fi
+
 kill -TERM $DPID; wait $DPID
 "$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
 check_str "--check after the daemon stopped: exit" "$rc" 3
