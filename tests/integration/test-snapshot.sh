@@ -10,7 +10,9 @@
 # ones and marks the removed ones; a snapshot_max_size smaller than one
 # snapshot removes it at once. A snapshot that fails (a full disk, or a
 # directory that cannot be made) is logged and the daemon keeps writing
-# intervals. The flight instance is gone after each run; the top-level
+# intervals. A lock-contention storm seen in a window takes a snapshot by
+# itself (trigger 'lock-storm') that holds the contention. The flight
+# instance is gone after each run; the top-level
 # instance is never touched, also when trace-cmd extract fails (it sets
 # the top-level tracing_on to 0 then: the child shields it).
 
@@ -115,6 +117,26 @@ check_str "max_count: its file is gone" "$(test -e "$path" && echo left)" ""
 wait_until 25 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null)\" -ge 1 ]"
 check "recording went on: intervals" "$(q "SELECT count(*) FROM intervals")" -ge 1
 stop_daemon usr1
+
+# --- a lock-contention storm seen in a window: a snapshot of it -----------------------
+# A small ring makes the storm threshold (lock_burst: an eighth of the ring
+# in lock records per drain) a few hundred records, which four threads
+# faulting and zapping one page reach within a drain.
+start_daemon storm 60s --snapshot-dir "$TMP/storm" --buffer-size-kb 64
+tries=0
+while [ $tries -lt 3 ] && [ "$(snapshots)" -lt 1 ]; do
+	tries=$((tries + 1))
+	wait_until 25 armed || continue
+	"$HELPER" lockstorm 3000 >/dev/null || fail "storm: helper lockstorm"
+	wait_until 10 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]"
+done
+check_str "storm: a snapshot taken by the storm" \
+	"$(q "SELECT trigger FROM snapshots ORDER BY snapshot_id LIMIT 1")" "lock-storm"
+spath=$(q "SELECT path FROM snapshots ORDER BY snapshot_id LIMIT 1")
+trace-cmd report "$spath" >"$TMP/storm.report" 2>"$TMP/storm.err" ||
+	fail "storm: trace-cmd report failed: $(cat "$TMP/storm.err")"
+check "storm: the contention is in it" "$(grep -c 'contention_begin' "$TMP/storm.report")" -gt 100
+stop_daemon storm
 
 # --- snapshot_max_size under one snapshot: removed at once -------------------------
 start_daemon size 30s --snapshot-dir "$TMP/small" --snapshot-max-size 64K
