@@ -19,8 +19,8 @@
 
 #include "../daemon/boot.h"
 #include "../daemon/counters.h"
-#include "../daemon/events.h"
-#include "../daemon/learn.h"
+#include "events.h"
+#include "learn.h"
 #include "../daemon/recorder.h"
 #include "../load/load.h"
 #include "db.h"
