@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "csvw.h"
 #include "db.h"
+#include "escape.h"
 #include "jsonw.h"
 #include "log.h"
 #include "rules.h"
@@ -110,10 +111,37 @@ static void summary_text_row(sqlite3_stmt *st)
 	       sqlite3_column_text(st, 7));
 }
 
+/*
+ * Why no path has HITM: no interval at all, or (as on a host without a
+ * memory-sampling PMU) intervals without memory samples, which give the
+ * paths their work but no HITM.
+ */
+static void explain_empty(sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	char pmu[200] = "";
+
+	if (db_prepare(db, &st, "SELECT (SELECT count(*) FROM intervals),"
+				" (SELECT count(*) FROM mem_lines),"
+				" (SELECT pmu_detail FROM boots ORDER BY last_seen_ns DESC LIMIT 1)") < 0 ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		return;
+	if (sqlite3_column_text(st, 2))
+		text_safe(pmu, sizeof(pmu), (const char *)sqlite3_column_text(st, 2));
+	if (!sqlite3_column_int64(st, 0))
+		printf("(no intervals yet: is mmhitmd recording into this database? mmhitm status "
+		       "--check)\n");
+	else if (!sqlite3_column_int64(st, 1))
+		printf("(no memory samples: %s; a host with Intel PEBS, AMD IBS or Arm SPE samples "
+		       "them, or import a 'perf c2c record' file with mmhitm import)\n",
+		       *pmu ? pmu : "no memory-sampling PMU");
+}
+
 /* Per path: intervals, HITM, samples, work and what the HITM rests on. */
 static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	size_t measured = 0;	/* rows with HITM sampled */
 	struct csvw cw;
 	int r, rc;
 
@@ -132,6 +160,7 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 		jsonw_array(jw, "paths");
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		measured += sqlite3_column_type(st, 2) != SQLITE_NULL;
 		if (fmt == SUMMARY_TEXT) {
 			summary_text_row(st);
 			continue;
@@ -168,6 +197,8 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 		jsonw_end(jw);
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read path_intervals: %s", sqlite3_errmsg(db));
+	if (fmt == SUMMARY_TEXT && !measured)
+		explain_empty(db);
 	return 0;
 }
 

@@ -67,6 +67,14 @@ else
 fi
 
 kill -TERM $DPID; wait $DPID
+# analyze's summary without HITM says why (no PMU here), beside the work rows.
+"$O/mmhitm" analyze --db "$DB" >"$WORK/analyze.out" 2>&1 || fail "analyze: $(cat "$WORK/analyze.out")"
+if [ "$(q "SELECT count(*) FROM mem_lines")" -eq 0 ]; then
+	grep -q "^(no memory samples: " "$WORK/analyze.out" ||
+		fail "analyze without samples does not say why: $(cat "$WORK/analyze.out")"
+	pass "analyze without samples says why"
+fi
+
 "$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
 check_str "--check after the daemon stopped: exit" "$rc" 3
 grep -q "^UNHEALTHY: mmhitmd is not recording" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"
