@@ -29,6 +29,10 @@ awk -v n="$KILLS" -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < n; i++) 
 i=0 bad=0 lost_sum=0 lost_max=0
 while read -r delay; do
 	i=$((i + 1))
+	# Emptied here, not only by the daemon's redirection: the wait below
+	# would otherwise find the last run's "Recording into" before the new
+	# daemon's shell has truncated the file.
+	: >"$WORK/run.log"
 	"$O/mmhitmd" --foreground --db "$DB" --interval 1s --drain-interval 100ms --instance "$INST" \
 		--metrics-file "" 2>"$WORK/run.log" &
 	DPID=$!
@@ -38,12 +42,19 @@ while read -r delay; do
 	rec_ns=$(date +%s%N)
 	if [ $i -gt 1 ] && ! grep -q "Removing stale tracefs instance $INST left" "$WORK/run.log"; then
 		fail "run $i did not remove the stale instance"
+		echo "  the run before it, killed $prev_state:"
+		sed 's/^/  | /' "$WORK/prev.log"
+		echo "  this run:"
+		sed 's/^/  | /' "$WORK/run.log"
 	fi
 	sleep "$delay"
 	before=$(rows)
+	# alive when killed, or gone by itself (then its log says why)
+	kill -0 $DPID 2>/dev/null && prev_state=alive || prev_state="after it had exited"
 	kill -KILL $DPID
 	killed_ns=$(date +%s%N)
 	wait $DPID 2>/dev/null
+	cp "$WORK/run.log" "$WORK/prev.log"
 	after=$(rows)
 	integrity=$(q 'PRAGMA integrity_check')
 	last_end=$(q 'SELECT max(end_ns) FROM intervals')
