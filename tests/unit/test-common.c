@@ -9,6 +9,7 @@
 #include "jsonw.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "source.h"
 #include "test.h"
 #include "u64map.h"
 #include "util.h"
@@ -303,12 +304,75 @@ static void test_csvw(void)
 	free(buf);
 }
 
+static void test_sources(void)
+{
+	struct sources s = {};
+	char dir[] = "/tmp/mmhitm-src.XXXXXX", path[64];
+
+	CHECK_INT(sources_add(&s, "clickhouse://ops@ch1:9000/mm?max_threads=2"), ==, 0);
+	CHECK_INT(s.n, ==, 1);
+	CHECK(sources_clickhouse(&s));
+	CHECK_STR(s.v[0].url, "http://ch1:9000/?max_threads=2");
+	CHECK_STR(s.v[0].database, "mm");
+	CHECK_STR(s.v[0].user, "ops");
+	/* One cluster per command, and never a cluster beside files. */
+	CHECK_INT(sources_add(&s, "clickhouse://ch2/mm"), ==, -EINVAL);
+	CHECK_INT(sources_add(&s, "a.db"), ==, -EINVAL);
+	sources_done(&s);
+
+	CHECK_INT(sources_add(&s, "clickhouses://ch1/fleet"), ==, 0);
+	CHECK_STR(s.v[0].url, "https://ch1:8443/");
+	CHECK_STR(s.v[0].database, "fleet");
+	CHECK(s.v[0].user == NULL);
+	sources_done(&s);
+	CHECK_INT(sources_add(&s, "http://127.0.0.1:8123/?database=mm&x=1"), ==, 0);
+	CHECK_STR(s.v[0].database, "mm");
+	sources_done(&s);
+	CHECK_INT(sources_add(&s, "clickhouse://ch1"), ==, -EINVAL);	/* no database */
+	CHECK_INT(sources_add(&s, "clickhouse://ch1/"), ==, -EINVAL);
+	CHECK_INT(sources_add(&s, "http://ch1:8123/"), ==, -EINVAL);
+	CHECK_INT(sources_add(&s, "ftp://ch1/mm"), ==, -EINVAL);
+	sources_done(&s);
+
+	/* Globs expand sorted; a plain path stays as given. */
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 2; i >= 0; i--) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/h%d.db", dir, i);
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (f)
+			fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/*.db", dir);
+	CHECK_INT(sources_add(&s, path), ==, 0);
+	CHECK_INT(sources_add(&s, "missing.db"), ==, 0);
+	CHECK_INT(s.n, ==, 4);
+	CHECK(!sources_clickhouse(&s));
+	if (s.n == 4) {
+		CHECK(strstr(s.v[0].path, "/h0.db") != NULL);
+		CHECK(strstr(s.v[2].path, "/h2.db") != NULL);
+		CHECK_STR(s.v[3].path, "missing.db");
+	}
+	snprintf(path, sizeof(path), "%s/*.sqlite", dir);
+	CHECK_INT(sources_add(&s, path), ==, -EINVAL);	/* matches nothing */
+	CHECK_INT(sources_add(&s, "clickhouse://ch1/mm"), ==, -EINVAL);
+	sources_done(&s);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/h%d.db", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
 	RUN(test_parse_time);
 	RUN(test_jsonw);
 	RUN(test_csvw);
+	RUN(test_sources);
 	RUN(test_u64map);
 	RUN(test_kallsyms_fixture);
 	RUN(test_kallsyms_live);
