@@ -793,6 +793,32 @@ static bool resolve_anchored(const struct objects *o, uint64_t a, struct typed_a
 	return true;
 }
 
+/*
+ * Linker-made section bounds (__start_init_stack, __stop___param, _edata,
+ * __bss_start ...) mark where a section begins or ends; they are not
+ * objects. A kernel built without CONFIG_KALLSYMS_ALL lists almost no data
+ * symbols but these, so an address megabytes past __start_init_stack is
+ * some static object kallsyms does not name, and typing it by the marker
+ * would be a wrong name.
+ */
+static bool section_marker(const char *name)
+{
+	static const char *const exact[] = {
+		"_sdata", "_edata", "__bss_start", "__bss_stop", "_end", "__brk_base",
+		"__brk_limit", "__init_begin", "__init_end", "_sinittext", "_einittext",
+		"__per_cpu_start", "__per_cpu_end", "_stext", "_etext", "__end_rodata",
+		"__start_rodata", "_sbss", "_ebss",
+	};
+
+	if (startswith(name, "__start_") || startswith(name, "__stop_") ||
+	    startswith(name, "__end_"))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(exact); i++)
+		if (strcmp(name, exact[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Kernel image and module data: the kallsyms data symbol containing it
  * (stored by import for the sampled data addresses). */
 static bool resolve_static(const struct objects *o, uint64_t a, struct typed_addr *t)
@@ -801,6 +827,12 @@ static bool resolve_static(const struct objects *o, uint64_t a, struct typed_add
 
 	if (!k)
 		return false;
+	if (section_marker(k->name)) {
+		snprintf(t->reason, sizeof(t->reason), "kernel static data at %s+0x%" PRIx64
+			 ", a section bound, not an object: no data symbol names it (a kernel "
+			 "without CONFIG_KALLSYMS_ALL lists none)", k->name, a - k->addr);
+		return false;
+	}
 	t->object_type = k->name;	/* lives as long as o */
 	t->object_addr = k->addr;
 	t->object_offset = (int64_t)(a - k->addr);
@@ -848,7 +880,7 @@ void objects_resolve(const struct objects *oc, uint64_t a, int64_t t0, int64_t t
 		return;
 	}
 	if (strcmp(t->region, "static") == 0) {
-		if (!resolve_static(o, a, t))
+		if (!resolve_static(o, a, t) && !t->reason[0])
 			snprintf(t->reason, sizeof(t->reason), "kernel image or module address in no "
 				 "stored data symbol: pass --kallsyms (the recorded boot's /proc/kallsyms)");
 		return;

@@ -201,6 +201,27 @@ static void test_resolve(void)
 	objects_resolve(o, 0xffffffff82000010ULL, t0, t0 + s, &t);
 	CHECK(t.object_type == NULL);
 	CHECK(strstr(t.reason, "--kallsyms") != NULL);
+	/*
+	 * Static data by the symbol that holds it; never by a section bound
+	 * (a kernel without CONFIG_KALLSYMS_ALL names little else: this one's
+	 * next symbol is 2 MiB further).
+	 */
+	CHECK_INT(db_exec(db, "INSERT INTO ksyms(boot_id, addr, size, name, module) VALUES"
+			  " (1, -2097152000, 1792, 'contig_page_data', NULL),"
+			  " (1, -2080374784, 2267720, '__start_init_stack', NULL)"), ==, 0);
+	objects_free(o);
+	o = objects_new();
+	CHECK(o != NULL);
+	if (!o)
+		goto out;
+	CHECK_INT(objects_load(o, db, 1), ==, 0);
+	objects_resolve(o, (uint64_t)-2097152000LL + 0x500, t0, t0 + s, &t);
+	CHECK_STR(t.object_type, "contig_page_data");
+	CHECK_INT(t.object_offset, ==, 0x500);
+	CHECK_STR(t.grade, "layout");
+	objects_resolve(o, (uint64_t)-2080374784LL + 0xf30f8, t0, t0 + s, &t);
+	CHECK(t.object_type == NULL);
+	CHECK(strstr(t.reason, "__start_init_stack+0xf30f8, a section bound") != NULL);
 out:
 	objects_free(o);
 	db_close(db);
