@@ -50,10 +50,13 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 # mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
 # Debian userspace.
 DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
-# trace-cmd: reads back what mmhitm import and the flight recorder handle.
+# trace-cmd: reads back what mmhitm import and the flight recorder handle;
+# kernelshark and libkshark-dev (with libjson-c-dev, which its pkg-config
+# requires): test-kernelshark.sh loads the snapshots through KernelShark.
 # ship tests: two clickhouse-server shards on loopback (tests/integration/
 # clickhouse-lib.sh), started and stopped by each test.
 DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy python3-jsonschema chromium curl man-db trace-cmd \
+		   kernelshark libkshark-dev libjson-c-dev \
 		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
 		   $(DEB_KERNELS)
 

@@ -33,6 +33,11 @@ struct config {
 	uint64_t window_slices;		/* ... in this many slices */
 	double overhead_budget;		/* fraction of the host's CPU time */
 	double fleet_share;		/* fraction of intervals with windows */
+	int64_t spike_check_ns;		/* free counters read this often for spikes; 0: never */
+	uint64_t spike_factor;		/* a spike: rate over this x the median; 0: off */
+	uint64_t spike_min_rate;	/* ... and over this many events/s per CPU */
+	int64_t spike_window_ns;	/* the extra window a spike opens */
+	int64_t spike_holdoff_ns;	/* at most one extra window this often */
 	char *count_events;		/* count_events: extra "sys:event" list */
 	int64_t retention_detail_ns;	/* per-line and /proc detail */
 	int64_t retention_raw_ns;	/* whole intervals */

@@ -46,6 +46,7 @@
 #include "retention.h"
 #include "sampler.h"
 #include "snapshot.h"
+#include "spike.h"
 #include "stream.h"
 #include "util.h"
 #include "window.h"
@@ -385,6 +386,16 @@ struct daemon {
 	bool slice_learns;		/* the open slice does */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 	bool recording;			/* the recorder has started */
+
+	/* Spike windows (spike.h): extra windows a free counter's spike opens. */
+	struct spike_watch *spike;	/* NULL: none (continuous, or unreadable) */
+	bool spike_ready_said;		/* "judging spikes from now" logged */
+	bool slice_spike;		/* the open window is a spike's */
+	int64_t spike_last;		/* CLOCK_MONOTONIC of the last one opened; 0: none */
+	int64_t spike_opened;		/* ... when the open one opened */
+	int64_t spike_cpu0;		/* process CPU time then */
+	int64_t spike_main_cpu;		/* the main loop's CPU for the last one */
+	int64_t spike_price_ns;		/* what the last one cost in all; 0: none yet */
 };
 
 /*
@@ -857,6 +868,14 @@ static int setup_learning(struct daemon *d, const struct kallsyms *ks)
 	/* Not fatal: the windows' learning streams still learn new mms. */
 	if (d->windowed && d->cfg.learn_mm)
 		d->snapshot = mm_snapshot_new(&d->status);
+	/* Continuous mode has everything armed all along: no spike to see.
+	 * Without learning streams a spike window would arm nothing. */
+	if (d->windowed && d->stream) {
+		d->spike = spike_watch_new();
+		if (!d->spike)
+			log_warning("Cannot read /proc/stat, /proc/interrupts or /proc/vmstat: no spike "
+				    "windows, continuing");
+	}
 	return 0;
 }
 
@@ -937,6 +956,7 @@ static void teardown(struct daemon *d)
 		log_warning("Failed to drain the learning streams at exit, ignoring");
 	recorder_done(&d->rec);
 	flight_free(d->flight);
+	spike_watch_free(d->spike);
 	sampler_free(d->sampler);
 	mem_agg_free(d->agg);
 	analysis_free(d->analysis);
@@ -1040,6 +1060,11 @@ static void reload(struct daemon *d)
 	d->cfg.window_slices = c.window_slices;
 	d->cfg.overhead_budget = c.overhead_budget;
 	d->cfg.fleet_share = c.fleet_share;
+	d->cfg.spike_check_ns = c.spike_check_ns;
+	d->cfg.spike_factor = c.spike_factor;
+	d->cfg.spike_min_rate = c.spike_min_rate;
+	d->cfg.spike_window_ns = c.spike_window_ns;
+	d->cfg.spike_holdoff_ns = c.spike_holdoff_ns;
 	free(d->cfg.metrics_file);
 	d->cfg.metrics_file = c.metrics_file;
 	c.metrics_file = NULL;
@@ -1080,6 +1105,13 @@ static bool windows_wanted(const struct daemon *d)
 static uint64_t lock_burst(const struct daemon *d)
 {
 	return d->cfg.buffer_size_kb * 1024 / LOCK_RECORD_BYTES / 8;
+}
+
+/* flight recorder: a storm seen in a drain is worth a snapshot */
+static void storm_check(struct daemon *d)
+{
+	if (d->flight && stream_last_lock_records(d->stream) > lock_burst(d))
+		flight_request(d->flight, "lock-storm");
 }
 
 static void lock_mode_after_drain(struct daemon *d)
@@ -1198,6 +1230,7 @@ struct disarm_job {
 	struct stream *stream;		/* NULL: no learning events */
 	int64_t switch_ns;		/* the sample's length; 0: none */
 	int64_t cpu_ns;			/* the thread's CPU time */
+	bool spike;			/* a spike window's: its cost is the spike's */
 	bool done;			/* atomic: the thread finished */
 };
 
@@ -1237,14 +1270,27 @@ static void *disarm_run(void *arg)
 static int disarm_finish(struct daemon *d, bool wait)
 {
 	struct disarm_job *j = d->job;
+	int r;
 
 	if (!j || (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)))
 		return 0;
 	pthread_join(j->thread, NULL);
-	recorder_window_cpu(&d->rec, j->cpu_ns);
+	if (j->spike) {
+		recorder_spike_cost(&d->rec, 0, j->cpu_ns);
+		d->spike_price_ns = d->spike_main_cpu + j->cpu_ns;
+	} else {
+		recorder_window_cpu(&d->rec, j->cpu_ns);
+	}
 	free(j);
 	d->job = NULL;
-	return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
+	if (!d->stream)
+		return 0;
+	r = stream_drain(d->stream, d->learner, false);
+	/* The window's last records: a short window (a spike's, a slice
+	 * shorter than drain_interval) has no other drain to see a storm. */
+	if (r >= 0)
+		storm_check(d);
+	return r;
 }
 
 /*
@@ -1316,6 +1362,151 @@ static void slice_open(struct daemon *d, int64_t mono)
 }
 
 /*
+ * The main loop's deadlines, monotonic unless named wall. Each moves on
+ * once met, so the loop sleeps until the earliest and never spins.
+ */
+struct deadlines {
+	int64_t flush_wall;	/* the interval's end */
+	int64_t drain;		/* the learning stream's next read */
+	int64_t stop;		/* --duration */
+	int64_t ping;		/* the systemd watchdog */
+	int64_t switch_on;	/* continuous: the next sched_switch window ... */
+	int64_t switch_off;	/* ... and its end */
+	int64_t spike;		/* windowed: the free counters' next reading for spikes */
+};
+
+/* --- spike windows ------------------------------------------------------ */
+
+/*
+ * A spike window comes no closer than this before one of the interval's
+ * own slices (ns): its disarming (about 200 ms) would make that slice be
+ * skipped, and a slice that soon sees the storm anyway.
+ */
+#define SPIKE_SLICE_GAP_NS (500 * NSEC_PER_MSEC)
+
+/*
+ * Ends a spike window: the flight ring and the learning events are
+ * disarmed as a slice's are (by the disarming thread, no counters, no
+ * switch sample); its main-loop cost is known now, the thread's later.
+ */
+static int spike_window_close(struct daemon *d, int64_t mono)
+{
+	struct disarm_job *j;
+
+	d->slice_spike = false;
+	flight_arm(d->flight, false);
+	d->spike_main_cpu = process_cpu_time_ns() - d->spike_cpu0;
+	recorder_spike_cost(&d->rec, mono - d->spike_opened, d->spike_main_cpu);
+	j = calloc(1, sizeof(*j));
+	if (j) {
+		j->stream = d->stream;
+		j->spike = true;
+		d->job = j;
+		if (pthread_create(&j->thread, NULL, disarm_run, j) == 0)
+			return 0;
+		d->job = NULL;
+		free(j);
+	}
+	stream_arm(d->stream, false);
+	return stream_drain(d->stream, d->learner, false);
+}
+
+/*
+ * A free counter spiked: an extra window at once, which arms what an
+ * interval's first slice arms for learning (the learning streams, the
+ * flight recorder, the mm snapshot) so that a storm between windows is
+ * seen: its objects learned, a lock storm in it snapshotted like one in
+ * a regular window. It arms no counter and no PMU and takes no switch
+ * sample: placed on a spike, not at a random point, what it counted
+ * would bias the interval's estimates upward. Not opened while a window
+ * is open or being disarmed, when one of the interval's slices comes
+ * within SPIKE_SLICE_GAP_NS, within spike_holdoff of the last, in an
+ * interval that is not this host's turn (fleet_share), or when it would
+ * take the interval over overhead_budget: the last interval's windows
+ * plus this one's spike windows plus the last spike window's cost.
+ */
+static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mono,
+			      const struct spike_hit *hit)
+{
+	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
+	int64_t planned = d->rec.last_est_cost_ns - d->rec.last_spike_cpu_ns, price = d->spike_price_ns;
+	char what[128], note[192];
+
+	snprintf(what, sizeof(what), "%s %.3g/s, %.0fx its median %.3g/s",
+		 spike_counter_name(hit->counter), hit->rate,
+		 hit->median > 0 ? hit->rate / hit->median : 0.0, hit->median);
+	if (d->slice_off != INT64_MAX || d->job) {
+		log_debug("Spike in %s: a window is open or being disarmed, no extra one", what);
+		return;
+	}
+	if (d->spike_last && mono - d->spike_last < d->cfg.spike_holdoff_ns) {
+		log_debug("Spike in %s: within spike_holdoff of the last spike window, none", what);
+		return;
+	}
+	if (!window_slot_active(d->host_hash, t->flush_wall / d->cfg.interval_ns - 1,
+				d->cfg.fleet_share)) {
+		log_debug("Spike in %s: not this host's turn (fleet_share), no window", what);
+		return;
+	}
+	if (next_slice_on(d) - mono < d->cfg.spike_window_ns + SPIKE_SLICE_GAP_NS) {
+		log_debug("Spike in %s: the interval's own window opens sooner", what);
+		return;
+	}
+	if (!price && d->rec.last_slices)
+		price = d->rec.last_window_cpu_ns / (int64_t)d->rec.last_slices;
+	if ((double)(planned + d->rec.spike_cpu_ns + price) > budget) {
+		/* Said once per holdoff, like a window. */
+		d->spike_last = mono;
+		snprintf(note, sizeof(note), "spike in %s: no window, over overhead_budget %g%%", what,
+			 d->cfg.overhead_budget * 100);
+		recorder_spike(&d->rec, NULL, note);
+		log_notice("Spike in %s: no extra window, it would exceed overhead_budget %g%% "
+			   "(%.3g ms an interval)", what, d->cfg.overhead_budget * 100, budget / 1e6);
+		return;
+	}
+	if (disarm_finish(d, false) < 0)
+		log_warning("Failed to drain the learning streams, ignoring");
+	d->spike_cpu0 = process_cpu_time_ns();
+	d->spike_last = d->spike_opened = mono;
+	if (d->snapshot) {
+		if (stream_drain(d->stream, d->learner, false) < 0)
+			log_warning("Failed to drain the learning streams before a snapshot, ignoring");
+		mm_snapshot_take(d->snapshot, d->learner, now_ns(CLOCK_REALTIME));
+	}
+	if (learner_pages_full(d->learner))
+		stream_skip_pages(d->stream);
+	stream_arm(d->stream, true);
+	flight_arm(d->flight, true);
+	d->slice_spike = true;
+	d->slice_learns = true;
+	d->slice_off = mono + d->cfg.spike_window_ns;
+	t->drain = mono + d->cfg.drain_ns;
+	snprintf(note, sizeof(note), "spike window of %.0f ms: %s", d->cfg.spike_window_ns / 1e6, what);
+	recorder_spike(&d->rec, d->snapshot ? "spike learn snapshot" : "spike learn", note);
+	log_info("Spike in %s: an extra window of %.0f ms", what, d->cfg.spike_window_ns / 1e6);
+}
+
+/* Between windows and in them: the free counters read, a spike judged. */
+static void spike_check(struct daemon *d, struct deadlines *t, int64_t mono)
+{
+	struct spike_reading rd;
+	struct spike_hit hit;
+	int r;
+
+	if (spike_watch_read(d->spike, &rd) < 0)
+		return;
+	r = spike_watch_feed(d->spike, &rd, (double)d->cfg.spike_factor, (double)d->cfg.spike_min_rate,
+			     d->boot.cpus_online, &hit);
+	if (!d->spike_ready_said && spike_watch_ready(d->spike) && d->cfg.spike_factor) {
+		log_info("Spike watch ready: free counters judged against the median of their last "
+			 "%d readings, every %g s", SPIKE_HISTORY, d->cfg.spike_check_ns / 1e9);
+		d->spike_ready_said = true;
+	}
+	if (r == 1)
+		spike_window_open(d, t, mono, &hit);
+}
+
+/*
  * Keeps what the slice saw and starts disarming: the counters are paused
  * and read here, everything else is closed by a thread (disarm_run()),
  * which then streams the slice's sched_switch sample, after the counting:
@@ -1328,6 +1519,8 @@ static int slice_close(struct daemon *d, int64_t mono)
 	if (d->slice_off == INT64_MAX)
 		return 0;
 	d->slice_off = INT64_MAX;
+	if (d->slice_spike)
+		return spike_window_close(d, mono);
 	if (recorder_slice_end(&d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
 	/* flight recorder: off with the window, as the streams */
@@ -1456,19 +1649,6 @@ static int final_flush(struct daemon *d)
 	}
 }
 
-/*
- * The main loop's deadlines, monotonic unless named wall. Each moves on
- * once met, so the loop sleeps until the earliest and never spins.
- */
-struct deadlines {
-	int64_t flush_wall;	/* the interval's end */
-	int64_t drain;		/* the learning stream's next read */
-	int64_t stop;		/* --duration */
-	int64_t ping;		/* the systemd watchdog */
-	int64_t switch_on;	/* continuous: the next sched_switch window ... */
-	int64_t switch_off;	/* ... and its end */
-};
-
 static int64_t next_wait(struct daemon *d, const struct deadlines *t, int64_t mono, int64_t wall)
 {
 	int64_t wait = t->flush_wall - wall;
@@ -1480,6 +1660,7 @@ static int64_t next_wait(struct daemon *d, const struct deadlines *t, int64_t mo
 	wait = min64(wait, t->switch_on - mono);
 	wait = min64(wait, next_slice_on(d) - mono);
 	wait = min64(wait, d->slice_off - mono);
+	wait = min64(wait, t->spike - mono);
 	/* A disarming thread or a snapshot at work: look in now and then. */
 	if (d->job || flight_busy(d->flight))
 		wait = min64(wait, DISARM_POLL_NS);
@@ -1528,6 +1709,14 @@ static int turn_slices(struct daemon *d, struct deadlines *t, int64_t mono, int6
 		t->drain = INT64_MAX;
 	}
 	if (mono >= next_slice_on(d) && wall < t->flush_wall) {
+		/* A spike window still open (planned before the slice was):
+		 * it ends here, and the slice is skipped if its disarming is
+		 * not over (slice_open). */
+		if (d->slice_spike) {
+			r = slice_close(d, mono);
+			if (r < 0)
+				return r;
+		}
 		slice_open(d, mono);
 		if (d->stream && d->slice_off != INT64_MAX)
 			t->drain = mono + d->cfg.drain_ns;
@@ -1563,9 +1752,7 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 	}
 	if (!d->windowed)
 		lock_mode_after_drain(d);
-	/* flight recorder: a storm seen is worth a snapshot */
-	if (d->flight && stream_last_lock_records(d->stream) > lock_burst(d))
-		flight_request(d->flight, "lock-storm");
+	storm_check(d);
 	t->drain = d->windowed && d->slice_off == INT64_MAX ? INT64_MAX : mono + d->cfg.drain_ns;
 	return 0;
 }
@@ -1614,6 +1801,7 @@ static int run(struct daemon *d, int ready_fd)
 		.ping = INT64_MAX,
 		.switch_on = INT64_MAX,
 		.switch_off = INT64_MAX,
+		.spike = d->spike && d->cfg.spike_check_ns ? mono + d->cfg.spike_check_ns : INT64_MAX,
 	};
 	bool stop = false;
 	int r;
@@ -1663,6 +1851,17 @@ static int run(struct daemon *d, int ready_fd)
 		r = turn_slices(d, &t, mono, wall, in_slice);
 		if (r < 0)
 			return r;
+		if (d->spike && d->cfg.spike_check_ns) {
+			/* (also after a reload turned it on) */
+			if (t.spike == INT64_MAX)
+				t.spike = mono + d->cfg.spike_check_ns;
+			if (mono >= t.spike) {
+				spike_check(d, &t, mono);
+				t.spike = mono + d->cfg.spike_check_ns;
+			}
+		} else {
+			t.spike = INT64_MAX;
+		}
 		turn_switch_windows(d, &t, mono);
 		if (d->stream && mono >= t.drain) {
 			r = drain(d, &t, mono);

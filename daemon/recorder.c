@@ -71,21 +71,9 @@ static int64_t process_cpu_ns(void)
 	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed)
+/* The interval's union of what its windows armed, word by word. */
+static void armed_add(struct recorder *r, const char *armed)
 {
-	int ret;
-
-	if (!r->windowed || r->slice_start)
-		return 0;
-	r->slice_cpu0 = process_cpu_ns();
-	ret = counters_arm(r->counters);
-	if (ret < 0)
-		return ret;
-	/* The slice is what was counted: from the moment the counters were
-	 * enabled, after the milliseconds that opening them takes. */
-	r->slice_start = counters_enabled_ns(r->counters);
-	(void)now_mono;
-	/* The interval's union of what its slices armed, word by word. */
 	for (const char *w = armed; w && *w;) {
 		size_t n = strcspn(w, " ");
 		const char *p = r->armed;
@@ -102,6 +90,23 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 				 "%s%.*s", r->armed[0] ? " " : "", (int)n, w);
 		w += n + (w[n] == ' ');
 	}
+}
+
+int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed)
+{
+	int ret;
+
+	if (!r->windowed || r->slice_start)
+		return 0;
+	r->slice_cpu0 = process_cpu_ns();
+	ret = counters_arm(r->counters);
+	if (ret < 0)
+		return ret;
+	/* The slice is what was counted: from the moment the counters were
+	 * enabled, after the milliseconds that opening them takes. */
+	r->slice_start = counters_enabled_ns(r->counters);
+	(void)now_mono;
+	armed_add(r, armed);
 	return 0;
 }
 
@@ -146,6 +151,26 @@ void recorder_window_cpu(struct recorder *r, int64_t cpu_ns)
 void recorder_window_note(struct recorder *r, const char *note)
 {
 	snprintf(r->window_note, sizeof(r->window_note), "%s", note ?: "");
+}
+
+void recorder_spike(struct recorder *r, const char *armed, const char *note)
+{
+	size_t len = strlen(r->window_note);
+
+	armed_add(r, armed);
+	r->spikes += armed != NULL;
+	/* After what planning said about the interval's own window. */
+	if (note && len < sizeof(r->window_note) - 1)
+		snprintf(r->window_note + len, sizeof(r->window_note) - len, "%s%s", len ? "; " : "",
+			 note);
+}
+
+void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns)
+{
+	if (armed_ns > 0)
+		r->spike_ns += armed_ns;
+	if (cpu_ns > 0)
+		r->spike_cpu_ns += cpu_ns;
 }
 
 int recorder_start(struct recorder *r, int64_t now_wall)
@@ -483,7 +508,8 @@ static int write_samples(struct recorder *r, int64_t interval_id)
 /* mmhitmd's own CPU in the windows, and the kernel's for their events. */
 static int64_t est_cost_ns(const struct recorder *r)
 {
-	return r->window_cpu_ns + (int64_t)((double)r->window_events * r->event_price_ns);
+	return r->window_cpu_ns + r->spike_cpu_ns +
+	       (int64_t)((double)r->window_events * r->event_price_ns);
 }
 
 static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
@@ -659,6 +685,10 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->last_window_cpu_ns = r->window_cpu_ns;
 	r->last_window_events = r->window_events;
 	r->last_est_cost_ns = est_cost_ns(r);
+	r->last_spike_cpu_ns = r->spike_cpu_ns;
+	r->last_spikes = r->spikes;
+	r->spike_cpu_ns = r->spike_ns = 0;
+	r->spikes = 0;
 	r->armed_total_ns += r->armed_ns;
 	r->n_slices = 0;
 	memset(r->slice_len, 0, sizeof(r->slice_len));

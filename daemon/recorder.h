@@ -84,7 +84,7 @@ struct recorder {
 	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
 	uint64_t window_events;		/* events counted in them */
 	char armed[64];			/* what the slices armed */
-	char window_note[160];		/* why no or a shorter window */
+	char window_note[320];		/* why no or a shorter window; spikes */
 	double event_price_ns;		/* kernel cost of one counted event */
 	int cpus;			/* online, to spread the windows' events */
 	/* Of the last written interval, for the overhead budget. */
@@ -94,6 +94,14 @@ struct recorder {
 	uint64_t last_window_events;
 	int64_t last_est_cost_ns;
 	int64_t armed_total_ns;		/* since start (continuous: all written) */
+	/* Spike windows (mmhitmd.c) since the last written interval: armed
+	 * for a free counter's spike, not at a random point, so their
+	 * counts stay out of the estimates; their cost counts. */
+	size_t spikes;
+	int64_t spike_ns;		/* their armed time */
+	int64_t spike_cpu_ns;		/* mmhitmd's CPU for them */
+	size_t last_spikes;		/* ... of the last written interval */
+	int64_t last_spike_cpu_ns;
 };
 
 #define RECORDER_MAX_SLICES (2 * WINDOW_MAX_SLICES)
@@ -111,6 +119,16 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono);
 void recorder_window_cpu(struct recorder *r, int64_t cpu_ns);
 /* Why this interval had no window or a shorter one; kept with the row. */
 void recorder_window_note(struct recorder *r, const char *note);
+/*
+ * A spike window opened in this interval: armed joins the row's armed
+ * words ("spike learn"), note is appended to its window_note (which
+ * counter, its rate and baseline). armed NULL: a spike that opened no
+ * window, the note says why. Its cost, once known, with
+ * recorder_spike_cost(): armed time and mmhitmd's CPU time, both part
+ * of the row's est_cost_ns.
+ */
+void recorder_spike(struct recorder *r, const char *armed, const char *note);
+void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns);
 
 /* Takes the baselines; the first interval starts now. */
 int recorder_start(struct recorder *r, int64_t now_wall);
