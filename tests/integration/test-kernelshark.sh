@@ -62,7 +62,7 @@ DB=$TMP/k.db
 	--window-slices 1 --overhead-budget 100% --analyze no --duration 90s --snapshot-dir "$TMP/snap" \
 	--spike-factor 0 2>"$TMP/d.log" &
 D=$!
-wait_until 30 sh -c "grep -q 'Recording into' '$TMP/d.log'" || { fail "daemon did not start"; finish; }
+wait_until 90 sh -c "grep -q 'Recording into' '$TMP/d.log'" || { fail "daemon did not start: $(cat "$TMP/d.log")"; finish; }
 tries=0 done=0
 while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	tries=$((tries + 1))

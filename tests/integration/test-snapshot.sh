@@ -39,7 +39,7 @@ start_daemon() {
 		--window-slices 1 --overhead-budget 100% --analyze no --duration "$dur" \
 		"$@" 2>"$TMP/$name.log" &
 	D=$!
-	wait_until 30 sh -c "grep -q 'Recording into' '$TMP/$name.log'" ||
+	wait_until 90 sh -c "grep -q 'Recording into' '$TMP/$name.log'" ||
 		{ fail "$name: daemon did not start: $(cat "$TMP/$name.log")"; finish; }
 }
 stop_daemon() {
@@ -54,7 +54,7 @@ armed() { [ "$(cat "$FLIGHT_EN" 2>/dev/null)" = 1 ]; }
 snapshots() { q "SELECT count(*) FROM snapshots" 2>/dev/null || echo 0; }
 
 # --- SIGUSR1 during a window with N known forks ------------------------------------
-start_daemon usr1 60s --snapshot-dir "$TMP/snap" --snapshot-max-count 2
+start_daemon usr1 180s --snapshot-dir "$TMP/snap" --snapshot-max-count 2
 tries=0 done=0
 while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	tries=$((tries + 1))
@@ -108,7 +108,7 @@ check_str "request: mmhitm snapshot printed its path" \
 # a third: snapshot_max_count 2 removes the first
 kill -USR1 "$D"
 wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 3 ]" ||
-	fail "third snapshot not listed"
+	fail "third snapshot not listed: $(grep -i snapshot "$TMP/usr1.log" | tail -5)"
 check "max_count: files kept" "$(ls "$TMP/snap" | grep -c '\.dat$')" -eq 2
 check_str "max_count: the first is the one removed" \
 	"$(q "SELECT group_concat(snapshot_id) FROM snapshots WHERE removed_ns IS NOT NULL")" "1"
