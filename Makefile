@@ -318,7 +318,8 @@ ROLLOUT_DIR	?= $(O)/demo-rollout
 
 .PHONY: demo-rollout
 
-check-kernels: all
+# test-hotplug's guest makes its system calls with the test helper.
+check-kernels: all $(O)/tests/mmhitm-test-helper
 	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROOTFS_CACHE=$(ROOTFS_CACHE) sh tests/run kernels
 
 demo-rollout: all

@@ -59,10 +59,12 @@ struct row {
  * A count's precision travels with it into path_intervals: windowed
  * counts (and the same-mm estimate, sampled in the windows) were seen in
  * the interval's armed share only; free and continuous counts all along.
+ * A multiplexed counter ran for its run_share of that: its count was
+ * scaled from the product.
  */
 #define WORK_SHARE_SQL \
 	"(CASE WHEN c.method IN ('window', 'derived') AND i.armed_ns IS NOT NULL" \
-	" THEN i.armed_ns * 1.0 / max(i.end_ns - i.start_ns, 1) ELSE 1.0 END)"
+	" THEN i.armed_ns * 1.0 / max(i.end_ns - i.start_ns, 1) ELSE 1.0 END * c.run_share)"
 /* The share of a live interval inside [?2, ?3), for borrowed counts. */
 #define OVERLAP_SQL "((min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0 / max(i.end_ns - i.start_ns, 1))"
 

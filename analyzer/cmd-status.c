@@ -50,11 +50,34 @@ static const char events_sql[] =
 	" JOIN intervals i USING (interval_id) JOIN event_names n USING (event_id)"
 	" WHERE i.boot_id = ?1 GROUP BY n.name ORDER BY n.name";
 
+/*
+ * Counts scaled rather than counted: per event, the mean share of the
+ * time its counter ran (event_counts.run_share) over the boot's last
+ * MULTIPLEX_INTERVALS intervals, where it was below 1 in any of them.
+ */
+#define MULTIPLEX_INTERVALS 10
+static const char multiplexed_sql[] =
+	"SELECT n.name, avg(c.run_share) FROM event_counts c JOIN event_names n USING (event_id)"
+	" WHERE c.interval_id IN (SELECT interval_id FROM intervals WHERE boot_id = ?1"
+	"  ORDER BY end_ns DESC LIMIT ?2)"
+	" GROUP BY n.name HAVING min(c.run_share) < 1 ORDER BY n.name";
+
+static int multiplexed_prepare(sqlite3 *db, sqlite3_stmt **ret, int64_t boot_id)
+{
+	int r = db_prepare(db, ret, multiplexed_sql);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(*ret, 1, boot_id);
+	sqlite3_bind_int(*ret, 2, MULTIPLEX_INTERVALS);
+	return 0;
+}
+
 #define COL(st, i, null) col(st, i, null, t[i], sizeof(t[i]))
 
 static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 {
-	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
+	_cleanup_finalize_ sqlite3_stmt *ev = NULL, *mx = NULL;
 	int64_t boot_id = sqlite3_column_int64(b, 0);
 	char t[15][256];
 	int r;
@@ -81,6 +104,14 @@ static int print_boot(sqlite3 *db, sqlite3_stmt *b)
 	while (sqlite3_step(ev) == SQLITE_ROW)
 		printf("    %-40s %15" PRId64 "\n", col(ev, 0, "?", t[0], sizeof(t[0])),
 		       (int64_t)sqlite3_column_int64(ev, 1));
+
+	r = multiplexed_prepare(db, &mx, boot_id);
+	if (r < 0)
+		return r;
+	while (sqlite3_step(mx) == SQLITE_ROW)
+		printf("  counters multiplexed: %s ran %.0f %% of the time (last %d intervals; "
+		       "its counts are scaled)\n", col(mx, 0, "?", t[0], sizeof(t[0])),
+		       100 * sqlite3_column_double(mx, 1), MULTIPLEX_INTERVALS);
 	return 0;
 }
 
@@ -128,7 +159,7 @@ static int csv_boot(sqlite3_stmt *b, struct csvw *w)
 
 static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
 {
-	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
+	_cleanup_finalize_ sqlite3_stmt *ev = NULL, *mx = NULL;
 	const char *const *keys = boot_keys;
 	int r;
 
@@ -156,6 +187,13 @@ static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
 	jsonw_object(w, "events");
 	while (sqlite3_step(ev) == SQLITE_ROW)
 		jsonw_int(w, (const char *)sqlite3_column_text(ev, 0), sqlite3_column_int64(ev, 1));
+	jsonw_end(w);
+	r = multiplexed_prepare(db, &mx, sqlite3_column_int64(b, 0));
+	if (r < 0)
+		return r;
+	jsonw_object(w, "multiplexed");
+	while (sqlite3_step(mx) == SQLITE_ROW)
+		jsonw_num(w, (const char *)sqlite3_column_text(mx, 0), sqlite3_column_double(mx, 1));
 	jsonw_end(w);
 	jsonw_end(w);
 	return 0;

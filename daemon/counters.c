@@ -31,7 +31,8 @@ struct counter {
 	char name[96];
 	struct perf_event_attr attr;	/* a new evsel from it at each arming */
 	struct perf_evsel *evsel[MAX_GENS];
-	uint64_t *last[MAX_GENS];	/* per CPU index: the last value read */
+	/* per CPU index: the last reading, kept when the CPU goes offline */
+	struct counter_reading *last[MAX_GENS];
 };
 
 /* Events handed over by counters_retire(), open, to be closed. */
@@ -192,7 +193,7 @@ static int open_gen(struct counters *c, struct counter *ct, size_t g, bool enabl
 
 	attr.disabled = !enable;
 	ct->evsel[g] = perf_evsel__new(&attr);
-	ct->last[g] = calloc(perf_cpu_map__nr(c->gen_cpus[g]), sizeof(uint64_t));
+	ct->last[g] = calloc(perf_cpu_map__nr(c->gen_cpus[g]), sizeof(*ct->last[g]));
 	if (!ct->evsel[g] || !ct->last[g]) {
 		r = -ENOMEM;
 		goto fail;
@@ -574,36 +575,69 @@ bool counters_armed(const struct counters *c)
 	return c && c->armed;
 }
 
-int counters_read(struct counters *c, uint64_t *ret)
+uint64_t counter_scaled(const struct counter_reading *v)
 {
-	if (!c->armed) {
-		memset(ret, 0, c->n * sizeof(*ret));
+	/* Ran all along (run == ena), or never ran: nothing to scale by. */
+	if (!v->run || v->run >= v->ena)
+		return v->val;
+	return (uint64_t)((double)v->val * (double)v->ena / (double)v->run + 0.5);
+}
+
+void counter_total_add(struct counter_total *t, const struct counter_reading *v)
+{
+	t->count += counter_scaled(v);
+	t->ena += v->ena;
+	t->run += v->run;
+}
+
+double counter_run_share(uint64_t ena_prev, uint64_t run_prev, uint64_t ena_cur, uint64_t run_cur)
+{
+	uint64_t ena = ena_cur >= ena_prev ? ena_cur - ena_prev : ena_cur;
+	uint64_t run = run_cur >= run_prev ? run_cur - run_prev : run_cur;
+
+	if (!ena || run >= ena)
+		return 1.0;
+	return (double)run / (double)ena;
+}
+
+int counters_read_totals(struct counters *c, struct counter_total *ret)
+{
+	memset(ret, 0, c->n * sizeof(*ret));
+	if (!c->armed)
 		return 0;
-	}
 	for (size_t i = 0; i < c->n; i++) {
 		struct counter *ct = &c->v[i];
-		uint64_t sum = 0;
 
 		for (size_t g = 0; g < c->n_gens; g++) {
 			for (int idx = 0; idx < perf_cpu_map__nr(c->gen_cpus[g]); idx++) {
 				struct perf_counts_values v = {};
 
-				/* A CPU gone offline keeps its last value. */
+				/* A CPU gone offline keeps its last reading. */
 				if (perf_evsel__read(ct->evsel[g], idx, 0, &v) < 0) {
 					if (perf_cpu_map__has(c->cpus, perf_cpu_map__cpu(c->gen_cpus[g], idx)))
 						return log_error_errno(errno ?: EIO,
 								       "Failed to read counter %s: %m",
 								       ct->name);
-				} else if (v.run && v.run < v.ena) {
-					/* scaled by the time it ran, were it ever multiplexed */
-					ct->last[g][idx] = (uint64_t)((double)v.val * v.ena / v.run + 0.5);
 				} else {
-					ct->last[g][idx] = v.val;
+					ct->last[g][idx] = (struct counter_reading){ v.val, v.ena, v.run };
 				}
-				sum += ct->last[g][idx];
+				counter_total_add(&ret[i], &ct->last[g][idx]);
 			}
 		}
-		ret[i] = sum;
 	}
 	return 0;
+}
+
+int counters_read(struct counters *c, uint64_t *ret)
+{
+	struct counter_total *t = calloc(c->n + 1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return log_oom();
+	r = counters_read_totals(c, t);
+	for (size_t i = 0; r >= 0 && i < c->n; i++)
+		ret[i] = t[i].count;
+	free(t);
+	return r;
 }

@@ -55,9 +55,35 @@ int64_t counters_enabled_ns(const struct counters *c);
 int64_t counters_pause(struct counters *c);
 bool counters_armed(const struct counters *c);
 
+/*
+ * Multiplexing: a counter that could not always be scheduled (more
+ * events than the PMU has counters) ran for only part of the time it was
+ * enabled; perf says how long each (time_enabled, time_running), and its
+ * count is scaled by enabled/running. Tracepoints never are (software
+ * context), but a count read through here says either way, so that a
+ * scaled count is never taken for a counted one.
+ */
+struct counter_reading {	/* one CPU's, as perf_evsel__read() gives it */
+	uint64_t val, ena, run;
+};
+struct counter_total {		/* a counter over its CPUs and generations */
+	uint64_t count;		/* each CPU's value scaled by its ena/run */
+	uint64_t ena, run;	/* summed over the CPUs, ns */
+};
+/* A CPU's value scaled to the time it was enabled. */
+uint64_t counter_scaled(const struct counter_reading *v);
+/* Adds one CPU's reading to t. */
+void counter_total_add(struct counter_total *t, const struct counter_reading *v);
+/* The share of the time enabled that the counter ran: run/ena over what
+ * two sums of times enabled and running grew by (a smaller value is a
+ * reset: counted from zero), in [0, 1]; 1.0 when nothing was enabled. */
+double counter_run_share(uint64_t ena_prev, uint64_t run_prev, uint64_t ena_cur, uint64_t run_cur);
+
 /* Reads every counter's total since it was armed into ret[0..count);
  * zeros while disarmed. */
 int counters_read(struct counters *c, uint64_t *ret);
+/* The same with the times enabled and running (zeros while disarmed). */
+int counters_read_totals(struct counters *c, struct counter_total *ret);
 /*
  * Looks at the online CPUs again. Armed, every counter starts counting on
  * the CPUs that came online (their total goes on growing from where it

@@ -126,14 +126,16 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 	row = r->slice_counts + r->n_slices * n;
 	/* ... to the moment they stopped, not when the main loop woke. */
 	now_mono = counters_pause(r->counters);
-	ret = counters_read(r->counters, r->cur);
+	ret = counters_read_totals(r->counters, r->t_cur);
 	if (ret < 0) {
 		r->slice_start = 0;
 		return ret;
 	}
 	for (size_t i = 0; i < n; i++) {
-		row[i] += r->cur[i];
-		r->window_events += r->cur[i];
+		row[i] += r->t_cur[i].count;
+		r->window_events += r->t_cur[i].count;
+		r->slice_ena[i] += r->t_cur[i].ena;
+		r->slice_run[i] += r->t_cur[i].run;
 	}
 	r->slice_len[r->n_slices++] += now_mono - r->slice_start;
 	r->armed_ns += now_mono - r->slice_start;
@@ -180,9 +182,15 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 
 	if (r->windowed) {
 		r->slice_counts = calloc((n + 1) * RECORDER_MAX_SLICES, sizeof(*r->slice_counts));
-		if (!r->slice_counts)
+		r->slice_ena = calloc(n + 1, sizeof(*r->slice_ena));
+		r->slice_run = calloc(n + 1, sizeof(*r->slice_run));
+		if (!r->slice_counts || !r->slice_ena || !r->slice_run)
 			return log_oom();
 	}
+	r->t_prev = calloc(n + 1, sizeof(*r->t_prev));
+	r->t_cur = calloc(n + 1, sizeof(*r->t_cur));
+	if (!r->t_prev || !r->t_cur)
+		return log_oom();
 	r->base = calloc(n + 1, sizeof(*r->base));
 	r->last = calloc(n + 1, sizeof(*r->last));
 	r->total = calloc(n + 1, sizeof(*r->total));
@@ -191,10 +199,11 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
 	if (!r->base || !r->last || !r->total || !r->prev || !r->cur || !r->event_ids)
 		return log_oom();
-	ret = counters_read(r->counters, r->prev);
+	ret = counters_read_totals(r->counters, r->t_prev);
 	if (ret < 0)
 		return ret;
-	memcpy(r->base, r->prev, n * sizeof(*r->base));
+	for (size_t i = 0; i < n; i++)
+		r->base[i] = r->prev[i] = r->t_prev[i].count;
 	ret = sys_snapshot_take(&r->snap[0], r->lru_gen);
 	if (ret < 0)
 		return ret;
@@ -215,6 +224,10 @@ void recorder_done(struct recorder *r)
 	free(r->event_ids);
 	free(r->vmstat_ids);
 	free(r->slice_counts);
+	free(r->slice_ena);
+	free(r->slice_run);
+	free(r->t_prev);
+	free(r->t_cur);
 	sys_snapshot_done(&r->snap[0]);
 	sys_snapshot_done(&r->snap[1]);
 }
@@ -226,9 +239,24 @@ static void forget_ids(struct recorder *r)
 	memset(r->vmstat_ids, 0, r->n_vmstat_ids * sizeof(*r->vmstat_ids));
 }
 
-/* One event_counts row; counted < 0: none (the count is exact). */
+/*
+ * The share of the interval's counting time that counter i ran (perf's
+ * time_running over time_enabled, summed over its CPUs): below 1 its
+ * count was scaled up from part of the time, were it ever multiplexed.
+ */
+static double run_share(const struct recorder *r, size_t i)
+{
+	if (r->windowed)
+		return counter_run_share(0, 0, r->slice_ena[i], r->slice_run[i]);
+	return counter_run_share(r->t_prev[i].ena, r->t_prev[i].run, r->t_cur[i].ena, r->t_cur[i].run);
+}
+
+/* One event_counts row; counted < 0: none (the count is exact); share:
+ * of the time counted that the counter ran (1: not multiplexed, or not a
+ * perf counter). */
 static int insert_count(struct recorder *r, sqlite3_stmt *st, int64_t interval_id, int64_t event_id,
-			uint64_t count, const char *method, int64_t counted, double variance)
+			uint64_t count, const char *method, int64_t counted, double variance,
+			double share)
 {
 	sqlite3_bind_int64(st, 1, interval_id);
 	sqlite3_bind_int64(st, 2, event_id);
@@ -239,6 +267,7 @@ static int insert_count(struct recorder *r, sqlite3_stmt *st, int64_t interval_i
 	else
 		sqlite3_bind_null(st, 5);
 	sqlite3_bind_double(st, 6, variance);
+	sqlite3_bind_double(st, 7, share);
 	return db_step_done(r->db, st);
 }
 
@@ -250,7 +279,7 @@ static int insert_named(struct recorder *r, sqlite3_stmt *st, int64_t interval_i
 
 	if (ret < 0)
 		return ret;
-	return insert_count(r, st, interval_id, id, count, method, counted, variance);
+	return insert_count(r, st, interval_id, id, count, method, counted, variance, 1.0);
 }
 
 /*
@@ -338,7 +367,7 @@ static int write_window_counts(struct recorder *r, sqlite3_stmt *st, int64_t int
 		struct window_estimate e = counter_estimate(r, i, len_ns, &counted);
 
 		ret = insert_count(r, st, interval_id, r->event_ids[i], (uint64_t)(e.value + 0.5),
-				   "window", (int64_t)counted, e.variance);
+				   "window", (int64_t)counted, e.variance, run_share(r, i));
 		if (ret < 0)
 			return ret;
 	}
@@ -352,7 +381,7 @@ static int write_counts(struct recorder *r, int64_t interval_id, int64_t len_ns,
 	int ret;
 
 	ret = db_prepare(r->db, &st, "INSERT INTO event_counts(interval_id, event_id, count, method,"
-				     " counted, variance) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+				     " counted, variance, run_share) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < counters_count(r->counters); i++) {
@@ -365,7 +394,8 @@ static int write_counts(struct recorder *r, int64_t interval_id, int64_t len_ns,
 		if (r->windowed)
 			continue;
 		ret = insert_count(r, st, interval_id, r->event_ids[i],
-				   counter_delta(r->prev[i], r->cur[i]), "continuous", -1, 0);
+				   counter_delta(r->prev[i], r->cur[i]), "continuous", -1, 0,
+				   run_share(r, i));
 		if (ret < 0)
 			return ret;
 	}
@@ -634,9 +664,11 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	}
 
 	if (!r->windowed) {
-		ret = counters_read(r->counters, r->cur);
+		ret = counters_read_totals(r->counters, r->t_cur);
 		if (ret < 0)
 			return ret;
+		for (size_t i = 0; i < counters_count(r->counters); i++)
+			r->cur[i] = r->t_cur[i].count;
 	}
 	ret = sys_snapshot_take(cur, r->lru_gen);
 	if (ret < 0)
@@ -692,6 +724,10 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->armed_total_ns += r->armed_ns;
 	r->n_slices = 0;
 	memset(r->slice_len, 0, sizeof(r->slice_len));
+	if (r->windowed) {
+		memset(r->slice_ena, 0, counters_count(r->counters) * sizeof(*r->slice_ena));
+		memset(r->slice_run, 0, counters_count(r->counters) * sizeof(*r->slice_run));
+	}
 	r->armed_ns = r->window_cpu_ns = 0;
 	r->window_events = 0;
 	r->armed[0] = r->window_note[0] = '\0';
@@ -716,8 +752,10 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->failed_attempts = 0;
 	r->learn_records = 0;
 	r->lost = 0;
-	if (!r->windowed)
+	if (!r->windowed) {
 		memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
+		memcpy(r->t_prev, r->t_cur, counters_count(r->counters) * sizeof(*r->t_prev));
+	}
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = ru;
 	r->start_ns = now_wall;

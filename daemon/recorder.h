@@ -50,6 +50,9 @@ struct recorder {
 	struct switch_stats sw;		/* sched_switch windows, likewise */
 
 	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
+	/* ... with the times enabled and running (continuous: last written,
+	 * now), for the share of the interval each counter ran */
+	struct counter_total *t_prev, *t_cur;
 	uint64_t *last;			/* counts of the last interval written */
 	uint64_t *total;		/* ... and of all written since start */
 	int64_t *event_ids;		/* event_names ids, 0: not looked up */
@@ -76,6 +79,7 @@ struct recorder {
 
 	/* Windowed: the slices since the last written interval. */
 	uint64_t *slice_counts;		/* [RECORDER_MAX_SLICES][counters] */
+	uint64_t *slice_ena, *slice_run;	/* [counters]: summed over the slices */
 	int64_t slice_len[2 * WINDOW_MAX_SLICES];
 	size_t n_slices;
 	int64_t slice_start;		/* CLOCK_MONOTONIC; 0: no slice open */

@@ -432,6 +432,40 @@ out:
 	fix_unlink();
 }
 
+/*
+ * A multiplexed counter's count was scaled from the share of the time it
+ * ran: P4's work, counted continuously but run 62 % of the time, says so
+ * in work_share; windowed, the share multiplies the armed share.
+ */
+static void test_multiplexed_work(void)
+{
+	sqlite3 *db = setup();
+	struct rules *rules = rules_default();
+	struct analyze_stats st;
+
+	CHECK(db && rules);
+	if (!db || !rules)
+		goto out;
+	add_later(db);
+	CHECK_INT(ex(db, "UPDATE event_counts SET run_share = 0.62 WHERE event_id = (SELECT event_id"
+		     " FROM event_names WHERE name = 'tlb:tlb_flush');"
+		     " UPDATE event_counts SET method = 'window', counted = count / 10"
+		     " WHERE interval_id = 2 AND event_id = (SELECT event_id FROM event_names"
+		     " WHERE name = 'tlb:tlb_flush'); UPDATE intervals SET armed_ns = 1000000000"
+		     " WHERE interval_id = 2"), ==, 0);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_STR(qs(db, "SELECT printf('%.3f', work_share) FROM path_rates"
+		     " WHERE interval_id = 1 AND path = 'P4'"), "0.620\n");
+	CHECK_STR(qs(db, "SELECT printf('%.3f', work_share) FROM path_rates"
+		     " WHERE interval_id = 2 AND path = 'P4'"), "0.062\n");
+	CHECK_STR(qs(db, "SELECT printf('%.3f', work_share) FROM path_rates"
+		     " WHERE interval_id = 1 AND path = 'P2'"), "1.000\n");
+out:
+	rules_free(rules);
+	db_close(db);
+	fix_unlink();
+}
+
 /* An imported perf.data of the same host and kernel, recorded while the
  * daemon ran: its addresses resolve against the live boot's objects and
  * its work comes from the live boot's counters over the same time. */
@@ -584,6 +618,7 @@ int main(void)
 	RUN(test_analyze);
 	RUN(test_import_boot);
 	RUN(test_windowed_work);
+	RUN(test_multiplexed_work);
 	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
 	return test_exit();

@@ -2,7 +2,8 @@
 /*
  * daemon/counters.c under CPU hotplug: a CPU that comes online is counted
  * from then on, continuous (a new generation of openings) and windowed
- * (the next arming), and the totals never go back. The online list is a
+ * (the next arming), and the totals never go back (nor are they scaled:
+ * a tracepoint runs all the time it is enabled). The online list is a
  * file the test writes, so CPU 1 "comes online" without taking a real CPU
  * away from anyone; the real thing runs under QEMU (tests/kernels).
  */
@@ -81,6 +82,16 @@ static void test_continuous(void)
 	CHECK_INT(counters_refresh_cpus(c), ==, 0);
 	calls_on(1, 11);
 	CHECK_INT(total(c), ==, 1511);
+	{
+		/* Tracepoints never multiplex: counted all the time enabled,
+		 * summed over both generations' CPUs. */
+		struct counter_total t = {};
+
+		CHECK_INT(counters_read_totals(c, &t), ==, 0);
+		CHECK_INT(t.count, ==, 1511);
+		CHECK(t.ena > 0);
+		CHECK_INT(t.run, ==, t.ena);
+	}
 	counters_free(c);
 	event_status_list_done(&status);
 }
