@@ -62,8 +62,9 @@ size_t window_plan_make(struct window_plan *p, int64_t from, int64_t to, size_t 
  * more the variance comes from the spread of the slices' rates, with the
  * finite-population correction (1 - armed share), widened so that a
  * normal 95 % interval from it is as wide as Student's t for that many
- * slices; it is never taken below the Poisson variance of the count,
- * the floor for one slice.
+ * slices; it is never taken below the Poisson variance of the count.
+ * One slice tells nothing of the spread between slices: its variance is
+ * value^2 (1 - armed share), a standard error the size of the estimate.
  */
 struct window_estimate {
 	double value;
