@@ -27,6 +27,7 @@ struct report_options {
 	unsigned int min_intervals;	/* measured intervals needed on each side */
 	unsigned int min_hosts;		/* hosts needed for a fleet verdict */
 	unsigned int max_bins;		/* points per time series */
+	int64_t rollup_ns;		/* read roll-up buckets this long; 0: intervals */
 	bool progress;			/* a progress line on stderr */
 	const struct patch_map *patches;
 	const char *patches_origin;	/* for the methods section */
