@@ -56,42 +56,6 @@ void cmd_ship_help(void)
 }
 
 /*
- * Reads "user:password" from path, which must be a regular file no one
- * but its owner can read or write: a password readable by others is a
- * password leaked. Caller frees.
- */
-static int read_credentials(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat stb;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return log_error_errno(errno, "Failed to open credentials %s: %m", path);
-	if (fstat(fd, &stb) < 0)
-		return log_error_errno(errno, "Failed to stat %s: %m", path);
-	if (!S_ISREG(stb.st_mode))
-		return log_error_errno(-EINVAL, "Credentials %s: not a regular file", path);
-	if (stb.st_mode & 0077)
-		return log_error_errno(-EPERM, "Credentials %s: mode %04o lets others read or write it;"
-				       " chmod 600 it", path, (unsigned)(stb.st_mode & 07777));
-	buf = calloc(1, 4097);
-	if (!buf)
-		return log_oom();
-	n = read(fd, buf, 4096);
-	if (n < 0)
-		return log_error_errno(errno, "Failed to read %s: %m", path);
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!strchr(buf, ':'))
-		return log_error_errno(-EINVAL, "Credentials %s: expected USER:PASSWORD on the first line", path);
-	*ret = buf;
-	buf = NULL;
-	return 0;
-}
-
-/*
  * The URL of every request: to without its database= (every statement
  * names its database, and --init must create it first, which ClickHouse
  * refuses while the URL names a database it lacks), plus
@@ -229,7 +193,7 @@ int cmd_ship(int argc, char **argv)
 	if (!cred_path && cfg.ship_credentials && *cfg.ship_credentials)
 		cred_path = cfg.ship_credentials;
 	if (cred_path) {
-		r = read_credentials(cred_path, &userpwd);
+		r = http_read_credentials(cred_path, &userpwd);
 		if (r < 0)
 			goto out;
 	}

@@ -86,9 +86,9 @@ static const struct ship_table tables[SHIP_TABLES] = {
 	  " WHERE p.interval_id > ?1 AND p.interval_id <= ?2 ORDER BY p.interval_id" },
 	{ "hitm_lines", KEY_ANALYZED,
 	  "machine_id, boot_uuid, start_ns, line_addr, `offset`, ip, callchain, object_type, field,"
-	  " symbol, path, rule, tgid, comm, loads, stores, lcl_hitm, rmt_hitm, lcl_peer, rmt_peer",
+	  " symbol, path, rule, grade, tgid, comm, loads, stores, lcl_hitm, rmt_hitm, lcl_peer, rmt_peer",
 	  "SELECT h.machine_id, b.boot_uuid, i.start_ns, a.line_addr, a.offset, a.ip,"
-	  " coalesce(c.ips, ''), a.object_type, a.field, a.symbol, a.path, a.rule, m.tgid, m.comm,"
+	  " coalesce(c.ips, ''), a.object_type, a.field, a.symbol, a.path, a.rule, a.grade, m.tgid, m.comm,"
 	  " l.loads, l.stores, l.lcl_hitm, l.rmt_hitm, l.lcl_peer, l.rmt_peer, a.interval_id"
 	  " FROM line_attribution a"
 	  " JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"

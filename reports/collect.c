@@ -550,6 +550,13 @@ static int shares_flush(const struct path_share *s, size_t n, struct report *r)
 	return 0;
 }
 
+int64_t collect_rows_start(const struct rows *w, int64_t id)
+{
+	ssize_t i = w->n ? find_interval(w, id) : -1;
+
+	return i < 0 ? INT64_MIN : w->ivl[i].start_ns;
+}
+
 /*
  * path_rates is the analyzer's contract: hitm_per_work is the rate.
  * Rows of other paths ('other:<object>', 'unresolved') only count

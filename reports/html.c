@@ -1358,7 +1358,19 @@ static void write_methods(const struct report *r, FILE *f)
 		html_puts(f, path_get(p)->unit);
 	}
 	fputs("). Intervals with HITM not measured (no PMU) or without work are not rates, and "
-	      "are counted, not used.</li>", f);
+	      "are counted, not used.", f);
+	if (r->o.rollup_ns > 0) {
+		char g[32];
+
+		fmt_duration(g, sizeof(g), r->o.rollup_ns);
+		fprintf(f, " <b>Granularity:</b> every rate here is one %s roll-up bucket of a boot (its "
+			"intervals' HITM over their work, summed), read from %s; an &ldquo;interval&rdquo; below "
+			"is such a bucket.", g, r->source && strcmp(r->source, "clickhouse") == 0 ?
+			"the ClickHouse cluster" : "the host databases");
+	} else {
+		fputs(" <b>Granularity:</b> the intervals as recorded.", f);
+	}
+	fputs("</li>", f);
 	fputs("<li><b>Rollouts.</b> Consecutive boots of a host on different kernels (different build-ids, or "
 	      "release and version when a build-id is missing); the change happens when the later boot begins. "
 	      "A change back to a kernel the host ran before the one it leaves is a rollback. The patch map (", f);

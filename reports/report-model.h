@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "report.h"
 #include "rollout.h"
@@ -224,6 +225,9 @@ struct report {
 	size_t nr_shares, alloc_shares;
 	size_t rollouts_in_range, rollbacks_in_range, hosts_rolled;
 	double seconds;			/* time taken */
+	struct timespec t0;
+	int64_t cluster_rows;		/* roll-up rows read from a cluster */
+	const char *source;		/* "sqlite" or "clickhouse" */
 };
 
 /* collect.c: pass 1 (hosts, boots, kernels, rollouts) and pass 2 (rates). */
@@ -272,9 +276,17 @@ int collect_host_begin(struct report *r, struct host *h);
 int collect_rows_interval(struct report *r, struct host *h, struct rows *w, const struct ivl_row *v);
 int collect_rows_index(struct report *r, struct host *h, struct rows *w);
 int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const struct rate_row *v);
+/* The start of the indexed row id; INT64_MIN when there is none. */
+int64_t collect_rows_start(const struct rows *w, int64_t id);
 int collect_rows_finish(struct report *r, struct host *h, struct rows *w);
 /* A bucket's rate as path_rates computes an interval's: NAN when none. */
 double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, double work);
+
+/* report.c: around the passes, whatever the source. */
+void report_begin(struct report *r, size_t nr_sources);
+int report_prepare(struct report *r);	/* after pass 1 */
+int report_end(struct report *r);	/* after pass 2 */
+void report_progress(const struct report *r, const char *what, size_t i, size_t n, const char *name);
 
 /* report.c: helpers the passes share. */
 size_t report_bin_of(const struct report *r, int64_t t_ns);

@@ -50,6 +50,15 @@ void report_free(struct report *r);
  */
 int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
 
+/*
+ * The same from a ClickHouse cluster (schema/clickhouse/): its roll-ups
+ * at o.rollup_ns, in database (letters, digits, '_'); origin names the
+ * source in the report. -ENODATA when the cluster has no hosts.
+ */
+struct http;
+void report_set_rollup(struct report *r, int64_t rollup_ns);
+int report_run_clickhouse(struct report *r, struct http *h, const char *database, const char *origin);
+
 /* The range's end, after report_run() chose the default. */
 int64_t report_until(const struct report *r);
 /* How many paths the report judges, and path p's id ("P1") and fleet
