@@ -145,8 +145,18 @@ static void write_header(const struct report *r, FILE *f)
 	fmt_time(b, sizeof(b), r->o.until_ns);
 	fmt_time(g, sizeof(g), r->generated_ns);
 	fprintf(f, "<header><h1>mmhitm: did the patched kernels stop the mm cache-line bouncing?</h1>"
-		"<p class=\"muted\">Range %s .. %s (UTC) &middot; %zu host%s from %zu database%s",
-		a, b, r->nr_hosts, r->nr_hosts == 1 ? "" : "s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+		"<p class=\"muted\">Range %s .. %s (UTC) &middot; %zu host%s from ", a, b, r->nr_hosts,
+		r->nr_hosts == 1 ? "" : "s");
+	if (r->source && strcmp(r->source, "clickhouse") == 0)
+		fputs("the ClickHouse cluster", f);
+	else
+		fprintf(f, "%zu database%s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+	if (r->o.rollup_ns > 0) {
+		char gr[32];
+
+		fmt_duration(gr, sizeof(gr), r->o.rollup_ns);
+		fprintf(f, " (rates per %s roll-up bucket)", gr);
+	}
 	if (r->nr_errors)
 		fprintf(f, " (%zu unreadable)", r->nr_errors);
 	fprintf(f, " &middot; %zu kernel change%s on %zu host%s &middot; generated %s in %.1f s</p></header>\n",

@@ -103,9 +103,7 @@ cursor() { sqlite3 "$1" "SELECT coalesce((SELECT last_key FROM ship_cursors WHER
 # interval analyzed), per host "table machine_id buckets intervals lost
 # hitm samples work" (fleetgen's rows measure HITM and work together).
 G=600000000000
-sqlite_rollups() {
-	sqlite3 -batch -noheader -separator ' ' "$1" "
-	WITH f AS (SELECT b.boot_id, h.machine_id,
+ROLLUP_CTE="WITH f AS (SELECT b.boot_id, h.machine_id,
 	    min(CASE WHEN EXISTS (SELECT 1 FROM boots l WHERE l.host_id = b.host_id
 	                          AND l.first_seen_ns > b.first_seen_ns) THEN 9000000000000000000
 	        ELSE (SELECT max(start_ns) FROM intervals x WHERE x.boot_id = b.boot_id) END,
@@ -113,9 +111,13 @@ sqlite_rollups() {
 	                  AND x.interval_id > coalesce(a.last_interval_id, -1)), 9000000000000000000)) AS u
 	    FROM boots b JOIN hosts h USING (host_id) LEFT JOIN analysis_state a USING (boot_id)),
 	  k AS (SELECT i.*, f.machine_id, i.start_ns / $G * $G AS bucket FROM intervals i JOIN f USING (boot_id)
-	        WHERE i.start_ns / $G * $G + $G <= f.u)
+	        WHERE i.start_ns / $G * $G + $G <= f.u)"
+sqlite_rollups() {
+	sqlite3 -batch -noheader -separator ' ' "$1" "
+	$ROLLUP_CTE
 	SELECT 'interval_rollup', machine_id, count(DISTINCT boot_id || '/' || bucket), count(*), sum(events_lost)
 	  FROM k GROUP BY machine_id;
+	$ROLLUP_CTE
 	SELECT 'path_rollup', machine_id, count(DISTINCT boot_id || '/' || bucket || '/' || path),
 	  coalesce(sum(p.lcl_hitm + p.rmt_hitm + p.peer), 0), coalesce(sum(p.samples), 0),
 	  CAST(round(coalesce(sum(p.work), 0)) AS INTEGER)
@@ -259,8 +261,8 @@ ship "$db" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "ship after the kill in
 same_rollups "killed after sending path_rollup, shipped again" "$db"
 mid=$(sqlite3 "$db" "SELECT group_concat(quote(machine_id)) FROM hosts")
 n=$(chq "SELECT count() FROM (SELECT * FROM $DBNAME.path_rollup FINAL WHERE machine_id IN ($mid))")
-check_str "... path buckets stored twice before merging (the resend happened)" \
-	"$(chq "SELECT count() FROM $DBNAME.path_rollup WHERE machine_id IN ($mid)")" "$((2 * n))"
+check "... its buckets" "$n" -gt 100
+check_str "... all sent again (the resend happened)" "$(awk '$1 == "path_rollup" { print $2 }' "$WORK/out")" "$n"
 for url in "$CH_URL" "$CH_URL2"; do
 	chq "OPTIMIZE TABLE $DBNAME.path_rollup_local FINAL" "$url" || fail "OPTIMIZE on $url"
 done
