@@ -361,7 +361,8 @@ def main():
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--days", type=int, default=7,
                     help="bench: days in the report range; data starts as long before")
-    ap.add_argument("--interval", type=int, default=300)
+    ap.add_argument("--interval", type=int, default=None,
+                    help="seconds per interval (bench: default 300; the others keep their own)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--first", type=int, default=0, help="bench: write hosts from this index")
     ap.add_argument("--step", type=int, default=1, help="bench: every step-th host (parallel runs)")
@@ -379,8 +380,12 @@ def main():
         eff = {k: 1 + float(v) for k, v in (e.split("=") for e in a.effect.split(",") if e)}
         hosts, since, until = fleet_drift(a.hosts, eff, a.load_step)
     else:
-        hosts, since, until = fleet_bench(a.hosts, a.days, a.interval)
+        hosts, since, until = fleet_bench(a.hosts, a.days, a.interval or 300)
         hosts = hosts[a.first::a.step]
+    if a.interval and a.spec != "bench":
+        # The same fleet recorded at another interval (e.g. 60 s, the daemon's default).
+        for h in hosts:
+            h.interval_s = a.interval
     for i, h in enumerate(hosts):
         rng = np.random.Generator(np.random.PCG64([a.seed, i + a.first, sum(map(ord, h.name))]))
         write_host(a.outdir, h, rng, a.spec)
