@@ -1018,6 +1018,7 @@ static void after_flush(struct daemon *d, int64_t now)
 		.rollup_ns = d->cfg.retention_rollup_ns,
 		.max_bytes = d->cfg.max_db_size,
 		.ship_required = d->cfg.ship_required,
+		.ship_rollup_s = d->cfg.ship_rollup_ns / NSEC_PER_SEC,
 	};
 	struct retention_result res = {};
 	uint64_t size = 0;

@@ -57,27 +57,46 @@ static int exec_bind(sqlite3 *db, const char *sql, int64_t a, int64_t *ret_chang
 				      " 'vmstat_deltas'", 5)
 
 /*
+ * Whether an interval (of intervals, unqualified) is in the cluster: every
+ * table carrying it has its cursor past it, and for whole intervals the
+ * roll-ups of grain grain_s too (their cursors are bucket times: an
+ * interval starting before them is in a bucket sent).
+ */
+static void shipped_pred(char *buf, size_t size, bool detail, int64_t grain_s)
+{
+	if (detail || grain_s <= 0) {
+		snprintf(buf, size, "interval_id <= %s", detail ? SHIPPED_DETAIL : SHIPPED_WHOLE);
+		return;
+	}
+	snprintf(buf, size, "(interval_id <= %s AND start_ns < (SELECT CASE WHEN count(*) = 2"
+		 " THEN min(last_key) ELSE 0 END FROM ship_cursors WHERE tbl IN"
+		 " ('interval_rollup@%" PRId64 "', 'path_rollup@%" PRId64 "')))",
+		 SHIPPED_WHOLE, grain_s, grain_s);
+}
+
+/*
  * Fills temp.doomed with the intervals to act on: those ending before
  * cutoff, or (cutoff 0) the oldest RETENTION_BATCH, never the newest one.
  * With keep_unshipped, age (cutoff) passes over what ship has not sent.
  */
-static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, bool keep_unshipped, int64_t *ret_n)
+static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, bool keep_unshipped,
+		int64_t grain_s, int64_t *ret_n)
 {
-	char sql[1024];
+	char sql[2048], shipped[768];
 	int r;
 
 	r = db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS doomed (interval_id INTEGER PRIMARY KEY);"
 			"DELETE FROM temp.doomed");
 	if (r < 0)
 		return r;
+	shipped_pred(shipped, sizeof(shipped), want_detail, grain_s);
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO temp.doomed SELECT interval_id FROM intervals"
 		 " WHERE %s AND interval_id != (SELECT max(interval_id) FROM intervals)"
-		 " AND (?1 = 0 OR end_ns <= ?1) AND %s%s"
+		 " AND (?1 = 0 OR end_ns <= ?1) AND %s"
 		 " ORDER BY start_ns LIMIT %d",
 		 want_detail ? "detail_dropped = 0" : "1",
-		 keep_unshipped && cutoff ? "interval_id <= " : "1",
-		 keep_unshipped && cutoff ? (want_detail ? SHIPPED_DETAIL : SHIPPED_WHOLE) : "",
+		 keep_unshipped && cutoff ? shipped : "1",
 		 cutoff ? -1 : RETENTION_BATCH);
 	return exec_bind(db, sql, cutoff, ret_n);
 }
@@ -165,11 +184,14 @@ static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
 }
 
 /* Of temp.doomed, how many ship has not sent (what the size budget costs the cluster). */
-static int count_unshipped(sqlite3 *db, bool detail, int64_t *ret)
+static int count_unshipped(sqlite3 *db, bool detail, int64_t grain_s, int64_t *ret)
 {
-	return db_query_int(db, ret, detail ?
-		"SELECT count(*) FROM temp.doomed WHERE interval_id > " SHIPPED_DETAIL :
-		"SELECT count(*) FROM temp.doomed WHERE interval_id > " SHIPPED_WHOLE);
+	char sql[1024], shipped[768];
+
+	shipped_pred(shipped, sizeof(shipped), detail, grain_s);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM temp.doomed JOIN intervals USING (interval_id)"
+		 " WHERE NOT %s", shipped);
+	return db_query_int(db, ret, sql);
 }
 
 /* One step in its own transaction. */
@@ -184,17 +206,17 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_po
 		return r;
 	switch (kind) {
 	case 0:	/* detail */
-		r = pick(db, true, cutoff, p->ship_required, &n);
+		r = pick(db, true, cutoff, p->ship_required, p->ship_rollup_s, &n);
 		if (r >= 0 && n && p->ship_required)
-			r = count_unshipped(db, true, &unshipped);
+			r = count_unshipped(db, true, p->ship_rollup_s, &unshipped);
 		if (r >= 0 && n)
 			r = drop_detail(db);
 		res->detail_intervals += n;
 		break;
 	case 1:	/* intervals */
-		r = pick(db, false, cutoff, p->ship_required, &n);
+		r = pick(db, false, cutoff, p->ship_required, p->ship_rollup_s, &n);
 		if (r >= 0 && n && p->ship_required)
-			r = count_unshipped(db, false, &unshipped);
+			r = count_unshipped(db, false, p->ship_rollup_s, &unshipped);
 		if (r >= 0 && n)
 			r = rollup_and_delete(db);
 		res->intervals += n;

@@ -15,8 +15,9 @@
  * one interval added. Zero disables a limit.
  *
  * ship_required: age never deletes an interval (or its detail) that
- * `mmhitm ship` has not sent (ship_cursors); the size budget still does,
- * and counts those in unshipped and retention_log.unshipped.
+ * `mmhitm ship` has not sent (ship_cursors), nor, with ship_rollup_s, one
+ * whose roll-up bucket of that grain it has not sent; the size budget
+ * still does, and counts those in unshipped and retention_log.unshipped.
  */
 struct retention_policy {
 	int64_t detail_ns;
@@ -24,6 +25,7 @@ struct retention_policy {
 	int64_t rollup_ns;
 	uint64_t max_bytes;
 	bool ship_required;
+	int64_t ship_rollup_s;		/* grain ship sends roll-ups at; 0: none */
 };
 
 struct retention_result {

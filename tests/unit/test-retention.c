@@ -215,6 +215,52 @@ static void ship_required_run(bool required)
 	db_close(db);
 }
 
+/*
+ * With roll-ups shipped at a grain, age waits for their cursors as well
+ * (bucket times): none yet, nothing goes; both past interval 80's start,
+ * the 80 before it go.
+ */
+static void test_ship_required_rollup(void)
+{
+	struct retention_policy pol = { 1 * DAY_NS, 2 * DAY_NS, 0, 0, true, 600 };
+	int64_t n = 4 * DAY_NS / STEP_NS, now = T0 + n * STEP_NS;
+	struct retention_result res = {};
+	sqlite3 *db = fresh_db();
+	char sql[512];
+
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	CHECK_INT(db_exec(db, "INSERT INTO ship_cursors VALUES ('intervals', 100, 1, 100, 0),"
+			      " ('event_counts', 100, 1, 200, 0), ('path_intervals', 100, 1, 100, 0),"
+			      " ('hitm_lines', 150, 1, 4500, 0), ('vmstat_deltas', 150, 1, 6000, 0)"), ==, 0);
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(res.intervals, ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals"), ==, n);
+	/* one table's cursor alone is not enough */
+	snprintf(sql, sizeof(sql), "INSERT INTO ship_cursors VALUES ('interval_rollup@600', %" PRId64
+		 ", 1, 80, 0)", (int64_t)(T0 + 80 * STEP_NS));
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	res = (struct retention_result){};
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(res.intervals, ==, 0);
+	/* a cursor of another grain neither */
+	snprintf(sql, sizeof(sql), "INSERT INTO ship_cursors VALUES ('path_rollup@60', %" PRId64
+		 ", 1, 80, 0)", (int64_t)(T0 + 90 * STEP_NS));
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	res = (struct retention_result){};
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(res.intervals, ==, 0);
+	snprintf(sql, sizeof(sql), "INSERT INTO ship_cursors VALUES ('path_rollup@600', %" PRId64
+		 ", 1, 80, 0)", (int64_t)(T0 + 90 * STEP_NS));
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	res = (struct retention_result){};
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(res.intervals, ==, 80);
+	CHECK_INT(q(db, "SELECT min(start_ns) FROM intervals"), ==, T0 + 80 * STEP_NS);
+	CHECK_INT(res.unshipped, ==, 0);
+	db_close(db);
+}
+
 static void test_ship_required(void)
 {
 	ship_required_run(true);
@@ -228,6 +274,7 @@ int main(void)
 	RUN(test_age);
 	RUN(test_size);
 	RUN(test_ship_required);
+	RUN(test_ship_required_rollup);
 	unlink(path);
 	return test_exit();
 }
