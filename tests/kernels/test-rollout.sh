@@ -50,6 +50,12 @@ DB=$WORK/db/mmhitm.db
 check_recording "$WORK/results/results/6.1" "rollout 6.1"
 check_recording "$WORK/results/results/6.12" "rollout 6.12"
 
+# "... [cpu] 10824.491048: event: fields" -> time in ns and the event
+events_of() {	# report
+	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+		t = $i; sub(/:$/, "", t); split(t, a, "."); printf "%s%06d000 %s\n", a[1], a[2], $(i + 1); break } }' "$1"
+}
+
 # The flight recorder inside the guest (guest/snapshot.sh): windowed, N
 # forks in a window, SIGUSR1. The row in its DB with its trigger, trace-cmd
 # report in the guest reading the file, the N forks in it, and every event
@@ -72,9 +78,7 @@ check_snapshot() {	# results-dir label
 		"$(stat -c %s "$file" 2>/dev/null || echo 0)" -eq "$bytes"
 	check "$l snapshot: trace-cmd report in the guest (exit; $(head -c 200 "$r/snap.report.err" 2>/dev/null))" \
 		"$(cat "$r/snap.report.rc" 2>/dev/null || echo none)" = 0
-	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) {
-		t = $i; sub(/:$/, "", t); split(t, a, "."); printf "%s%06d000 %s\n", a[1], a[2], $(i + 1); break } }' \
-		"$r/snap.report" > "$r/snap.events"
+	events_of "$r/snap.report" > "$r/snap.events"
 	awk '{ n[$2]++ } END { for (e in n) printf "    %s %d\n", e, n[e] }' "$r/snap.events" | sort
 	check "$l snapshot: events in it" "$(wc -l < "$r/snap.events")" -ge "$SNAPSHOT_FORKS"
 	check "$l snapshot: forks run" "$(wc -l < "$r/snap.pids")" -eq "$SNAPSHOT_FORKS"
@@ -87,6 +91,13 @@ check_snapshot() {	# results-dir label
 		{ w = $1 + o; if (w < s - 1000000 || w > e + 1000000) n++ }
 		END { print n + 0 }' "$r/snap.events")
 	check "$l snapshot: events outside [start_ns, end_ns]" "$out" -eq 0
+	# The same file on this host's trace-cmd and kernel: the same records
+	# (time and event; the host's plugins print some fields their own way).
+	trace-cmd report "$file" > "$r/snap.host-report" 2> "$r/snap.host-report.err" ||
+		fail "$l snapshot: trace-cmd report on the host: $(head -c 300 "$r/snap.host-report.err")"
+	events_of "$r/snap.host-report" > "$r/snap.host-events"
+	check "$l snapshot: the host's trace-cmd report reads the same records as the guest's" \
+		"$(cmp -s "$r/snap.events" "$r/snap.host-events" && echo same)" = same
 	echo "    snapshot: $(basename "$path"), $bytes bytes, $(wc -l < "$r/snap.events") events over" \
 		"$(( (end - start) / 1000000 )) ms; the step took $(awk '{ printf "%.1f", $2 - $1 }' "$r/snap.uptime") s guest time"
 }
