@@ -6,14 +6,16 @@
 # same loads each time (guest/record.sh). The DB must hold the two boots of
 # one host with different kernels, each recorded in full (check_recording),
 # with each kernel's own BTF layout; `mmhitm report`, once it exists, must
-# find exactly one rollout in it.
+# find exactly one rollout in it. On the 6.12 boot a flight-recorder
+# snapshot is then taken and read back by `trace-cmd report` in the guest
+# (guest/snapshot.sh; check_snapshot below).
 #
 # Also `make demo-rollout`: ROLLOUT_DIR then keeps the disk, the DB and the
 # report, and DURATION/LOAD_SECONDS may be raised for more intervals.
 
 . "$(dirname "$0")/lib.sh"
 . "$KTESTS/checks.sh"
-require_tools python3 bpftool sqlite3
+require_tools python3 bpftool sqlite3 trace-cmd
 programs_or_skip
 if [ -n "${ROLLOUT_DIR:-}" ]; then
 	case $ROLLOUT_DIR in /*) WORK=$ROLLOUT_DIR ;; *) WORK=$TOP/$ROLLOUT_DIR ;; esac
@@ -24,11 +26,20 @@ fi
 t0=$(date +%s)
 
 disk_seed "$WORK/seed" mmhitm-rollout
+# The boot whose guest also takes a flight-recorder snapshot.
+SNAPSHOT_BOOT=${SNAPSHOT_BOOT:-6.12}
+SNAPSHOT_FORKS=10
+echo "SNAPSHOT_BOOT=$SNAPSHOT_BOOT SNAPSHOT_FORKS=$SNAPSHOT_FORKS" >> "$WORK/seed/params"
 disk_make "$WORK/disk.img" 192 "$WORK/seed"
 for series in 6.1 6.12; do
 	kernel_fetch $series
-	initramfs_build "$WORK/initramfs-$KVER.cpio" "$O/mmhitmd" "$O/mmhitm-load" "$(command -v sqlite3)"
-	qemu_boot "rollout-$series" record "$series" "$WORK/disk.img" $((DURATION + 60))
+	# trace-cmd: the flight recorder saves with it, and the guest reads
+	# the snapshot back with it (copy_program takes its libraries).
+	initramfs_build "$WORK/initramfs-$KVER.cpio" "$O/mmhitmd" "$O/mmhitm-load" "$(command -v sqlite3)" \
+		"$(command -v trace-cmd)"
+	extra=0
+	[ "$series" = "$SNAPSHOT_BOOT" ] && extra=180	# the snapshot step's hang guard
+	qemu_boot "rollout-$series" record "$series" "$WORK/disk.img" $((DURATION + 60 + extra))
 	eval "KVER_$(echo $series | tr -d .)=\$KVER"
 	echo "boot on $series: ${BOOT_SECS}s"
 done
@@ -38,6 +49,59 @@ DB=$WORK/db/mmhitm.db
 
 check_recording "$WORK/results/results/6.1" "rollout 6.1"
 check_recording "$WORK/results/results/6.12" "rollout 6.12"
+
+# "... [cpu] 10824.491048: event: fields" -> time in ns and the event
+events_of() {	# report
+	awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+		t = $i; sub(/:$/, "", t); split(t, a, "."); printf "%s%06d000 %s\n", a[1], a[2], $(i + 1); break } }' "$1"
+}
+
+# The flight recorder inside the guest (guest/snapshot.sh): windowed, N
+# forks in a window, SIGUSR1. The row in its DB with its trigger, trace-cmd
+# report in the guest reading the file, the N forks in it, and every event
+# within [start_ns, end_ns] (boot-clock times plus trace_offset_ns; 1 ms
+# for the two clocks read at the trigger, as test-snapshot.sh).
+check_snapshot() {	# results-dir label
+	r=$1 l=$2
+	check "$l snapshot: the step ran (guest.log)" -n "$(grep 'snapshot step .*: mmhitmd pid' "$r/guest.log")"
+	check "$l snapshot: the N forks fell in one window (tries $(cat "$r/snap.tries" 2>/dev/null))" \
+		-n "$(grep 'snapshot step .*: forks in a window: 1 ' "$r/guest.log")"
+	check "$l snapshot: daemon exit status" "$(cat "$r/snap.mmhitmd.rc" 2>/dev/null || echo none)" = 0
+	check "$l snapshot: flight instance removed" \
+		-z "$(grep -x "mmhitm-snap-flight" "$r/snap.instances.after" 2>/dev/null)"
+	check "$l snapshot: rows in table snapshots" \
+		"$(sqlite3 -batch "$r/snap.db" 'SELECT count(*) FROM snapshots')" -eq 1
+	IFS='|' read -r trig path start end off bytes < "$r/snap.row"
+	check "$l snapshot: trigger" "$trig" = SIGUSR1
+	file=$r/snap/$(basename "$path")
+	check "$l snapshot: file brought back, its size as listed" \
+		"$(stat -c %s "$file" 2>/dev/null || echo 0)" -eq "$bytes"
+	check "$l snapshot: trace-cmd report in the guest (exit; $(head -c 200 "$r/snap.report.err" 2>/dev/null))" \
+		"$(cat "$r/snap.report.rc" 2>/dev/null || echo none)" = 0
+	events_of "$r/snap.report" > "$r/snap.events"
+	awk '{ n[$2]++ } END { for (e in n) printf "    %s %d\n", e, n[e] }' "$r/snap.events" | sort
+	check "$l snapshot: events in it" "$(wc -l < "$r/snap.events")" -ge "$SNAPSHOT_FORKS"
+	check "$l snapshot: forks run" "$(wc -l < "$r/snap.pids")" -eq "$SNAPSHOT_FORKS"
+	missing=0
+	while read -r pid; do
+		grep -q "sched_process_fork:.* child_pid=$pid\( \|$\)" "$r/snap.report" || missing=$((missing + 1))
+	done < "$r/snap.pids"
+	check "$l snapshot: the N forks' sched_process_fork records (missing)" "$missing" -eq 0
+	out=$(awk -v s="$start" -v e="$end" -v o="$off" '
+		{ w = $1 + o; if (w < s - 1000000 || w > e + 1000000) n++ }
+		END { print n + 0 }' "$r/snap.events")
+	check "$l snapshot: events outside [start_ns, end_ns]" "$out" -eq 0
+	# The same file on this host's trace-cmd and kernel: the same records
+	# (time and event; the host's plugins print some fields their own way).
+	trace-cmd report "$file" > "$r/snap.host-report" 2> "$r/snap.host-report.err" ||
+		fail "$l snapshot: trace-cmd report on the host: $(head -c 300 "$r/snap.host-report.err")"
+	events_of "$r/snap.host-report" > "$r/snap.host-events"
+	check "$l snapshot: the host's trace-cmd report reads the same records as the guest's" \
+		"$(cmp -s "$r/snap.events" "$r/snap.host-events" && echo same)" = same
+	echo "    snapshot: $(basename "$path"), $bytes bytes, $(wc -l < "$r/snap.events") events over" \
+		"$(( (end - start) / 1000000 )) ms; the step took $(awk '{ printf "%.1f", $2 - $1 }' "$r/snap.uptime") s guest time"
+}
+check_snapshot "$WORK/results/results/$SNAPSHOT_BOOT" "rollout $SNAPSHOT_BOOT"
 
 # One host, two boots, the kernel changed between them: the rollout.
 check "one host" "$(q 'SELECT count(*) FROM hosts')" -eq 1

@@ -9,12 +9,15 @@
 #
 # /mnt/params (written by the host) may set DURATION, INTERVAL, LOAD_SECONDS,
 # INSTANCE, RECORD_MODE (windowed or continuous), WINDOW (s), WINDOW_SLICES
-# OVERHEAD_BUDGET and DAEMON_ARGS (more options, e.g. --log-level debug).
+# OVERHEAD_BUDGET and DAEMON_ARGS (more options, e.g. --log-level debug),
+# and SNAPSHOT_BOOT: on the boot with that tag (test-rollout: 6.12) the
+# flight recorder step of guest/snapshot.sh runs after the recording.
 
 out=$1
 set -u
 DURATION=30 INTERVAL=5 LOAD_SECONDS=6 INSTANCE=mmhitm
 RECORD_MODE=continuous WINDOW=1 WINDOW_SLICES=4 OVERHEAD_BUDGET=0.2% DAEMON_ARGS=
+SNAPSHOT_BOOT=
 [ -f /mnt/params ] && . /mnt/params
 db=/mnt/mmhitm.db
 
@@ -107,4 +110,8 @@ tail -n 20 "$out/mmhitmd.log"
 tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
 ls "${tracefs:-/nonexistent}/instances" > "$out/instances.after" 2>/dev/null
 cat /sys/kernel/debug/lru_gen > "$out/lru_gen.debugfs" 2>/dev/null
+if [ -n "$SNAPSHOT_BOOT" ] && [ "$(basename "$out")" = "$SNAPSHOT_BOOT" ]; then
+	. /guest/snapshot.sh
+	snapshot_step
+fi
 echo done > "$out/status"
