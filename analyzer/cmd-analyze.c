@@ -20,7 +20,7 @@
 
 void cmd_analyze_help(void)
 {
-	printf("Usage: mmhitm analyze [--db PATH] [--rules FILE]... [--rebuild] [--json|--csv]\n"
+	printf("Usage: mmhitm analyze [--source DB]... [--rules FILE]... [--rebuild] [--json|--csv] [DB...]\n"
 	       "       mmhitm analyze --print-rules [--rules FILE]...\n\n"
 	       "Types every sampled kernel data address of the intervals not analyzed yet\n"
 	       "(mm_struct of which process, struct page of which pfn, lruvec; the BTF\n"
@@ -30,7 +30,10 @@ void cmd_analyze_help(void)
 	       "with the rules. Fills line_attribution and path_intervals (views\n"
 	       "path_rates and top_lines). Running it again only adds new intervals;\n"
 	       "objects learned since are applied to earlier unresolved rows too.\n\n"
-	       "  --db PATH        the database (default $MMHITM_DB or the daemon's)\n"
+	       "  --source DB      a database or a glob of them (repeatable; --db and\n"
+	       "                   arguments are the same; default $MMHITM_DB or the\n"
+	       "                   daemon's), analyzed each in turn. Not a cluster: its\n"
+	       "                   rows were analyzed on the hosts before 'mmhitm ship'\n"
 	       "  --rules FILE     override rules (repeatable; later files win): a rule\n"
 	       "                   named like a default replaces it, a new one is tried\n"
 	       "                   first, 'disable NAME' drops one. Format: the shipped\n"
@@ -38,8 +41,9 @@ void cmd_analyze_help(void)
 	       "  --rebuild        forget earlier results and attribute everything again\n"
 	       "                   (needed after the rules change: analyze warns)\n"
 	       "  --print-rules    print the effective rules and their digest, and exit\n"
-	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md)\n"
-	       "                   or as CSV (one row per path, a header row first)\n");
+	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md;\n"
+	       "                   an array for several databases) or as CSV (one row per\n"
+	       "                   path with its database, a header row first)\n");
 }
 
 /* Loads the defaults, the host's overrides and each file given. Caller frees. */

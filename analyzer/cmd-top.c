@@ -28,8 +28,8 @@
 
 void cmd_top_help(void)
 {
-	printf("Usage: mmhitm top [--db PATH]... [--since TIME] [--until TIME] [--limit N]\n"
-	       "                  [--boot ID] [--no-detail] [--json|--csv] [DB...]\n\n"
+	printf("Usage: mmhitm top [--source SRC]... [--since TIME] [--until TIME] [--limit N]\n"
+	       "                  [--boot ID] [--no-detail] [--json|--csv] [--credentials FILE] [DB...]\n\n"
 	       "Prints the cache lines with the most HITM (local + remote, plus peer\n"
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
@@ -42,15 +42,21 @@ void cmd_top_help(void)
 	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
 	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
 	       "                         'this-week' or 'last-week' (their first midnight)\n"
-	       "  --db PATH              a database (repeatable, or as arguments): each gets\n"
-	       "                         its own table\n"
+	       "  --source SRC           a database, a glob of them (hosts/*.db), or one cluster,\n"
+	       "                         clickhouse://HOST[:PORT]/DB (repeatable; --db and\n"
+	       "                         arguments are the same): each database gets its own\n"
+	       "                         table, a cluster one table of the fleet's lines, each\n"
+	       "                         with its host (no grades, page owners or unparsed\n"
+	       "                         records there: the host's database has them)\n"
 	       "  --json                 the line tables as one JSON object, one entry per\n"
 	       "                         database (no per-offset detail; docs/json.md)\n"
 	       "  --csv                  the line tables as CSV, one row per line with its\n"
-	       "                         database, a header row first\n"
+	       "                         database and host, a header row first\n"
 	       "  --limit N              lines to show (default 20)\n"
-	       "  --boot ID              only this boot (see 'mmhitm status')\n"
-	       "  --no-detail            only the line table\n");
+	       "  --boot ID              only this boot (see 'mmhitm status'; not with a cluster)\n"
+	       "  --no-detail            only the line table\n"
+	       "  --credentials FILE     the cluster's USER:PASSWORD (default: ship_credentials\n"
+	       "                         of the configuration, --config FILE)\n");
 }
 
 struct range {
