@@ -149,55 +149,40 @@ def trend(t_ns):
     return (1 + 0.06 * np.sin(2 * np.pi * d / 4.0)) * (1 + 0.1 * np.sin(2 * np.pi * d))
 
 
-def write_host(outdir, h, rng, seed_tag):
-    db = create_db(os.path.join(outdir, h.name + ".db"))
-    cur = db.cursor()
-    cur.execute("BEGIN")
-    machine_id = hashlib.md5(("%s/%s" % (seed_tag, h.name)).encode()).hexdigest()
-    cur.execute("INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?, ?)",
-                (machine_id, h.hostname))
+PERIODIC_LINES = [("P1", "mm_struct", "lru_gen.bitmap", 0x3c8), ("P2", "page", "flags", 0),
+                  ("P3", "lruvec", "nonresident_age", 0x50), ("P4", "lruvec", "lru_lock", 0x40),
+                  ("other:mm_struct", "mm_struct", "mm_count", 0x40)]
+LINE_SYMBOLS = ["lru_gen_use_mm+0x2c", "folio_update_gen+0x41", "workingset_age_nonresident+0x12",
+                "folio_batch_move_lru+0x9a", "mmgrab+0x8"]
+DUTY = 0.25      # sampling's active share of an interval
+
+
+def gen_host(h, rng, seed_tag):
+    """Everything a host's database holds, drawn from rng in one fixed order
+    (the SQLite file and the cluster load are written from the same draws)."""
+    g = dict(machine_id=hashlib.md5(("%s/%s" % (seed_tag, h.name)).encode()).hexdigest(), boots=[])
     base = {p: RATE[p] * h.host_scale * math.exp(rng.normal(0, 0.3)) for p in PATHS}
     iv = h.interval_s * NS
     interval_id = 0
     mm_id = 0
     for b, (kernel, start, end) in enumerate(h.boots, start=1):
-        k = KERNELS[kernel]
-        cur.execute(
-            "INSERT INTO boots (boot_id, host_id, boot_uuid, boot_time_ns, first_seen_ns,"
-            " last_seen_ns, kernel_release, kernel_version, kernel_build_id, arch,"
-            " nr_cpus_online, cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen,"
-            " lru_gen_features, btf) VALUES (?,1,?,?,?,?,?,?,?,'x86_64',64,64,4096,?,?,'on','0x0007','vmlinux')",
-            (b, "%s-%04x" % (machine_id[:8], b),
-             start, start + 30 * NS, end, k["release"], k["version"], k["build_id"],
-             "intel-pebs" if h.pmu else "none",
-             "cpu/mem-loads,ldlat=30/P,cpu/mem-stores/P" if h.pmu else
-             "perf_event_open(mem-loads): ENOENT: no PEBS in this VM"))
-        for i, m in enumerate(k["markers"]):
-            cur.execute("INSERT INTO ksyms (boot_id, addr, size, name) VALUES (?, ?, 512, ?)",
-                        (b, -0x7e000000 + i * 4096, m))
+        bt = dict(b=b, kernel=kernel, start=start, end=end,
+                  uuid="%s-%04x" % (g["machine_id"][:8], b), n=0, paths={}, lines=[], mm=None)
+        g["boots"].append(bt)
         t = np.arange(start + 30 * NS, end - iv, iv, dtype=np.int64)
         for lo, hi in h.gaps:
             t = t[(t + iv <= lo) | (t >= hi)]
         n = len(t)
+        bt["t"], bt["n"] = t, n
         if n == 0:
             continue
         ids = np.arange(interval_id + 1, interval_id + 1 + n)
+        bt["ids"] = ids
         interval_id += n
         lost = np.zeros(n, dtype=np.int64)
         if h.lost:
             lost[rng.choice(n, size=min(h.lost, n), replace=False)] = rng.integers(1, 500, size=min(h.lost, n))
-        idl = ids.tolist()
-        tl = t.tolist()
-        cur.executemany(
-            "INSERT INTO intervals (interval_id, boot_id, start_ns, end_ns, events_lost,"
-            " cpu_user_ns, cpu_sys_ns, rss_kb, ctxt, forks) VALUES (?,?,?,?,?,20000000,10000000,9000,5000000,300)",
-            zip(idl, [b] * n, tl, (t + iv).tolist(), lost.tolist()))
-        if h.pmu:
-            duty = 0.25
-            cur.executemany(
-                "INSERT INTO sampling (interval_id, pmu_events, active_ns, samples, samples_kernel)"
-                " VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800)",
-                zip(idl, [int(duty * iv)] * n))
+        bt["lost"] = lost
         scale = h.interval_s / 600.0
         lt = trend(t)
         # One drift for all paths of a boot: the host's load mix moves them together.
@@ -216,52 +201,97 @@ def write_host(outdir, h, rng, seed_tag):
             lcl = rng.binomial(hitm, 0.6)
             rmt = rng.binomial(hitm - lcl, 0.7)
             peer = hitm - lcl - rmt
-            if h.pmu:
-                rows = zip(idl, [p] * n, lcl.tolist(), rmt.tolist(), peer.tolist(),
-                           (hitm * 3).tolist(), work.tolist())
-            else:
-                rows = zip(idl, [p] * n, [None] * n, [None] * n, [None] * n, [None] * n, work.tolist())
-            cur.executemany(PATH_INSERT + " VALUES (?,?,?,?,?,?,?)", rows)
+            # (lcl, rmt, peer, samples) are NULL without a PMU
+            bt["paths"][p] = ((lcl, rmt, peer, hitm * 3) if h.pmu else None, work)
         # What stays outside P1..P4 stays visible.
         if h.pmu:
-            cur.executemany(PATH_INSERT + " VALUES (?, 'other:mm_struct', 2, 1, 0, 6, NULL)",
-                            zip(idl))
-            cur.executemany(PATH_INSERT + " VALUES (?, 'unresolved', 1, 0, 1, 4, NULL)",
-                            zip(idl))
-        cur.execute("INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns,"
-                    " struct_page_size, calibration) VALUES (?, ?, 'synthetic', ?, 64, 'synthetic')",
-                    (b, int(ids[-1]), end))
-        if h.pmu:
+            one = np.ones(n, dtype=np.int64)
+            bt["paths"]["other:mm_struct"] = ((2 * one, one, 0 * one, 6 * one), None)
+            bt["paths"]["unresolved"] = ((one, 0 * one, one, 4 * one), None)
             # Typed cache lines, once a day per path, so the tables have rows.
             mm_id += 1
-            cur.execute("INSERT INTO mm_objects (mm_object_id, boot_id, addr, tgid, comm, memcg_id,"
-                        " learned_from, alloc_ns, first_seen_ns, last_seen_ns)"
-                        " VALUES (?, ?, ?, ?, ?, 3, 'fork', ?, ?, ?)",
-                        (mm_id, b, -0x76ff00000000 + mm_id * 0x1000, 4000 + mm_id, h.comm,
-                         start, start, end))
+            bt["mm"] = (mm_id, -0x76ff00000000 + mm_id * 0x1000, 4000 + mm_id, h.comm)
             for d in range(0, n, max(1, int(86400 / h.interval_s))):
-                for pi, (p, obj, field, off) in enumerate([
-                        ("P1", "mm_struct", "lru_gen.bitmap", 0x3c8), ("P2", "page", "flags", 0),
-                        ("P3", "lruvec", "nonresident_age", 0x50), ("P4", "lruvec", "lru_lock", 0x40),
-                        ("other:mm_struct", "mm_struct", "mm_count", 0x40)]):
+                for pi, (p, obj, field, off) in enumerate(PERIODIC_LINES):
                     line = -0x76ff00000000 + mm_id * 0x1000 + pi * 0x100 + (off & ~63)
                     ip = -0x7effff000000 + pi * 0x40
                     c = int(rng.integers(5, 50))
                     if h.comm != "postgres":
                         c *= 20     # the hostile name must reach the top lines
-                    cur.execute("INSERT INTO mem_lines (interval_id, line_addr, offset, ip, callchain_id,"
-                                " kernel, loads, stores, lcl_hitm, rmt_hitm, lcl_peer) VALUES (?,?,?,?,0,1,?,?,?,?,?)",
-                                (int(ids[d]), line, off & 63, ip, c * 4, c, c, c // 2, c // 4))
-                    cur.execute("INSERT INTO line_attribution (interval_id, line_addr, offset, ip,"
-                                " callchain_id, object_type, object_ref, field, field_offset, symbol,"
-                                " path, reason) VALUES (?,?,?,?,0,?,?,?,?,?,?,'synthetic')",
-                                (int(ids[d]), line, off & 63, ip, obj,
-                                 mm_id if obj == "mm_struct" else None, field, off & 63,
-                                 ["lru_gen_use_mm+0x2c", "folio_update_gen+0x41",
-                                  "workingset_age_nonresident+0x12", "folio_batch_move_lru+0x9a",
-                                  "mmgrab+0x8"][pi], p))
+                    bt["lines"].append((int(ids[d]), int(t[d]), line, off & 63, ip, c, obj, field, pi, p))
+    return g
+
+
+def write_host(outdir, h, rng, seed_tag, g=None):
+    if g is None:
+        g = gen_host(h, rng, seed_tag)
+    db = create_db(os.path.join(outdir, h.name + ".db"))
+    cur = db.cursor()
+    cur.execute("BEGIN")
+    cur.execute("INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?, ?)",
+                (g["machine_id"], h.hostname))
+    iv = h.interval_s * NS
+    for bt in g["boots"]:
+        b, start, end = bt["b"], bt["start"], bt["end"]
+        k = KERNELS[bt["kernel"]]
+        cur.execute(
+            "INSERT INTO boots (boot_id, host_id, boot_uuid, boot_time_ns, first_seen_ns,"
+            " last_seen_ns, kernel_release, kernel_version, kernel_build_id, arch,"
+            " nr_cpus_online, cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen,"
+            " lru_gen_features, btf) VALUES (?,1,?,?,?,?,?,?,?,'x86_64',64,64,4096,?,?,'on','0x0007','vmlinux')",
+            (b, bt["uuid"], start, start + 30 * NS, end, k["release"], k["version"], k["build_id"],
+             "intel-pebs" if h.pmu else "none", pmu_detail(h)))
+        for i, m in enumerate(k["markers"]):
+            cur.execute("INSERT INTO ksyms (boot_id, addr, size, name) VALUES (?, ?, 512, ?)",
+                        (b, -0x7e000000 + i * 4096, m))
+        n = bt["n"]
+        if n == 0:
+            continue
+        t, ids = bt["t"], bt["ids"]
+        idl = ids.tolist()
+        tl = t.tolist()
+        cur.executemany(
+            "INSERT INTO intervals (interval_id, boot_id, start_ns, end_ns, events_lost,"
+            " cpu_user_ns, cpu_sys_ns, rss_kb, ctxt, forks) VALUES (?,?,?,?,?,20000000,10000000,9000,5000000,300)",
+            zip(idl, [b] * n, tl, (t + iv).tolist(), bt["lost"].tolist()))
+        if h.pmu:
+            cur.executemany(
+                "INSERT INTO sampling (interval_id, pmu_events, active_ns, samples, samples_kernel)"
+                " VALUES (?, 'cpu/mem-loads,ldlat=30/P', ?, 5000, 4800)",
+                zip(idl, [int(DUTY * iv)] * n))
+        for p, (hv, work) in bt["paths"].items():
+            if hv is None:
+                nul = [None] * n
+                rows = zip(idl, [p] * n, nul, nul, nul, nul, work.tolist())
+            else:
+                rows = zip(idl, [p] * n, hv[0].tolist(), hv[1].tolist(), hv[2].tolist(), hv[3].tolist(),
+                           work.tolist() if work is not None else [None] * n)
+            cur.executemany(PATH_INSERT + " VALUES (?,?,?,?,?,?,?)", rows)
+        cur.execute("INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns,"
+                    " struct_page_size, calibration) VALUES (?, ?, 'synthetic', ?, 64, 'synthetic')",
+                    (b, int(ids[-1]), end))
+        if bt["mm"]:
+            mm_id, addr, tgid, comm = bt["mm"]
+            cur.execute("INSERT INTO mm_objects (mm_object_id, boot_id, addr, tgid, comm, memcg_id,"
+                        " learned_from, alloc_ns, first_seen_ns, last_seen_ns)"
+                        " VALUES (?, ?, ?, ?, ?, 3, 'fork', ?, ?, ?)",
+                        (mm_id, b, addr, tgid, comm, start, start, end))
+            for (iid, _t, line, off, ip, c, obj, field, pi, p) in bt["lines"]:
+                cur.execute("INSERT INTO mem_lines (interval_id, line_addr, offset, ip, callchain_id,"
+                            " kernel, loads, stores, lcl_hitm, rmt_hitm, lcl_peer) VALUES (?,?,?,?,0,1,?,?,?,?,?)",
+                            (iid, line, off, ip, c * 4, c, c, c // 2, c // 4))
+                cur.execute("INSERT INTO line_attribution (interval_id, line_addr, offset, ip,"
+                            " callchain_id, object_type, object_ref, field, field_offset, symbol,"
+                            " path, reason) VALUES (?,?,?,?,0,?,?,?,?,?,?,'synthetic')",
+                            (iid, line, off, ip, obj, mm_id if obj == "mm_struct" else None, field, off,
+                             LINE_SYMBOLS[pi], p))
     db.commit()
     db.close()
+
+
+def pmu_detail(h):
+    return ("cpu/mem-loads,ldlat=30/P,cpu/mem-stores/P" if h.pmu else
+            "perf_event_open(mem-loads): ENOENT: no PEBS in this VM")
 
 
 def staggered(day, hour):
