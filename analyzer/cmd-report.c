@@ -12,28 +12,45 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config.h"
+#include "http.h"
 #include "log.h"
 #include "output.h"
 #include "patchmap.h"
 #include "report.h"
+#include "source.h"
 #include "util.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
 #define PATCHES_DEFAULT SYSCONFDIR "/mmhitm/patches.conf"
+#define CLUSTER_ROLLUP_DEFAULT (600 * NSEC_PER_SEC)	/* ship_rollup's default */
+#define CLUSTER_TIMEOUT_S 600	/* per query: a fleet's roll-ups on a busy cluster */
 
 void cmd_report_help(void)
 {
-	printf("Usage: mmhitm report [OPTIONS] [--db PATH]... [DB...]\n\n"
+	printf("Usage: mmhitm report [OPTIONS] [--source SOURCE]... [DB...]\n\n"
 	       "Compares each path's normalized HITM rate (HITM per unit of the path's own\n"
 	       "work, the analyzer's path_rates.hitm_per_work) before and after every kernel\n"
 	       "change in the range, per host and across hosts, and says per path: improved,\n"
 	       "regressed, no change or insufficient data, with the reason. One database per\n"
 	       "host (e.g. hosts/*.db); they are read one at a time. Without any, the\n"
-	       "database is $MMHITM_DB or /var/lib/mmhitm/mmhitm.db.\n\n"
+	       "database is $MMHITM_DB or /var/lib/mmhitm/mmhitm.db. Or the fleet's\n"
+	       "ClickHouse cluster, where mmhitm ship sends every host's roll-ups.\n\n"
 	       "Output: a summary on stdout, and with --html/--json the full report.\n\n"
+	       "  --source SOURCE       where to read (may be repeated): a host database, a\n"
+	       "                        glob of them ('hosts/*.db'), or the cluster,\n"
+	       "                        clickhouse://[USER@]HOST[:PORT]/DATABASE (HTTP, port\n"
+	       "                        8123; clickhouses:// for HTTPS, port 8443)\n"
 	       "  --db PATH             a database (may be repeated; same as DB)\n"
+	       "  --rollup DURATION     compute from roll-up buckets this long, as mmhitm ship\n"
+	       "                        sends them (SQLite: default none, the intervals as\n"
+	       "                        recorded; the cluster: ship_rollup, default 10m)\n"
+	       "  --credentials FILE    USER:PASSWORD for the cluster, a file only its owner\n"
+	       "                        may read (default: ship_credentials of --config)\n"
+	       "  --config FILE         where ship_credentials and ship_rollup are read\n"
+	       "                        (default %s)\n"
 	       "  --since TIME          start of the range (default: 7 days before --until)\n"
 	       "  --until TIME          end of the range (default: the newest data, at most now)\n"
 	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d,\n"
@@ -61,14 +78,15 @@ void cmd_report_help(void)
 	       "  --fail-on WHAT        exit %d when a path's fleet verdict is 'regressed'\n"
 	       "                        (WHAT = regression) or either change (any-change)\n"
 	       "  --quiet               no summary on stdout\n"
-	       "  --no-progress         no progress line on a terminal\n", PATCHES_DEFAULT, CMD_GATE);
+	       "  --no-progress         no progress line on a terminal\n", CONFIG_DEFAULT_PATH,
+	       PATCHES_DEFAULT, CMD_GATE);
 }
 
 enum {
 	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
 	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
-	OPT_FAIL_ON,
+	OPT_FAIL_ON, OPT_SOURCE, OPT_ROLLUP, OPT_CREDENTIALS, OPT_CONFIG,
 };
 
 enum fail_on { FAIL_NEVER, FAIL_REGRESSION, FAIL_ANY_CHANGE };
@@ -206,8 +224,8 @@ static int parse_double(const char *s, double min, double max, double *ret)
 struct report_cli {
 	struct report_options o;
 	const char *html, *json, *patches, *since, *until, *outdir;
-	const char **dbs;
-	size_t nr_dbs;
+	const char *rollup, *credentials, *config;
+	struct sources src;
 	bool quiet, progress, follow_symlinks;
 	enum fail_on fail_on;
 };
@@ -234,6 +252,10 @@ static const struct option report_opts[] = {
 	{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
 	{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
 	{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
+	{ "source",        required_argument, NULL, OPT_SOURCE },
+	{ "rollup",        required_argument, NULL, OPT_ROLLUP },
+	{ "credentials",   required_argument, NULL, OPT_CREDENTIALS },
+	{ "config",        required_argument, NULL, OPT_CONFIG },
 	{ "help",          no_argument,       NULL, 'h' },
 	{}
 };
@@ -282,7 +304,22 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	case OPT_MIN_HOSTS: r = parse_uint(arg, 1, &o->min_hosts); *allowed = "1 or more"; break;
 	case OPT_QUIET: cli->quiet = true; break;
 	case OPT_NO_PROGRESS: cli->progress = false; break;
-	case OPT_DB: cli->dbs[cli->nr_dbs++] = arg; break;
+	case OPT_DB:
+	case OPT_SOURCE:
+		r = sources_add(&cli->src, arg);	/* says why */
+		if (r < 0)
+			r = -ENOTSUP;
+		break;
+	case OPT_ROLLUP:
+		cli->rollup = arg;
+		r = parse_duration_ns(arg, &o->rollup_ns);
+		if (r >= 0 && (o->rollup_ns < NSEC_PER_SEC || o->rollup_ns > 86400 * NSEC_PER_SEC ||
+			       o->rollup_ns % NSEC_PER_SEC))
+			r = -EINVAL;
+		*allowed = "whole seconds from 1s to 1d";
+		break;
+	case OPT_CREDENTIALS: cli->credentials = arg; break;
+	case OPT_CONFIG: cli->config = arg; break;
 	case OPT_OUTPUT_DIR: cli->outdir = arg; break;
 	case OPT_FOLLOW_SYMLINKS: cli->follow_symlinks = true; break;
 	case OPT_FAIL_ON:
@@ -302,7 +339,7 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 static int report_parse(int argc, char **argv, struct report_cli *cli)
 {
 	int64_t now = now_ns(CLOCK_REALTIME);
-	int c;
+	int c, r;
 
 	while ((c = cli_getopt(argc, argv, "h", report_opts, "mmhitm report")) != -1) {
 		const char *allowed = NULL;
@@ -311,18 +348,22 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 			cmd_report_help();
 			return 1;
 		}
-		if (c < OPT_SINCE || c > OPT_FAIL_ON)
+		if (c < OPT_SINCE || c > OPT_CONFIG)
 			return CMD_USAGE;
-		if (report_option(cli, c, optarg, &allowed) < 0) {
+		r = report_option(cli, c, optarg, &allowed);
+		if (r == -ENOTSUP)
+			return CMD_USAGE;
+		if (r < 0) {
 			log_error("Invalid value for --%s: '%s'%s%s%s", report_opts[c - OPT_SINCE].name,
 				  optarg, allowed ? " (" : "", allowed ?: "", allowed ? ")" : "");
 			return CMD_USAGE;
 		}
 	}
 	while (optind < argc)
-		cli->dbs[cli->nr_dbs++] = argv[optind++];
-	if (cli->nr_dbs == 0)
-		cli->dbs[cli->nr_dbs++] = default_db_path();
+		if (sources_add(&cli->src, argv[optind++]) < 0)
+			return CMD_USAGE;
+	if (cli->src.n == 0 && sources_add(&cli->src, default_db_path()) < 0)
+		return CMD_USAGE;
 	if (cli->o.before_ns <= 0 || cli->o.after_ns <= 0 || cli->o.cohort_ns <= 0 ||
 	    cli->o.warmup_ns < 0) {
 		log_error("--before, --after and --cohort must be positive");
@@ -395,6 +436,49 @@ static int report_outputs(const struct report_cli *cli, const struct report *rep
 	return 0;
 }
 
+/*
+ * The cluster: its credentials (--credentials, else ship_credentials of
+ * the configuration) and grain (--rollup, else ship_rollup, else 10m).
+ */
+static int run_cluster(struct report_cli *cli, struct report *rep, struct report_options *o)
+{
+	const struct source *src = &cli->src.v[0];
+	_cleanup_free_ char *userpwd = NULL;
+	const char *cred = cli->credentials;
+	struct http *h = NULL;
+	struct config cfg;
+	int r;
+
+	config_init(&cfg);
+	r = config_load(&cfg, cli->config ? cli->config : CONFIG_DEFAULT_PATH, cli->config != NULL);
+	if (r < 0)
+		goto out;
+	if (!cred && cfg.ship_credentials && *cfg.ship_credentials)
+		cred = cfg.ship_credentials;
+	if (cred) {
+		r = http_read_credentials(cred, &userpwd);
+		if (r < 0)
+			goto out;
+	} else if (src->user && asprintf(&userpwd, "%s:", src->user) < 0) {
+		r = log_oom();
+		goto out;
+	}
+	if (!cli->rollup)
+		o->rollup_ns = cfg.ship_rollup_ns > 0 ? cfg.ship_rollup_ns / NSEC_PER_SEC * NSEC_PER_SEC :
+			       CLUSTER_ROLLUP_DEFAULT;
+	h = http_new(src->url, userpwd, CLUSTER_TIMEOUT_S);
+	if (!h) {
+		r = -EINVAL;
+		goto out;
+	}
+	report_set_rollup(rep, o->rollup_ns);
+	r = report_run_clickhouse(rep, h, src->database, src->arg);
+out:
+	http_free(h);
+	config_done(&cfg);
+	return r;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_cli cli = { .progress = isatty(STDERR_FILENO), .fail_on = FAIL_NEVER };
@@ -403,19 +487,18 @@ int cmd_report(int argc, char **argv)
 	struct report *rep = NULL;
 	int r;
 
-	/* Room for every argument: --db values and positional ones. */
-	dbs = calloc((size_t)argc + 1, sizeof(char *));
-	if (!dbs)
-		return log_oom();
-	cli.dbs = dbs;
 	report_options_init(&cli.o);
 	r = report_parse(argc, argv, &cli);
-	if (r != 0)
+	if (r != 0) {
+		sources_done(&cli.src);
 		return r == 1 ? 0 : r;
+	}
 
 	map = patch_map_new();
-	if (!map)
-		return log_oom();
+	if (!map) {
+		r = log_oom();
+		goto out;
+	}
 	r = load_patch_map(&cli, map);
 	if (r < 0)
 		goto out;
@@ -426,7 +509,18 @@ int cmd_report(int argc, char **argv)
 		r = log_oom();
 		goto out;
 	}
-	r = report_run(rep, cli.dbs, cli.nr_dbs);
+	if (sources_clickhouse(&cli.src)) {
+		r = run_cluster(&cli, rep, &cli.o);
+	} else {
+		dbs = calloc(cli.src.n + 1, sizeof(char *));
+		if (!dbs) {
+			r = log_oom();
+			goto out;
+		}
+		for (size_t i = 0; i < cli.src.n; i++)
+			dbs[i] = cli.src.v[i].path;
+		r = report_run(rep, dbs, cli.src.n);
+	}
 	if (r >= 0)
 		r = report_outputs(&cli, rep);
 	if (r >= 0)
@@ -434,5 +528,6 @@ int cmd_report(int argc, char **argv)
 out:
 	report_free(rep);
 	patch_map_free(map);
+	sources_done(&cli.src);
 	return r;
 }

@@ -25,14 +25,16 @@
 void cmd_ship_help(void)
 {
 	printf("Usage: mmhitm ship [--db PATH] [--to URL] [--credentials FILE] [--init [--cluster NAME]]\n"
-	       "                   [--batch-rows N] [--resend] [--config FILE]\n\n"
+	       "                   [--batch-rows N] [--rollup DURATION] [--resend] [--config FILE]\n\n"
 	       "Sends the rows of a host database that the ClickHouse cluster does not have\n"
 	       "yet (hosts, boots, symbols, intervals, event counts, vmstat deltas, path rows\n"
 	       "and attributed HITM lines of analyzed intervals) over ClickHouse's HTTP\n"
 	       "interface, one insert per table and batch. A table's cursor (ship_cursors)\n"
 	       "advances only after ClickHouse acknowledged its batch, and the cluster's tables\n"
 	       "collapse a batch sent twice, so a crash or a down cluster loses and duplicates\n"
-	       "nothing: the next run sends what is missing.\n\n"
+	       "nothing: the next run sends what is missing. It also sends the intervals summed\n"
+	       "into buckets (interval_rollup, path_rollup: what mmhitm report --source\n"
+	       "clickhouse:// reads), each bucket once the host moved past it.\n\n"
 	       "  --db PATH          the database (default $MMHITM_DB or the daemon's)\n"
 	       "  --to URL           http(s)://HOST:PORT[/?database=DB] (default: ship_url of\n"
 	       "                     the configuration); the database defaults to mmhitm\n"
@@ -42,6 +44,8 @@ void cmd_ship_help(void)
 	       "                     server of --to, and exit; run it on every server\n"
 	       "  --cluster NAME     the cluster of the Distributed tables (default mmhitm)\n"
 	       "  --batch-rows N     rows per insert, rounded up to whole intervals (default %d)\n"
+	       "  --rollup DURATION  the roll-ups' bucket (default: ship_rollup of the\n"
+	       "                     configuration, 10m); 0: no roll-ups\n"
 	       "  --resend           send everything again (after mmhitm analyze --rebuild);\n"
 	       "                     the newer rows replace the cluster's\n"
 	       "  --config FILE      where ship_url and ship_credentials are read (default\n"
@@ -49,42 +53,6 @@ void cmd_ship_help(void)
 	       "Exit status: 0 everything sent, 1 a batch was not acknowledged (nothing is\n"
 	       "lost: it waits for the next run), 2 usage.\n",
 	       SHIP_DEFAULT_BATCH_ROWS, CONFIG_DEFAULT_PATH);
-}
-
-/*
- * Reads "user:password" from path, which must be a regular file no one
- * but its owner can read or write: a password readable by others is a
- * password leaked. Caller frees.
- */
-static int read_credentials(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat stb;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return log_error_errno(errno, "Failed to open credentials %s: %m", path);
-	if (fstat(fd, &stb) < 0)
-		return log_error_errno(errno, "Failed to stat %s: %m", path);
-	if (!S_ISREG(stb.st_mode))
-		return log_error_errno(-EINVAL, "Credentials %s: not a regular file", path);
-	if (stb.st_mode & 0077)
-		return log_error_errno(-EPERM, "Credentials %s: mode %04o lets others read or write it;"
-				       " chmod 600 it", path, (unsigned)(stb.st_mode & 07777));
-	buf = calloc(1, 4097);
-	if (!buf)
-		return log_oom();
-	n = read(fd, buf, 4096);
-	if (n < 0)
-		return log_error_errno(errno, "Failed to read %s: %m", path);
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!strchr(buf, ':'))
-		return log_error_errno(-EINVAL, "Credentials %s: expected USER:PASSWORD on the first line", path);
-	*ret = buf;
-	buf = NULL;
-	return 0;
 }
 
 /*
@@ -128,7 +96,7 @@ static int ship_url(const char *to, char **ret)
 
 static void print_result(const struct ship_result *res)
 {
-	for (size_t i = 0; i < SHIP_TABLES; i++) {
+	for (size_t i = 0; i < SHIP_RESULTS; i++) {
 		const struct ship_table_result *t = &res->t[i];
 
 		if (!t->table)
@@ -153,6 +121,7 @@ int cmd_ship(int argc, char **argv)
 		{ "cluster",     required_argument, NULL, 'C' },
 		{ "batch-rows",  required_argument, NULL, 'b' },
 		{ "resend",      no_argument,       NULL, 'R' },
+		{ "rollup",      required_argument, NULL, 'U' },
 		{ "config",      required_argument, NULL, 'f' },
 		{ "help",        no_argument,       NULL, 'h' },
 		{}
@@ -165,6 +134,8 @@ int cmd_ship(int argc, char **argv)
 	struct config cfg;
 	struct http *h = NULL;
 	bool init = false, config_given = false;
+	const char *rollup = NULL;
+	int64_t grain;
 	sqlite3 *db = NULL;
 	uint64_t u;
 	int c, r;
@@ -184,6 +155,7 @@ int cmd_ship(int argc, char **argv)
 			o.batch_rows = u;
 			break;
 		case 'R': o.resend = true; break;
+		case 'U': rollup = optarg; break;
 		case 'f': config_path = optarg; config_given = true; break;
 		case 'h': cmd_ship_help(); return 0;
 		default: return CMD_USAGE;
@@ -206,10 +178,22 @@ int cmd_ship(int argc, char **argv)
 		r = CMD_USAGE;
 		goto out;
 	}
+	grain = cfg.ship_rollup_ns;
+	if (rollup && (parse_duration_ns(rollup, &grain) < 0 || grain < 0 || grain > 86400 * NSEC_PER_SEC)) {
+		log_error("--rollup wants a duration up to 1d (0: none), not '%s'", rollup);
+		r = CMD_USAGE;
+		goto out;
+	}
+	if (grain > 0 && grain < NSEC_PER_SEC) {
+		log_error("A roll-up bucket is whole seconds, at least 1s");
+		r = CMD_USAGE;
+		goto out;
+	}
+	o.rollup_ns = grain / NSEC_PER_SEC * NSEC_PER_SEC;
 	if (!cred_path && cfg.ship_credentials && *cfg.ship_credentials)
 		cred_path = cfg.ship_credentials;
 	if (cred_path) {
-		r = read_credentials(cred_path, &userpwd);
+		r = http_read_credentials(cred_path, &userpwd);
 		if (r < 0)
 			goto out;
 	}

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,4 +208,117 @@ int http_query(struct http *h, const char *query, const char *body, size_t len, 
 out:
 	free(s.buf);
 	return r;
+}
+
+struct stream {
+	struct http *h;
+	int (*cb)(const char *data, size_t len, void *arg);
+	void *arg;
+	struct sink err;	/* the body of an error status */
+	long status;
+	int r;			/* cb's error */
+};
+
+static size_t stream_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct stream *s = arg;
+	size_t add = size * n;
+
+	if (!s->status)
+		curl_easy_getinfo(s->h->curl, CURLINFO_RESPONSE_CODE, &s->status);
+	if (s->status != 200)
+		return sink_write(data, size, n, &s->err);
+	s->r = s->cb(data, add, s->arg);
+	return s->r < 0 ? 0 : add;
+}
+
+int http_query_stream(struct http *h, const char *query,
+		      int (*cb)(const char *data, size_t len, void *arg), void *arg)
+{
+	_cleanup_free_ char *url = NULL;
+	struct stream s = { .h = h, .cb = cb, .arg = arg };
+	size_t n = strlen(h->base);
+	CURLcode cc;
+	int r;
+
+	h->error[0] = '\0';
+	/* the base without its trailing '?' or '&' */
+	url = strndup(h->base, n && (h->base[n - 1] == '?' || h->base[n - 1] == '&') ? n - 1 : n);
+	if (!url)
+		return -ENOMEM;
+	curl_easy_setopt(h->curl, CURLOPT_URL, url);
+	curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, query);
+	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(query));
+	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, stream_write);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
+	cc = curl_easy_perform(h->curl);
+	if (s.r < 0) {
+		r = s.r;
+		if (!h->error[0])
+			snprintf(h->error, sizeof(h->error), "the response could not be read: %s", strerror(-r));
+		goto out;
+	}
+	if (cc != CURLE_OK) {
+		if (!h->error[0])
+			snprintf(h->error, sizeof(h->error), "%s", curl_easy_strerror(cc));
+		switch (cc) {
+		case CURLE_COULDNT_CONNECT:	r = -ECONNREFUSED; break;
+		case CURLE_OPERATION_TIMEDOUT:	r = -ETIMEDOUT; break;
+		case CURLE_COULDNT_RESOLVE_HOST: r = -EHOSTUNREACH; break;
+		case CURLE_OUT_OF_MEMORY:	r = -ENOMEM; break;
+		default:			r = -EIO; break;
+		}
+		goto out;
+	}
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &s.status);
+	if (s.status != 200) {
+		set_server_error(h, s.status, &s.err);
+		r = s.status == 401 || s.status == 403 ? -EACCES : -EPROTO;
+		if (s.err.buf && (strncmp(s.err.buf, "Code: 193,", 10) == 0 ||
+				  strncmp(s.err.buf, "Code: 192,", 10) == 0 ||
+				  strncmp(s.err.buf, "Code: 516,", 10) == 0))
+			r = -EACCES;
+		goto out;
+	}
+	r = 0;
+out:
+	free(s.err.buf);
+	return r;
+}
+
+/*
+ * Reads "user:password" from path, which must be a regular file no one
+ * but its owner can read or write: a password readable by others is a
+ * password leaked. Caller frees.
+ */
+int http_read_credentials(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat stb;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to open credentials %s: %m", path);
+	if (fstat(fd, &stb) < 0)
+		return log_error_errno(errno, "Failed to stat %s: %m", path);
+	if (!S_ISREG(stb.st_mode))
+		return log_error_errno(-EINVAL, "Credentials %s: not a regular file", path);
+	if (stb.st_mode & 0077)
+		return log_error_errno(-EPERM, "Credentials %s: mode %04o lets others read or write it;"
+				       " chmod 600 it", path, (unsigned)(stb.st_mode & 07777));
+	buf = calloc(1, 4097);
+	if (!buf)
+		return log_oom();
+	n = read(fd, buf, 4096);
+	if (n < 0)
+		return log_error_errno(errno, "Failed to read %s: %m", path);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!strchr(buf, ':'))
+		return log_error_errno(-EINVAL, "Credentials %s: expected USER:PASSWORD on the first line", path);
+	*ret = buf;
+	buf = NULL;
+	return 0;
 }

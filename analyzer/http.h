@@ -35,4 +35,20 @@ char *http_url_param(const char *url, const char *name);
 int http_query(struct http *h, const char *query, const char *body, size_t len, char **ret_out);
 const char *http_error(const struct http *h);
 
+/*
+ * Runs query (sent as the POST body: a long IN list fits) and hands the
+ * response to cb as it arrives, chunk by chunk, never holding all of it:
+ * cb returns 0 to go on, or a negative errno to abort the transfer (then
+ * returned). An error status's body goes to http_error(), not to cb.
+ * Returns as http_query().
+ */
+int http_query_stream(struct http *h, const char *query,
+		      int (*cb)(const char *data, size_t len, void *arg), void *arg);
+
+/*
+ * Reads "user:password" from path, which must be a regular file no one but
+ * its owner may read or write. Logs; caller frees *ret.
+ */
+int http_read_credentials(const char *path, char **ret);
+
 #endif

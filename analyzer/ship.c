@@ -9,6 +9,7 @@
 
 #include "db.h"
 #include "log.h"
+#include "rollup.h"
 #include "ship.h"
 #include "util.h"
 
@@ -85,9 +86,9 @@ static const struct ship_table tables[SHIP_TABLES] = {
 	  " WHERE p.interval_id > ?1 AND p.interval_id <= ?2 ORDER BY p.interval_id" },
 	{ "hitm_lines", KEY_ANALYZED,
 	  "machine_id, boot_uuid, start_ns, line_addr, `offset`, ip, callchain, object_type, field,"
-	  " symbol, path, rule, tgid, comm, loads, stores, lcl_hitm, rmt_hitm, lcl_peer, rmt_peer",
+	  " symbol, path, rule, grade, tgid, comm, loads, stores, lcl_hitm, rmt_hitm, lcl_peer, rmt_peer",
 	  "SELECT h.machine_id, b.boot_uuid, i.start_ns, a.line_addr, a.offset, a.ip,"
-	  " coalesce(c.ips, ''), a.object_type, a.field, a.symbol, a.path, a.rule, m.tgid, m.comm,"
+	  " coalesce(c.ips, ''), a.object_type, a.field, a.symbol, a.path, a.rule, a.grade, m.tgid, m.comm,"
 	  " l.loads, l.stores, l.lcl_hitm, l.rmt_hitm, l.lcl_peer, l.rmt_peer, a.interval_id"
 	  " FROM line_attribution a"
 	  " JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
@@ -426,6 +427,156 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 	}
 }
 
+/* --- roll-ups ---------------------------------------------------------------- */
+
+struct rollup_batch {
+	struct buf b;
+	char tail[64];		/* "\t<batch>\n" */
+	char grain[24];		/* "<grain_s>\t" */
+	int64_t rows, last_bucket;
+};
+
+static int add_i64(struct buf *b, int64_t v, bool null)
+{
+	char num[32];
+	int n;
+
+	if (null)
+		return buf_add(b, "\\N\t", 3);
+	n = snprintf(num, sizeof(num), "%" PRId64 "\t", v);
+	return buf_add(b, num, (size_t)n);
+}
+
+static int add_str(struct buf *b, const char *s)
+{
+	if (buf_add_escaped(b, s ? s : "", s ? strlen(s) : 0) < 0)
+		return -ENOMEM;
+	return buf_add(b, "\t", 1);
+}
+
+static int rollup_bucket_row(const struct rollup_bucket *r, void *arg)
+{
+	struct rollup_batch *rb = arg;
+	struct buf *b = &rb->b;
+	const int64_t v[] = { r->bucket_ns, r->start_ns, r->end_ns, r->intervals, r->partial,
+			      r->not_analyzed, r->events_lost, r->dropped_intervals, r->sampled,
+			      r->active_ns, r->samples_lost, r->throttled };
+
+	if (add_str(b, r->machine_id) < 0 || add_str(b, r->boot_uuid) < 0 ||
+	    buf_add(b, rb->grain, strlen(rb->grain)) < 0)
+		return log_oom();
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		if (add_i64(b, v[i], false) < 0)
+			return log_oom();
+	/* the last tab is the batch's */
+	b->len--;
+	if (buf_add(b, rb->tail, strlen(rb->tail)) < 0)
+		return log_oom();
+	rb->rows++;
+	if (r->bucket_ns > rb->last_bucket)
+		rb->last_bucket = r->bucket_ns;
+	return 0;
+}
+
+static int rollup_path_row(const struct rollup_path *r, void *arg)
+{
+	struct rollup_batch *rb = arg;
+	struct buf *b = &rb->b;
+	char num[64];
+	int n;
+
+	if (add_str(b, r->machine_id) < 0 || add_str(b, r->boot_uuid) < 0 ||
+	    buf_add(b, rb->grain, strlen(rb->grain)) < 0 || add_i64(b, r->bucket_ns, false) < 0 ||
+	    add_str(b, r->path) < 0 || add_i64(b, r->intervals, false) < 0 ||
+	    add_i64(b, r->hitm, !r->has_hitm) < 0 || add_i64(b, r->samples, !r->has_samples) < 0)
+		return log_oom();
+	n = r->has_work ? snprintf(num, sizeof(num), "%.17g\t", r->work) : snprintf(num, sizeof(num), "\\N\t");
+	if (buf_add(b, num, (size_t)n) < 0)
+		return log_oom();
+	n = snprintf(num, sizeof(num), "%.17g", r->work_seconds);
+	if (buf_add(b, num, (size_t)n) < 0 || buf_add(b, rb->tail, strlen(rb->tail)) < 0)
+		return log_oom();
+	rb->rows++;
+	if (r->bucket_ns > rb->last_bucket)
+		rb->last_bucket = r->bucket_ns;
+	return 0;
+}
+
+/*
+ * One roll-up table: every final bucket from the cursor on, in one insert.
+ * The cursor (tbl "<table>@<grain_s>", a new grain starts afresh) moves to
+ * the first bucket that is not final yet, so a bucket final in one boot
+ * while the next boot's bucket of the same time is not gets sent again
+ * next run, and collapses with itself in the cluster.
+ */
+static int ship_rollup(sqlite3 *db, struct http *h, const struct ship_options *o, bool paths,
+		       struct ship_table_result *res)
+{
+	_cleanup_free_ char *query = NULL, *name = NULL;
+	const char *table = paths ? "path_rollup" : "interval_rollup";
+	struct rollup_batch rb = { .last_bucket = INT64_MIN };
+	int64_t grain_s = o->rollup_ns / NSEC_PER_SEC, pending = INT64_MAX, next;
+	struct rollup_query q = {
+		.grain_ns = grain_s * NSEC_PER_SEC,
+		.lo_ns = INT64_MIN,
+		.hi_ns = INT64_MAX,
+	};
+	struct cursor c;
+	int r;
+
+	res->table = table;
+	if (asprintf(&name, "%s@%" PRId64, table, grain_s) < 0 ||
+	    asprintf(&query, "INSERT INTO %s.%s (machine_id, boot_uuid, grain_s, bucket_ns, %s, batch)"
+		     " FORMAT TabSeparated", o->database, table,
+		     paths ? "path, intervals, hitm, samples, work, work_seconds" :
+		     "start_ns, end_ns, intervals, partial, not_analyzed, events_lost, dropped_intervals,"
+		     " sampled, active_ns, samples_lost, throttled") < 0)
+		return log_oom();
+	r = db_exec(db, "BEGIN");
+	if (r < 0)
+		return r;
+	r = cursor_get(db, name, &c);
+	if (r >= 0 && o->resend)
+		c.last_key = 0;
+	q.from_ns = c.last_key;
+	snprintf(rb.tail, sizeof(rb.tail), "\t%" PRId64 "\n", c.batch + 1);
+	snprintf(rb.grain, sizeof(rb.grain), "%" PRId64 "\t", grain_s);
+	if (r >= 0)
+		r = paths ? rollup_paths(db, &q, rollup_path_row, &rb) :
+			    rollup_buckets(db, &q, rollup_bucket_row, &rb);
+	if (r >= 0)
+		r = rollup_pending_from(db, q.grain_ns, q.from_ns, &pending);
+	db_rollback(db);	/* a read transaction */
+	if (r < 0)
+		goto out;
+	if (rb.rows == 0) {
+		r = 0;
+		goto out;
+	}
+	next = pending != INT64_MAX ? pending : rb.last_bucket + q.grain_ns;
+	r = http_query(h, query, rb.b.p, rb.b.len, NULL);
+	if (r < 0) {
+		res->pending = rb.rows;
+		r = log_error_errno(r, "ClickHouse did not take %s (batch %" PRId64 ", %" PRId64
+				    " rows): %s; the cursor stays, the next run sends them again",
+				    table, c.batch + 1, rb.rows, http_error(h));
+		goto out;
+	}
+	fault_after_send(table);
+	r = cursor_advance(db, name, next > c.last_key ? next : c.last_key, c.batch + 1, rb.rows);
+	if (r < 0) {
+		r = log_error_errno(r, "ClickHouse took %s batch %" PRId64 " but its cursor could not"
+				    " be saved; the next run sends it again (the cluster collapses it)",
+				    table, c.batch + 1);
+		goto out;
+	}
+	res->rows = rb.rows;
+	res->batches = 1;
+out:
+	free(rb.b.p);
+	return r;
+}
+
 int ship_run(sqlite3 *db, struct http *h, const struct ship_options *o, struct ship_result *ret)
 {
 	int64_t analyzed = 0;
@@ -449,6 +600,11 @@ int ship_run(sqlite3 *db, struct http *h, const struct ship_options *o, struct s
 			}
 			return r;
 		}
+	}
+	for (int k = 0; o->rollup_ns > 0 && k < 2; k++) {
+		r = ship_rollup(db, h, o, k == 1, &ret->t[SHIP_TABLES + k]);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@ struct ship_options {
 	const char *database;	/* the cluster's database, e.g. "mmhitm" */
 	uint64_t batch_rows;	/* rows per insert, rounded up to whole intervals */
 	bool resend;		/* forget the cursors: send everything again */
+	int64_t rollup_ns;	/* grain of interval_rollup/path_rollup; 0: none */
 };
 
 struct ship_table_result {
@@ -31,9 +32,11 @@ struct ship_table_result {
 };
 
 #define SHIP_TABLES 8
+/* The tables above, then the two roll-ups (analyzer/rollup.h). */
+#define SHIP_RESULTS (SHIP_TABLES + 2)
 
 struct ship_result {
-	struct ship_table_result t[SHIP_TABLES];
+	struct ship_table_result t[SHIP_RESULTS];
 	int64_t unanalyzed;	/* intervals whose lines wait for mmhitm analyze */
 };
 

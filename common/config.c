@@ -189,6 +189,8 @@ static const struct option_def options[] = {
 	  OPT_OPTIONAL_PATH, OFF(ship_credentials), "" },
 	{ { "ship_required", "BOOL", "retention keeps intervals mmhitm ship has not sent, unless max_db_size forces it" },
 	  OPT_BOOL, OFF(ship_required), "no" },
+	{ { "ship_rollup", "DURATION", "mmhitm ship also sends intervals summed into buckets this long, what report --source clickhouse:// reads (0: none)" },
+	  OPT_DURATION, OFF(ship_rollup_ns), "10m", 0, 86400 * S },
 	{ { "log_level", "LEVEL", "err, warning, notice, info or debug" },
 	  OPT_LOGLEVEL, OFF(log_level), "info" },
 };

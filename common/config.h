@@ -57,6 +57,7 @@ struct config {
 	char *ship_url;			/* mmhitm ship's cluster; "" for none */
 	char *ship_credentials;		/* "user:password" file, root-only; "" for none */
 	bool ship_required;		/* retention keeps what ship has not sent */
+	int64_t ship_rollup_ns;		/* grain of the roll-ups ship sends; 0: none */
 	int log_level;
 };
 

@@ -14,6 +14,7 @@
 #include "db.h"
 #include "log.h"
 #include "report-model.h"
+#include "rollup.h"
 #include "util.h"
 
 static char *column_strdup(sqlite3_stmt *st, int col)
@@ -27,8 +28,28 @@ static char *column_strdup(sqlite3_stmt *st, int col)
 
 /* --- pass 1 ------------------------------------------------------------- */
 
+/* Adds name to the markers of the boot's kernel, once. */
+int collect_marker_add(struct host *h, size_t boot, const char *name)
+{
+	struct kernel_info *k = &h->kernels[h->boots[boot].kernel];
+	char **n;
+
+	for (size_t j = 0; j < k->nr_markers; j++)
+		if (strcmp(k->markers[j], name) == 0)
+			return 0;
+	n = realloc(k->markers, (k->nr_markers + 1) * sizeof(char *));
+	if (!n)
+		return log_oom();
+	k->markers = n;
+	k->markers[k->nr_markers] = strdup(name);
+	if (!k->markers[k->nr_markers])
+		return log_oom();
+	k->nr_markers++;
+	return 0;
+}
+
 static int boot_markers(sqlite3 *db, const struct patch_map *map, int64_t boot_id,
-			struct kernel_info *k)
+			struct host *h, size_t boot)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int r;
@@ -40,28 +61,16 @@ static int boot_markers(sqlite3 *db, const struct patch_map *map, int64_t boot_i
 		return r;
 	for (size_t i = 0; i < patch_map_nr_ksyms(map); i++) {
 		const char *name = patch_map_ksym(map, i);
-		bool known = false;
 		int rc;
 
-		for (size_t j = 0; j < k->nr_markers; j++)
-			if (strcmp(k->markers[j], name) == 0)
-				known = true;
-		if (known)
-			continue;
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, boot_id);
 		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW) {
-			char **n = realloc(k->markers, (k->nr_markers + 1) * sizeof(char *));
-
-			if (!n)
-				return log_oom();
-			k->markers = n;
-			k->markers[k->nr_markers] = strdup(name);
-			if (!k->markers[k->nr_markers])
-				return log_oom();
-			k->nr_markers++;
+			r = collect_marker_add(h, boot, name);
+			if (r < 0)
+				return r;
 		} else if (rc != SQLITE_DONE) {
 			return log_error_errno(db_errno(rc), "Failed to read ksyms: %s", sqlite3_errmsg(db));
 		}
@@ -69,12 +78,9 @@ static int boot_markers(sqlite3 *db, const struct patch_map *map, int64_t boot_i
 	return 0;
 }
 
-/* The index of the boot's kernel in h->kernels, adding it when new. */
-static int kernel_index(struct host *h, sqlite3_stmt *st, size_t *ret)
+/* The index of the kernel in h->kernels, adding it when new. */
+static int kernel_index(struct host *h, const char *rel, const char *ver, const char *bid, size_t *ret)
 {
-	const char *rel = (const char *)sqlite3_column_text(st, 5);
-	const char *ver = (const char *)sqlite3_column_text(st, 6);
-	const char *bid = (const char *)sqlite3_column_text(st, 7);
 	struct kernel_info *k, *nk;
 
 	for (size_t i = 0; i < h->nr_kernels; i++) {
@@ -90,8 +96,8 @@ static int kernel_index(struct host *h, sqlite3_stmt *st, size_t *ret)
 	h->kernels = nk;
 	k = &h->kernels[h->nr_kernels];
 	memset(k, 0, sizeof(*k));
-	k->release = column_strdup(st, 5);
-	k->version = column_strdup(st, 6);
+	k->release = rel ? strdup(rel) : NULL;
+	k->version = ver ? strdup(ver) : NULL;
 	k->build_id = bid && *bid ? strdup(bid) : NULL;
 	if (!k->release || !k->version || (bid && *bid && !k->build_id)) {
 		kernel_info_done(k);
@@ -101,10 +107,37 @@ static int kernel_index(struct host *h, sqlite3_stmt *st, size_t *ret)
 	return 0;
 }
 
+int collect_boot_add(struct host *h, const struct boot_row *in, size_t *ret)
+{
+	struct boot_info *b;
+
+	if (grow_array((void **)&h->boots, &h->alloc_boots, sizeof(*b), h->nr_boots + 1) < 0)
+		return log_oom();
+	b = &h->boots[h->nr_boots];
+	memset(b, 0, sizeof(*b));
+	b->boot_id = in->boot_id;
+	b->start_ns = in->start_ns;
+	b->first_seen_ns = in->first_seen_ns;
+	b->last_seen_ns = in->last_seen_ns;
+	b->nr_cpus = in->nr_cpus;
+	b->pmu_kind = in->pmu_kind ? strdup(in->pmu_kind) : NULL;
+	b->pmu_detail = in->pmu_detail ? strdup(in->pmu_detail) : NULL;
+	b->lru_gen = in->lru_gen ? strdup(in->lru_gen) : NULL;
+	h->nr_boots++;
+	if (!b->pmu_kind || !b->lru_gen || (in->pmu_detail && !b->pmu_detail))
+		return log_oom();
+	if (kernel_index(h, in->release, in->version, in->build_id, &b->kernel) < 0)
+		return log_oom();
+	if (b->last_seen_ns > h->last_ns)
+		h->last_ns = b->last_seen_ns;
+	if (ret)
+		*ret = h->nr_boots - 1;
+	return 0;
+}
+
 static int host_boots(struct report *r, struct host *h, sqlite3 *db)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	size_t alloc = 0;
 	int rc, ret;
 
 	ret = db_prepare(db, &st,
@@ -117,38 +150,34 @@ static int host_boots(struct report *r, struct host *h, sqlite3 *db)
 		return ret;
 	sqlite3_bind_int64(st, 1, h->db_host_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct boot_info *b;
+		struct boot_row b = {
+			.boot_id = sqlite3_column_int64(st, 0),
+			.start_ns = sqlite3_column_int64(st, 1),
+			.first_seen_ns = sqlite3_column_int64(st, 2),
+			.last_seen_ns = sqlite3_column_int64(st, 3),
+			.nr_cpus = sqlite3_column_int(st, 4),
+			.release = (const char *)sqlite3_column_text(st, 5),
+			.version = (const char *)sqlite3_column_text(st, 6),
+			.build_id = (const char *)sqlite3_column_text(st, 7),
+			.pmu_kind = (const char *)sqlite3_column_text(st, 8),
+			.pmu_detail = (const char *)sqlite3_column_text(st, 9),
+			.lru_gen = (const char *)sqlite3_column_text(st, 10),
+		};
+		size_t i;
 
-		if (grow_array((void **)&h->boots, &alloc, sizeof(*b),
-			       h->nr_boots + 1) < 0)
-			return log_oom();
-		b = &h->boots[h->nr_boots];
-		memset(b, 0, sizeof(*b));
-		b->boot_id = sqlite3_column_int64(st, 0);
-		b->start_ns = sqlite3_column_int64(st, 1);
-		b->first_seen_ns = sqlite3_column_int64(st, 2);
-		b->last_seen_ns = sqlite3_column_int64(st, 3);
-		b->nr_cpus = sqlite3_column_int(st, 4);
-		b->pmu_kind = column_strdup(st, 8);
-		b->pmu_detail = column_strdup(st, 9);
-		b->lru_gen = column_strdup(st, 10);
-		h->nr_boots++;
-		if (!b->pmu_kind || !b->lru_gen)
-			return log_oom();
-		if (kernel_index(h, st, &b->kernel) < 0)
-			return log_oom();
-		ret = boot_markers(db, r->o.patches, b->boot_id, &h->kernels[b->kernel]);
+		ret = collect_boot_add(h, &b, &i);
 		if (ret < 0)
 			return ret;
-		if (b->last_seen_ns > h->last_ns)
-			h->last_ns = b->last_seen_ns;
+		ret = boot_markers(db, r->o.patches, b.boot_id, h, i);
+		if (ret < 0)
+			return ret;
 	}
 	if (rc != SQLITE_DONE)
 		return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
 	return 0;
 }
 
-static int host_finish_pass1(struct report *r, struct host *h)
+int collect_host_finish(struct report *r, struct host *h)
 {
 	ssize_t n;
 
@@ -175,6 +204,34 @@ static int host_finish_pass1(struct report *r, struct host *h)
 	return 0;
 }
 
+int collect_host_add(struct report *r, const char *origin, const char *machine_id, const char *hostname,
+		     bool check_dup, struct host **ret)
+{
+	struct host *h;
+
+	*ret = NULL;
+	/* The same host twice (a copied database) would count twice. */
+	for (size_t i = 0; check_dup && i < r->nr_hosts && machine_id; i++)
+		if (strcmp(r->hosts[i].machine_id, machine_id) == 0) {
+			log_warning("%s: host %s was already read from %s, ignoring", origin, machine_id,
+				    r->hosts[i].db);
+			return 0;
+		}
+	if (grow_array((void **)&r->hosts, &r->alloc_hosts, sizeof(*h), r->nr_hosts + 1) < 0)
+		return log_oom();
+	h = &r->hosts[r->nr_hosts++];
+	memset(h, 0, sizeof(*h));
+	for (int p = 0; p < NR_PATHS; p++)
+		h->path[p].chosen = -1;
+	h->db = origin;
+	h->machine_id = machine_id ? strdup(machine_id) : NULL;
+	h->hostname = hostname ? strdup(hostname) : NULL;
+	if (!h->machine_id || !h->hostname)
+		return log_oom();
+	*ret = h;
+	return 0;
+}
+
 int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
@@ -184,35 +241,19 @@ int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 	if (ret < 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *mid = (const char *)sqlite3_column_text(st, 1);
 		struct host *h;
-		bool dup = false;
 
-		/* The same host twice (a copied database) would count twice. */
-		for (size_t i = 0; i < r->nr_hosts && mid && !dup; i++)
-			if (strcmp(r->hosts[i].machine_id, mid) == 0) {
-				log_warning("%s: host %s was already read from %s, ignoring", path, mid,
-					    r->hosts[i].db);
-				dup = true;
-			}
-		if (dup)
+		ret = collect_host_add(r, path, (const char *)sqlite3_column_text(st, 1),
+				       (const char *)sqlite3_column_text(st, 2), true, &h);
+		if (ret < 0)
+			return ret;
+		if (!h)
 			continue;
-		if (grow_array((void **)&r->hosts, &r->alloc_hosts, sizeof(*h), r->nr_hosts + 1) < 0)
-			return log_oom();
-		h = &r->hosts[r->nr_hosts++];
-		memset(h, 0, sizeof(*h));
-		for (int p = 0; p < NR_PATHS; p++)
-			h->path[p].chosen = -1;
-		h->db = path;
 		h->db_host_id = sqlite3_column_int64(st, 0);
-		h->machine_id = column_strdup(st, 1);
-		h->hostname = column_strdup(st, 2);
-		if (!h->machine_id || !h->hostname)
-			return log_oom();
 		ret = host_boots(r, h, db);
 		if (ret < 0)
 			return ret;
-		ret = host_finish_pass1(r, h);
+		ret = collect_host_finish(r, h);
 		if (ret < 0)
 			return ret;
 	}
@@ -240,6 +281,9 @@ struct ivl {
 	bool warmup;
 };
 
+/* A host's HITM totals per path name, handed to the report once. */
+#define HOST_SHARES 16
+
 /* One host's rows, alive during its pass 2 only. */
 struct rows {
 	struct ivl *ivl;
@@ -248,6 +292,9 @@ struct rows {
 	uint8_t *status[MAX_PATHS];
 	double *rate[MAX_PATHS];
 	double *buf, *buf2;	/* scratch, n each */
+	double *work_sum[MAX_PATHS], *secs_sum[MAX_PATHS];	/* per time bin */
+	struct path_share shares[HOST_SHARES];
+	size_t nr_shares;
 };
 
 static void rows_done(struct rows *w)
@@ -257,9 +304,31 @@ static void rows_done(struct rows *w)
 	for (int p = 0; p < NR_PATHS; p++) {
 		free(w->status[p]);
 		free(w->rate[p]);
+		free(w->work_sum[p]);
+		free(w->secs_sum[p]);
 	}
 	free(w->buf);
 	free(w->buf2);
+	for (size_t k = 0; k < w->nr_shares; k++)
+		free(w->shares[k].path);
+	memset(w, 0, sizeof(*w));
+}
+
+struct rows *collect_rows_new(void)
+{
+	struct rows *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		log_oom();
+	return w;
+}
+
+void collect_rows_free(struct rows *w)
+{
+	if (!w)
+		return;
+	rows_done(w);
+	free(w);
 }
 
 static size_t boot_index(const struct host *h, int64_t boot_id, size_t hint)
@@ -321,62 +390,41 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
+int collect_rows_interval(struct report *r, struct host *h, struct rows *w, const struct ivl_row *in)
 {
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct quality *q = &h->q;
+	struct ivl *v;
+	int64_t span;
+
+	if (in->boot >= h->nr_boots)
+		return 0;	/* foreign keys make this impossible */
+	if (grow_array((void **)&w->ivl, &w->alloc, sizeof(*v), w->n + 1) < 0)
+		return log_oom();
+	v = &w->ivl[w->n++];
+	v->id = in->id;
+	v->boot = (uint32_t)in->boot;
+	v->start_ns = in->start_ns;
+	v->end_ns = in->end_ns;
+	span = v->end_ns - v->start_ns;
+	v->duty = in->sampled && span > 0 ? (float)((double)in->active_ns / (double)span) : NAN;
+	v->warmup = v->start_ns < h->boots[in->boot].start_ns + r->o.warmup_ns;
+	q->intervals += (size_t)in->intervals;
+	q->partial += (size_t)in->partial;
+	q->events_lost += in->events_lost;
+	q->dropped_intervals += in->dropped_intervals;
+	q->samples_lost += in->samples_lost;
+	q->throttled += in->throttled;
+	q->not_analyzed += (size_t)in->not_analyzed;
+	return 0;
+}
+
+int collect_rows_index(struct report *r, struct host *h, struct rows *w)
+{
 	struct quality *q = &h->q;
 	int64_t *len = NULL;
-	size_t hint = 0;
-	int rc, ret;
 
-	ret = db_prepare(db, &st,
-		"SELECT i.interval_id, i.boot_id, i.start_ns, i.end_ns, i.partial, i.events_lost,"
-		" i.dropped_intervals, s.active_ns, s.lost, s.throttled, s.interval_id IS NOT NULL,"
-		" (a.boot_id IS NULL OR i.interval_id > a.last_interval_id)"
-		"   AND NOT EXISTS (SELECT 1 FROM path_intervals p WHERE p.interval_id = i.interval_id)"
-		" FROM intervals i"
-		" LEFT JOIN sampling s USING (interval_id)"
-		" LEFT JOIN analysis_state a ON a.boot_id = i.boot_id"
-		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
-		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
-		" ORDER BY i.start_ns, i.interval_id");
-	if (ret < 0)
-		return ret;
-	sqlite3_bind_int64(st, 1, h->db_host_id);
-	sqlite3_bind_int64(st, 2, r->data_lo_ns);
-	sqlite3_bind_int64(st, 3, r->o.until_ns);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct ivl *v;
-		size_t b = boot_index(h, sqlite3_column_int64(st, 1), hint);
-		int64_t span;
-
-		if (b == SIZE_MAX)
-			continue;	/* foreign keys make this impossible */
-		hint = b;
-		if (grow_array((void **)&w->ivl, &w->alloc, sizeof(*v), w->n + 1) < 0)
-			return log_oom();
-		v = &w->ivl[w->n++];
-		v->id = sqlite3_column_int64(st, 0);
-		v->boot = (uint32_t)b;
-		v->start_ns = sqlite3_column_int64(st, 2);
-		v->end_ns = sqlite3_column_int64(st, 3);
-		span = v->end_ns - v->start_ns;
-		v->duty = sqlite3_column_int(st, 10) && span > 0 ?
-			  (float)((double)sqlite3_column_int64(st, 7) / (double)span) : NAN;
-		v->warmup = v->start_ns < h->boots[b].start_ns + r->o.warmup_ns;
-		q->intervals++;
-		q->partial += sqlite3_column_int(st, 4) != 0;
-		q->events_lost += sqlite3_column_int64(st, 5);
-		q->dropped_intervals += sqlite3_column_int64(st, 6);
-		q->samples_lost += sqlite3_column_int64(st, 8);
-		q->throttled += sqlite3_column_int64(st, 9);
-		q->not_analyzed += sqlite3_column_int(st, 11) != 0;
-	}
-	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
 	if (w->n == 0)
 		return 0;
-
 	/* Gaps: a hole of about an interval or more between two intervals of a boot. */
 	len = malloc(w->n * sizeof(*len));
 	if (!len)
@@ -412,14 +460,65 @@ static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct 
 	for (int p = 0; p < NR_PATHS; p++) {
 		w->status[p] = calloc(w->n, 1);
 		w->rate[p] = malloc(w->n * sizeof(double));
-		if (!w->status[p] || !w->rate[p])
+		w->work_sum[p] = calloc(r->nr_bins, sizeof(double));
+		w->secs_sum[p] = calloc(r->nr_bins, sizeof(double));
+		if (!w->status[p] || !w->rate[p] || !w->work_sum[p] || !w->secs_sum[p])
 			return log_oom();
 	}
 	return 0;
 }
 
-/* A host's HITM totals per path name, handed to the report once. */
-#define HOST_SHARES 16
+static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	size_t hint = 0;
+	int rc, ret;
+
+	ret = db_prepare(db, &st,
+		"SELECT i.interval_id, i.boot_id, i.start_ns, i.end_ns, i.partial, i.events_lost,"
+		" i.dropped_intervals, s.active_ns, s.lost, s.throttled, s.interval_id IS NOT NULL,"
+		" (a.boot_id IS NULL OR i.interval_id > a.last_interval_id)"
+		"   AND NOT EXISTS (SELECT 1 FROM path_intervals p WHERE p.interval_id = i.interval_id)"
+		" FROM intervals i"
+		" LEFT JOIN sampling s USING (interval_id)"
+		" LEFT JOIN analysis_state a ON a.boot_id = i.boot_id"
+		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
+		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
+		" ORDER BY i.start_ns, i.interval_id");
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(st, 1, h->db_host_id);
+	sqlite3_bind_int64(st, 2, r->data_lo_ns);
+	sqlite3_bind_int64(st, 3, r->o.until_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t b = boot_index(h, sqlite3_column_int64(st, 1), hint);
+		struct ivl_row v = {
+			.id = sqlite3_column_int64(st, 0),
+			.boot = b,
+			.start_ns = sqlite3_column_int64(st, 2),
+			.end_ns = sqlite3_column_int64(st, 3),
+			.intervals = 1,
+			.partial = sqlite3_column_int(st, 4) != 0,
+			.events_lost = sqlite3_column_int64(st, 5),
+			.dropped_intervals = sqlite3_column_int64(st, 6),
+			.active_ns = sqlite3_column_int64(st, 7),
+			.samples_lost = sqlite3_column_int64(st, 8),
+			.throttled = sqlite3_column_int64(st, 9),
+			.sampled = sqlite3_column_int(st, 10),
+			.not_analyzed = sqlite3_column_int(st, 11) != 0,
+		};
+
+		if (b == SIZE_MAX)
+			continue;	/* foreign keys make this impossible */
+		hint = b;
+		ret = collect_rows_interval(r, h, w, &v);
+		if (ret < 0)
+			return ret;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
+	return collect_rows_index(r, h, w);
+}
 
 static int shares_add(struct path_share *s, size_t *n, struct report *r, const char *name,
 		      int64_t hitm, int64_t samples)
@@ -451,93 +550,189 @@ static int shares_flush(const struct path_share *s, size_t n, struct report *r)
 	return 0;
 }
 
+int64_t collect_rows_start(const struct rows *w, int64_t id)
+{
+	ssize_t i = w->n ? find_interval(w, id) : -1;
+
+	return i < 0 ? INT64_MIN : w->ivl[i].start_ns;
+}
+
+/*
+ * path_rates is the analyzer's contract: hitm_per_work is the rate.
+ * Rows of other paths ('other:<object>', 'unresolved') only count
+ * towards the HITM totals per path.
+ */
+int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const struct rate_row *in)
+{
+	int p = in->path ? path_index(in->path) : -1;
+	ssize_t i;
+	int ret;
+
+	if (in->path && in->start_ns >= r->o.since_ns) {
+		ret = shares_add(w->shares, &w->nr_shares, r, in->path, in->has_hitm ? in->hitm : 0,
+				 in->samples);
+		if (ret < 0)
+			return ret;
+	}
+	if (p < 0 || w->n == 0)
+		return 0;
+	i = find_interval(w, in->id);
+	if (i < 0)
+		return 0;
+	if (in->has_work && in->work_seconds > 0 && in->start_ns >= r->bins_lo_ns) {
+		size_t b = report_bin_of(r, in->start_ns);
+
+		if (b < r->nr_bins) {
+			w->work_sum[p][b] += in->work;
+			w->secs_sum[p][b] += in->work_seconds;
+		}
+	}
+	if (w->ivl[i].warmup)
+		w->status[p][i] = RATE_WARMUP;
+	else if (in->has_rate)
+		w->status[p][i] = RATE_MEASURED;
+	else if (!in->has_hitm)
+		w->status[p][i] = RATE_NO_PMU;
+	else
+		w->status[p][i] = RATE_IDLE;
+	w->rate[p][i] = in->has_rate ? in->rate : 0;
+	if (in->start_ns >= r->o.since_ns && in->has_hitm)
+		h->path[p].hitm += in->hitm;
+	return 0;
+}
+
 static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	double *work_sum[MAX_PATHS] = {}, *secs_sum[MAX_PATHS] = {};
-	struct path_share shares[HOST_SHARES];
-	size_t nr_shares = 0;
 	int rc, ret;
 
-	for (int p = 0; p < NR_PATHS; p++) {
-		work_sum[p] = calloc(r->nr_bins, sizeof(double));
-		secs_sum[p] = calloc(r->nr_bins, sizeof(double));
-		if (!work_sum[p] || !secs_sum[p]) {
-			ret = log_oom();
-			goto out;
-		}
-	}
-	/*
-	 * path_rates is the analyzer's contract: hitm_per_work is the rate.
-	 * Rows of other paths ('other:<object>', 'unresolved') only count
-	 * towards the HITM totals per path.
-	 */
 	ret = db_prepare(db, &st,
 		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples"
 		" FROM path_rates"
 		" WHERE boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
 		"   AND start_ns >= ?2 AND start_ns < ?3");
 	if (ret < 0)
-		goto out;
+		return ret;
 	sqlite3_bind_int64(st, 1, h->db_host_id);
 	sqlite3_bind_int64(st, 2, r->data_lo_ns);
 	sqlite3_bind_int64(st, 3, r->o.until_ns);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-		int p = name ? path_index(name) : -1;
-		ssize_t i;
 		int64_t start = sqlite3_column_int64(st, 5), end = sqlite3_column_int64(st, 6);
-		bool has_work = sqlite3_column_type(st, 3) != SQLITE_NULL;
-		double work = sqlite3_column_double(st, 3);
+		struct rate_row v = {
+			.id = sqlite3_column_int64(st, 0),
+			.path = (const char *)sqlite3_column_text(st, 1),
+			.start_ns = start,
+			.has_rate = sqlite3_column_type(st, 2) != SQLITE_NULL,
+			.rate = sqlite3_column_double(st, 2),
+			.has_work = sqlite3_column_type(st, 3) != SQLITE_NULL,
+			.work = sqlite3_column_double(st, 3),
+			.work_seconds = end > start ? (double)(end - start) / 1e9 : 0,
+			.has_hitm = sqlite3_column_type(st, 4) != SQLITE_NULL,
+			.hitm = sqlite3_column_int64(st, 4),
+			.samples = sqlite3_column_int64(st, 7),
+		};
 
-		if (name && start >= r->o.since_ns) {
-			ret = shares_add(shares, &nr_shares, r, name, sqlite3_column_int64(st, 4),
-					 sqlite3_column_int64(st, 7));
-			if (ret < 0)
-				goto out;
-		}
-		if (p < 0)
-			continue;
-		i = find_interval(w, sqlite3_column_int64(st, 0));
-		if (i < 0)
-			continue;
-		if (has_work && end > start && start >= r->bins_lo_ns) {
-			size_t b = report_bin_of(r, start);
+		ret = collect_rows_rate(r, h, w, &v);
+		if (ret < 0)
+			return ret;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read path_rates: %s", sqlite3_errmsg(db));
+	return 0;
+}
 
-			if (b < r->nr_bins) {
-				work_sum[p][b] += work;
-				secs_sum[p][b] += (double)(end - start) / 1e9;
-			}
-		}
-		if (w->ivl[i].warmup)
-			w->status[p][i] = RATE_WARMUP;
-		else if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-			w->status[p][i] = RATE_MEASURED;
-		else if (sqlite3_column_type(st, 4) == SQLITE_NULL)
-			w->status[p][i] = RATE_NO_PMU;
-		else
-			w->status[p][i] = RATE_IDLE;
-		w->rate[p][i] = sqlite3_column_double(st, 2);
-		if (start >= r->o.since_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
-			h->path[p].hitm += sqlite3_column_int64(st, 4);
-	}
-	if (rc != SQLITE_DONE) {
-		ret = log_error_errno(db_errno(rc), "Failed to read path_rates: %s", sqlite3_errmsg(db));
-		goto out;
-	}
-	for (int p = 0; p < NR_PATHS; p++)
-		for (size_t b = 0; b < r->nr_bins; b++)
-			h->path[p].bin_work[b] = secs_sum[p][b] > 0 ?
-				(float)(work_sum[p][b] / secs_sum[p][b]) : NAN;
-	ret = shares_flush(shares, nr_shares, r);
-out:
-	for (size_t k = 0; k < nr_shares; k++)
-		free(shares[k].path);
-	for (int p = 0; p < NR_PATHS; p++) {
-		free(work_sum[p]);
-		free(secs_sum[p]);
-	}
-	return ret;
+double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, double work)
+{
+	if (p < 0 || !has_hitm || !has_work || work == 0)
+		return NAN;
+	return (double)hitm * path_get(p)->per / work;
+}
+
+/* --rollup: the buckets of analyzer/rollup.c, as the cluster has them. */
+struct rollup_ctx {
+	struct report *r;
+	struct host *h;
+	struct rows *w;
+	size_t hint;
+};
+
+/* Unique in the host: buckets are grain-aligned, far apart next to the boot index. */
+static int64_t bucket_id(int64_t bucket_ns, size_t boot)
+{
+	return bucket_ns + (int64_t)boot;
+}
+
+static int rollup_ivl_cb(const struct rollup_bucket *b, void *arg)
+{
+	struct rollup_ctx *c = arg;
+	size_t boot = boot_index(c->h, b->boot_id, c->hint);
+	struct ivl_row v = {
+		.boot = boot,
+		.start_ns = b->start_ns,
+		.end_ns = b->end_ns,
+		.intervals = b->intervals,
+		.partial = b->partial,
+		.not_analyzed = b->not_analyzed,
+		.sampled = b->sampled,
+		.events_lost = b->events_lost,
+		.dropped_intervals = b->dropped_intervals,
+		.active_ns = b->active_ns,
+		.samples_lost = b->samples_lost,
+		.throttled = b->throttled,
+	};
+
+	if (boot == SIZE_MAX)
+		return 0;
+	c->hint = boot;
+	v.id = bucket_id(b->bucket_ns, boot);
+	return collect_rows_interval(c->r, c->h, c->w, &v);
+}
+
+static int rollup_rate_cb(const struct rollup_path *b, void *arg)
+{
+	struct rollup_ctx *c = arg;
+	size_t boot = boot_index(c->h, b->boot_id, c->hint);
+	int p = path_index(b->path);
+	double rate = collect_bucket_rate(p, b->has_hitm, b->hitm, b->has_work, b->work);
+	struct rate_row v = {
+		.path = b->path,
+		.start_ns = b->start_ns,
+		.has_hitm = b->has_hitm,
+		.hitm = b->hitm,
+		.samples = b->samples,
+		.has_work = b->has_work,
+		.work = b->work,
+		.work_seconds = b->work_seconds,
+		.has_rate = !isnan(rate),
+		.rate = rate,
+	};
+
+	if (boot == SIZE_MAX)
+		return 0;
+	c->hint = boot;
+	v.id = bucket_id(b->bucket_ns, boot);
+	return collect_rows_rate(c->r, c->h, c->w, &v);
+}
+
+static int read_rollup(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
+{
+	struct rollup_ctx c = { .r = r, .h = h, .w = w };
+	struct rollup_query q = {
+		.grain_ns = r->o.rollup_ns,
+		.host_id = h->db_host_id,
+		.lo_ns = r->data_lo_ns,
+		.hi_ns = r->o.until_ns,
+	};
+	int ret;
+
+	ret = rollup_buckets(db, &q, rollup_ivl_cb, &c);
+	if (ret < 0)
+		return ret;
+	ret = collect_rows_index(r, h, w);
+	if (ret < 0 || w->n == 0)
+		return ret;
+	c.hint = 0;
+	return rollup_paths(db, &q, rollup_rate_cb, &c);
 }
 
 /* Measured rates of [lo, hi) into w->buf, sorted; exclusions counted. */
@@ -1036,11 +1231,8 @@ static int collect_grades(struct report *r, struct host *h, sqlite3 *db)
 	return 0;
 }
 
-int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db)
+int collect_host_begin(struct report *r, struct host *h)
 {
-	struct rows w = {};
-	int ret;
-
 	for (int p = 0; p < NR_PATHS; p++) {
 		struct host_path *hp = &h->path[p];
 
@@ -1054,26 +1246,53 @@ int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *
 		hp->median = NAN;
 	}
 	host_quality(r, h);
+	return 0;
+}
 
-	ret = read_intervals(r, h, db, &w);
+/* Everything pass 2 computes from a host's rows; they can be freed after. */
+int collect_rows_finish(struct report *r, struct host *h, struct rows *w)
+{
+	int ret;
+
+	if (w->n == 0)
+		return host_comparisons(r, h, w);
+	for (int p = 0; p < NR_PATHS; p++)
+		for (size_t b = 0; b < r->nr_bins; b++)
+			h->path[p].bin_work[b] = w->secs_sum[p][b] > 0 ?
+				(float)(w->work_sum[p][b] / w->secs_sum[p][b]) : NAN;
+	ret = shares_flush(w->shares, w->nr_shares, r);
+	if (ret < 0)
+		return ret;
+	ret = host_comparisons(r, h, w);
+	if (ret < 0)
+		return ret;
+	ret = host_controls(r, h, w);
+	if (ret < 0)
+		return ret;
+	host_bins(r, h, w);
+	return 0;
+}
+
+int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db)
+{
+	struct rows w = {};
+	int ret;
+
+	ret = collect_host_begin(r, h);
+	if (ret < 0)
+		return ret;
+	if (r->o.rollup_ns > 0) {
+		ret = read_rollup(r, h, db, &w);
+	} else {
+		ret = read_intervals(r, h, db, &w);
+		if (ret >= 0 && w.n)
+			ret = read_rates(r, h, db, &w);
+	}
 	if (ret < 0)
 		goto out;
-	if (w.n) {
-		ret = read_rates(r, h, db, &w);
-		if (ret < 0)
-			goto out;
-		ret = host_comparisons(r, h, &w);
-		if (ret < 0)
-			goto out;
-		ret = host_controls(r, h, &w);
-		if (ret < 0)
-			goto out;
-		host_bins(r, h, &w);
-	} else {
-		ret = host_comparisons(r, h, &w);
-		if (ret < 0)
-			goto out;
-	}
+	ret = collect_rows_finish(r, h, &w);
+	if (ret < 0)
+		goto out;
 	collect_grades(r, h, db);
 	for (int p = -1; p < NR_PATHS; p++) {
 		ret = collect_lines(r, host_index, db, p);

@@ -145,8 +145,18 @@ static void write_header(const struct report *r, FILE *f)
 	fmt_time(b, sizeof(b), r->o.until_ns);
 	fmt_time(g, sizeof(g), r->generated_ns);
 	fprintf(f, "<header><h1>mmhitm: did the patched kernels stop the mm cache-line bouncing?</h1>"
-		"<p class=\"muted\">Range %s .. %s (UTC) &middot; %zu host%s from %zu database%s",
-		a, b, r->nr_hosts, r->nr_hosts == 1 ? "" : "s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+		"<p class=\"muted\">Range %s .. %s (UTC) &middot; %zu host%s from ", a, b, r->nr_hosts,
+		r->nr_hosts == 1 ? "" : "s");
+	if (r->source && strcmp(r->source, "clickhouse") == 0)
+		fputs("the ClickHouse cluster", f);
+	else
+		fprintf(f, "%zu database%s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+	if (r->o.rollup_ns > 0) {
+		char gr[32];
+
+		fmt_duration(gr, sizeof(gr), r->o.rollup_ns);
+		fprintf(f, " (rates per %s roll-up bucket)", gr);
+	}
 	if (r->nr_errors)
 		fprintf(f, " (%zu unreadable)", r->nr_errors);
 	fprintf(f, " &middot; %zu kernel change%s on %zu host%s &middot; generated %s in %.1f s</p></header>\n",
@@ -1358,7 +1368,19 @@ static void write_methods(const struct report *r, FILE *f)
 		html_puts(f, path_get(p)->unit);
 	}
 	fputs("). Intervals with HITM not measured (no PMU) or without work are not rates, and "
-	      "are counted, not used.</li>", f);
+	      "are counted, not used.", f);
+	if (r->o.rollup_ns > 0) {
+		char g[32];
+
+		fmt_duration(g, sizeof(g), r->o.rollup_ns);
+		fprintf(f, " <b>Granularity:</b> every rate here is one %s roll-up bucket of a boot (its "
+			"intervals' HITM over their work, summed), read from %s; an &ldquo;interval&rdquo; below "
+			"is such a bucket.", g, r->source && strcmp(r->source, "clickhouse") == 0 ?
+			"the ClickHouse cluster" : "the host databases");
+	} else {
+		fputs(" <b>Granularity:</b> the intervals as recorded.", f);
+	}
+	fputs("</li>", f);
 	fputs("<li><b>Rollouts.</b> Consecutive boots of a host on different kernels (different build-ids, or "
 	      "release and version when a build-id is missing); the change happens when the later boot begins. "
 	      "A change back to a kernel the host ran before the one it leaves is a rollback. The patch map (", f);

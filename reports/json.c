@@ -375,6 +375,11 @@ static void head_json(struct jsonw *w, const struct report *r)
 	jsonw_int(w, "min_intervals", r->o.min_intervals);
 	jsonw_int(w, "min_hosts", r->o.min_hosts);
 	jsonw_str(w, "patch_map", r->o.patches_origin);
+	jsonw_str(w, "source", r->source ? r->source : "sqlite");
+	if (r->o.rollup_ns > 0)
+		jsonw_int(w, "rollup_s", r->o.rollup_ns / NSEC_PER_SEC);
+	else
+		jsonw_null(w, "rollup_s");
 	jsonw_end(w);
 
 	jsonw_object(w, "summary");

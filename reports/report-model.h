@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "report.h"
 #include "rollout.h"
@@ -107,7 +108,7 @@ struct host {
 	struct kernel_info *kernels;
 	size_t nr_kernels;
 	struct boot_info *boots;
-	size_t nr_boots;
+	size_t nr_boots, alloc_boots;
 	struct rollout *rollouts;
 	size_t nr_rollouts;
 	bool *rollout_in_range;
@@ -224,11 +225,68 @@ struct report {
 	size_t nr_shares, alloc_shares;
 	size_t rollouts_in_range, rollbacks_in_range, hosts_rolled;
 	double seconds;			/* time taken */
+	struct timespec t0;
+	int64_t cluster_rows;		/* roll-up rows read from a cluster */
+	const char *source;		/* "sqlite" or "clickhouse" */
 };
 
 /* collect.c: pass 1 (hosts, boots, kernels, rollouts) and pass 2 (rates). */
 int collect_hosts(struct report *r, const char *path, sqlite3 *db);
 int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *db);
+
+/*
+ * The passes' rows, whatever their source (a SQLite file's intervals or
+ * roll-up buckets, or the cluster's roll-ups): pass 1 adds a host
+ * (*ret NULL: a duplicate, ignored), its boots in time order and their
+ * kernels' markers, then finishes it; pass 2 feeds one host's intervals
+ * in time order, indexes them, feeds its rates, and finishes the host.
+ */
+struct boot_row {
+	int64_t boot_id, start_ns, first_seen_ns, last_seen_ns;
+	int nr_cpus;
+	const char *release, *version, *build_id, *pmu_kind, *pmu_detail, *lru_gen;
+};
+int collect_host_add(struct report *r, const char *origin, const char *machine_id, const char *hostname,
+		     bool check_dup, struct host **ret);
+int collect_boot_add(struct host *h, const struct boot_row *b, size_t *ret_index);
+int collect_marker_add(struct host *h, size_t boot, const char *name);
+int collect_host_finish(struct report *r, struct host *h);
+
+/* An interval, or a roll-up bucket of intervals. */
+struct ivl_row {
+	int64_t id;			/* unique in the host; rate rows name it */
+	size_t boot;			/* index into host->boots */
+	int64_t start_ns, end_ns;
+	int64_t intervals, partial, not_analyzed, sampled;
+	int64_t events_lost, dropped_intervals, active_ns, samples_lost, throttled;
+};
+/* A path's HITM and work in one interval or bucket. */
+struct rate_row {
+	int64_t id;			/* the ivl_row's */
+	const char *path;
+	int64_t start_ns;
+	bool has_hitm, has_work, has_rate;
+	int64_t hitm, samples;
+	double work, work_seconds, rate;
+};
+struct rows;
+struct rows *collect_rows_new(void);
+void collect_rows_free(struct rows *w);
+int collect_host_begin(struct report *r, struct host *h);
+int collect_rows_interval(struct report *r, struct host *h, struct rows *w, const struct ivl_row *v);
+int collect_rows_index(struct report *r, struct host *h, struct rows *w);
+int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const struct rate_row *v);
+/* The start of the indexed row id; INT64_MIN when there is none. */
+int64_t collect_rows_start(const struct rows *w, int64_t id);
+int collect_rows_finish(struct report *r, struct host *h, struct rows *w);
+/* A bucket's rate as path_rates computes an interval's: NAN when none. */
+double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, double work);
+
+/* report.c: around the passes, whatever the source. */
+void report_begin(struct report *r, size_t nr_sources);
+int report_prepare(struct report *r);	/* after pass 1 */
+int report_end(struct report *r);	/* after pass 2 */
+void report_progress(const struct report *r, const char *what, size_t i, size_t n, const char *name);
 
 /* report.c: helpers the passes share. */
 size_t report_bin_of(const struct report *r, int64_t t_ns);

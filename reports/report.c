@@ -291,7 +291,7 @@ static int add_error(struct report *r, const char *db, int err)
 	return 0;
 }
 
-static void progress(const struct report *r, const char *what, size_t i, size_t n, const char *name)
+void report_progress(const struct report *r, const char *what, size_t i, size_t n, const char *name)
 {
 	char safe[48];
 
@@ -306,43 +306,25 @@ static void progress(const struct report *r, const char *what, size_t i, size_t 
 	fflush(stderr);
 }
 
-int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
+void report_set_rollup(struct report *r, int64_t rollup_ns)
 {
-	struct timespec t0, t1;
-	size_t host = 0;
-	int ret;
+	r->o.rollup_ns = rollup_ns;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+void report_begin(struct report *r, size_t nr_sources)
+{
+	if (!r->source)
+		r->source = "sqlite";
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	r->generated_ns = now_ns(CLOCK_REALTIME);
-	r->nr_dbs = nr_dbs;
+	r->nr_dbs = nr_sources;
 	r->since_given = r->o.since_ns != 0;
 	r->until_given = r->o.until_ns != 0;
+}
 
-	/* Pass 1: hosts, boots, kernels, rollouts. */
-	for (size_t i = 0; i < nr_dbs; i++) {
-		sqlite3 *db = NULL;
-
-		progress(r, "reading boots", i, nr_dbs, dbs[i]);
-		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
-		if (ret < 0) {
-			log_warning("Skipping %s", dbs[i]);
-			ret = add_error(r, dbs[i], ret);
-			if (ret < 0)
-				return ret;
-			continue;
-		}
-		ret = collect_hosts(r, dbs[i], db);
-		db_close(db);
-		if (ret < 0)
-			return ret;
-	}
-	progress(r, "", nr_dbs, nr_dbs, NULL);
-	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
-		if (nr_dbs == 1)
-			return log_error_errno(ENODATA, "The database could not be read");
-		return log_error_errno(ENODATA, "None of the %zu databases could be read", nr_dbs);
-	}
-
+/* After pass 1: the range, the time bins and the cohorts. */
+int report_prepare(struct report *r)
+{
 	if (!r->until_given) {
 		int64_t newest = 0, now = r->generated_ns;
 
@@ -358,7 +340,57 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 		return log_error_errno(EINVAL, "The report range is empty: --since is not before --until");
 	r->data_lo_ns = r->o.since_ns - r->o.before_ns;
 	make_bins(r);
-	ret = make_cohorts(r);
+	return make_cohorts(r);
+}
+
+/* After pass 2: the fleet statistics. */
+int report_end(struct report *r)
+{
+	struct timespec t1;
+	int ret;
+
+	for (int p = 0; p < NR_PATHS; p++) {
+		ret = fleet_path_finish(r, p);
+		if (ret < 0)
+			return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->seconds = (double)(t1.tv_sec - r->t0.tv_sec) + (double)(t1.tv_nsec - r->t0.tv_nsec) / 1e9;
+	return 0;
+}
+
+int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
+{
+	size_t host = 0;
+	int ret;
+
+	report_begin(r, nr_dbs);
+
+	/* Pass 1: hosts, boots, kernels, rollouts. */
+	for (size_t i = 0; i < nr_dbs; i++) {
+		sqlite3 *db = NULL;
+
+		report_progress(r, "reading boots", i, nr_dbs, dbs[i]);
+		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
+		if (ret < 0) {
+			log_warning("Skipping %s", dbs[i]);
+			ret = add_error(r, dbs[i], ret);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		ret = collect_hosts(r, dbs[i], db);
+		db_close(db);
+		if (ret < 0)
+			return ret;
+	}
+	report_progress(r, "", nr_dbs, nr_dbs, NULL);
+	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
+		if (nr_dbs == 1)
+			return log_error_errno(ENODATA, "The database could not be read");
+		return log_error_errno(ENODATA, "None of the %zu databases could be read", nr_dbs);
+	}
+	ret = report_prepare(r);
 	if (ret < 0)
 		return ret;
 
@@ -381,7 +413,7 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 		/* One snapshot, though mmhitmd may be adding intervals meanwhile. */
 		ret = db_exec(db, "BEGIN");
 		for (; ret == 0 && host < r->nr_hosts && r->hosts[host].db == dbs[i]; host++) {
-			progress(r, "reading rates", host, r->nr_hosts, r->hosts[host].hostname);
+			report_progress(r, "reading rates", host, r->nr_hosts, r->hosts[host].hostname);
 			ret = collect_rates(r, &r->hosts[host], host, db);
 		}
 		if (ret < 0) {
@@ -391,14 +423,6 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 		db_rollback(db);	/* nothing was written */
 		db_close(db);
 	}
-	progress(r, "", r->nr_hosts, r->nr_hosts, NULL);
-
-	for (int p = 0; p < NR_PATHS; p++) {
-		ret = fleet_path_finish(r, p);
-		if (ret < 0)
-			return ret;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	return 0;
+	report_progress(r, "", r->nr_hosts, r->nr_hosts, NULL);
+	return report_end(r);
 }

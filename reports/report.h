@@ -27,6 +27,7 @@ struct report_options {
 	unsigned int min_intervals;	/* measured intervals needed on each side */
 	unsigned int min_hosts;		/* hosts needed for a fleet verdict */
 	unsigned int max_bins;		/* points per time series */
+	int64_t rollup_ns;		/* read roll-up buckets this long; 0: intervals */
 	bool progress;			/* a progress line on stderr */
 	const struct patch_map *patches;
 	const char *patches_origin;	/* for the methods section */
@@ -48,6 +49,15 @@ void report_free(struct report *r);
  * -ENODATA when none could be read.
  */
 int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
+
+/*
+ * The same from a ClickHouse cluster (schema/clickhouse/): its roll-ups
+ * at o.rollup_ns, in database (letters, digits, '_'); origin names the
+ * source in the report. -ENODATA when the cluster has no hosts.
+ */
+struct http;
+void report_set_rollup(struct report *r, int64_t rollup_ns);
+int report_run_clickhouse(struct report *r, struct http *h, const char *database, const char *origin);
 
 /* The range's end, after report_run() chose the default. */
 int64_t report_until(const struct report *r);

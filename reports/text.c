@@ -48,8 +48,16 @@ int report_write_text(const struct report *r, FILE *f)
 
 	fmt_time(a, sizeof(a), r->o.since_ns);
 	fmt_time(b, sizeof(b), r->o.until_ns);
-	fprintf(f, "mmhitm report: %zu host%s from %zu database%s, %s .. %s\n",
-		r->nr_hosts, r->nr_hosts == 1 ? "" : "s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s", a, b);
+	if (r->source && strcmp(r->source, "clickhouse") == 0)
+		fprintf(f, "mmhitm report: %zu host%s from the cluster", r->nr_hosts, r->nr_hosts == 1 ? "" : "s");
+	else
+		fprintf(f, "mmhitm report: %zu host%s from %zu database%s",
+			r->nr_hosts, r->nr_hosts == 1 ? "" : "s", r->nr_dbs, r->nr_dbs == 1 ? "" : "s");
+	if (r->o.rollup_ns > 0) {
+		fmt_duration(w1, sizeof(w1), r->o.rollup_ns);
+		fprintf(f, " (rates per %s roll-up bucket)", w1);
+	}
+	fprintf(f, ", %s .. %s\n", a, b);
 	fmt_duration(w1, sizeof(w1), r->o.before_ns);
 	fmt_duration(w2, sizeof(w2), r->o.after_ns);
 	fmt_duration(w3, sizeof(w3), r->o.warmup_ns);

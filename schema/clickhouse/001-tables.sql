@@ -181,6 +181,7 @@ CREATE TABLE IF NOT EXISTS {db}.hitm_lines_local (
 	symbol		Nullable(String),
 	path		String,
 	rule		Nullable(String),
+	grade		Nullable(String),	-- how the line was typed (object, layout, path)
 	tgid		Nullable(Int64),
 	comm		Nullable(String),
 	loads		Int64,

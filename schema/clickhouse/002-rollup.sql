@@ -11,9 +11,14 @@
 -- A bucket is [bucket_ns, bucket_ns + grain_s) of one boot, aligned to the
 -- epoch: bucket_ns = intDiv(start_ns, grain_ns) * grain_ns of the intervals
 -- it holds (an interval belongs to the bucket its start falls in). Only
--- complete buckets are sent (the boot moved past them), so a bucket is
--- written once, or again with a higher batch after `analyze --rebuild`.
--- Same exactly-once rules as 001-tables.sql: read with FINAL.
+-- final buckets are sent: the boot has an interval starting at or after
+-- the bucket's end (or the host booted again), and every interval of the
+-- bucket is analyzed; so a bucket is written once, or again with a higher
+-- batch after `analyze --rebuild` and `ship --resend`. analyzer/rollup.c
+-- is the one definition (ship and report --rollup). Same exactly-once
+-- rules as 001-tables.sql: read with FINAL (on 18.16, FINAL over the
+-- Distributed table needs the batch column in the select list: select
+-- from a subquery that keeps it).
 
 -- One row per bucket: the intervals' health and sampling summed.
 CREATE TABLE IF NOT EXISTS {db}.interval_rollup_local (
@@ -40,9 +45,13 @@ CREATE TABLE IF NOT EXISTS {db}.interval_rollup AS {db}.interval_rollup_local
 	ENGINE = Distributed({cluster}, {db}, interval_rollup_local, cityHash64(machine_id));
 
 -- One row per bucket and path: HITM and work summed over the bucket's
--- analyzed intervals. hitm is NULL when no interval of the bucket measured
--- HITM (no PMU), work NULL when none measured the path's work; the rate is
--- hitm * per / work with per from the path table, as path_rates computes it.
+-- analyzed intervals. When any interval measured both, hitm and work (and
+-- work_seconds) are summed over those intervals only: a window's HITM is
+-- never divided by the work of intervals without a window. Otherwise hitm
+-- is NULL when no interval measured HITM (no PMU), and work is NULL when
+-- some measured HITM (no rate in the bucket) or none measured the path's
+-- work. The rate is hitm * per / work with per from the path table, as
+-- path_rates computes it per interval.
 CREATE TABLE IF NOT EXISTS {db}.path_rollup_local (
 	machine_id	String,
 	boot_uuid	String,

@@ -47,7 +47,9 @@ without writing or shipping them; the per-interval tables (intervals,
 event_counts, path_intervals) are not loaded. --sqlite-first N writes only
 the first N hosts' SQLite files (the same draws), for a comparison on a
 subset; 0 writes none. 10,000 hosts x 7 days (bench --days 3.5 --interval
-600) is ~10 M buckets and ~60 M path rows, streamed as RowBinary. Rates are Poisson counts of HITM over Poisson work with
+600) is ~10 M buckets and ~60 M path rows, streamed as RowBinary.
+
+Rates are Poisson counts of HITM over Poisson work with
 log-normal overdispersion; the RNG is numpy's PCG64 seeded with --seed.
 """
 import argparse
@@ -610,7 +612,8 @@ def main():
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--days", type=float, default=7,
                     help="bench: days in the report range (3.5: half days); data starts as long before")
-    ap.add_argument("--interval", type=int, default=300)
+    ap.add_argument("--interval", type=int, default=None,
+                    help="seconds per interval (bench: default 300; the others keep their own)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--first", type=int, default=0, help="bench: write hosts from this index")
     ap.add_argument("--step", type=int, default=1, help="bench: every step-th host (parallel runs)")
@@ -635,8 +638,12 @@ def main():
         eff = {k: 1 + float(v) for k, v in (e.split("=") for e in a.effect.split(",") if e)}
         hosts, since, until = fleet_drift(a.hosts, eff, a.load_step)
     else:
-        hosts, since, until = fleet_bench(a.hosts, a.days, a.interval)
+        hosts, since, until = fleet_bench(a.hosts, a.days, a.interval or 300)
         hosts = hosts[a.first::a.step]
+    if a.interval and a.spec != "bench":
+        # The same fleet recorded at another interval (e.g. 60 s, the daemon's default).
+        for h in hosts:
+            h.interval_s = a.interval
     load = ClusterLoad(a.clickhouse, a.grain, a.batch) if a.clickhouse else None
     n_sqlite = len(hosts) if a.sqlite_first is None else a.sqlite_first
     for i, h in enumerate(hosts):

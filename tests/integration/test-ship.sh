@@ -13,7 +13,10 @@
 # FINAL; a shard down: exit 1 naming ClickHouse's reason, cursors
 # unchanged, everything there after the next run; no server at all; the
 # credentials file (refused when others may read it; a wrong password is
-# an authentication failure).
+# an authentication failure). The roll-ups (interval_rollup, path_rollup):
+# per host, the cluster's buckets (FINAL) are the SQLite GROUP BY of the
+# final 10-minute buckets, computed here on its own; killed between their
+# send and acknowledge, shipped again: nothing duplicated after FINAL.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
 require_root
@@ -39,7 +42,7 @@ for url in "$CH_URL" "$CH_URL2"; do
 done
 check_str "--init made every table on both shards" \
 	"$(chq "SELECT count() FROM system.tables WHERE database = '$DBNAME'") $(chq \
-	   "SELECT count() FROM system.tables WHERE database = '$DBNAME'" "$CH_URL2")" "16 16"
+	   "SELECT count() FROM system.tables WHERE database = '$DBNAME'" "$CH_URL2")" "20 20"
 # Again: the schema is created IF NOT EXISTS, so --init can be rerun.
 "$MMHITM" ship --config /dev/null --init --to "$TO" 2>/dev/null || fail "a second --init fails"
 
@@ -93,6 +96,56 @@ same_rows() {
 }
 # cursor DB TABLE: the shipped key of TABLE, or "none"
 cursor() { sqlite3 "$1" "SELECT coalesce((SELECT last_key FROM ship_cursors WHERE tbl = '$2'), 'none')"; }
+
+# The roll-ups of a database as its own GROUP BY, written here apart from
+# analyzer/rollup.c: final 10-minute buckets (the boot has an interval
+# starting at or after the bucket's end, or a later boot exists; every
+# interval analyzed), per host "table machine_id buckets intervals lost
+# hitm samples work" (fleetgen's rows measure HITM and work together).
+G=600000000000
+ROLLUP_CTE="WITH f AS (SELECT b.boot_id, h.machine_id,
+	    min(CASE WHEN EXISTS (SELECT 1 FROM boots l WHERE l.host_id = b.host_id
+	                          AND l.first_seen_ns > b.first_seen_ns) THEN 9000000000000000000
+	        ELSE (SELECT max(start_ns) FROM intervals x WHERE x.boot_id = b.boot_id) END,
+	        coalesce((SELECT min(start_ns) FROM intervals x WHERE x.boot_id = b.boot_id
+	                  AND x.interval_id > coalesce(a.last_interval_id, -1)), 9000000000000000000)) AS u
+	    FROM boots b JOIN hosts h USING (host_id) LEFT JOIN analysis_state a USING (boot_id)),
+	  k AS (SELECT i.*, f.machine_id, i.start_ns / $G * $G AS bucket FROM intervals i JOIN f USING (boot_id)
+	        WHERE i.start_ns / $G * $G + $G <= f.u)"
+sqlite_rollups() {
+	sqlite3 -batch -noheader -separator ' ' "$1" "
+	$ROLLUP_CTE
+	SELECT 'interval_rollup', machine_id, count(DISTINCT boot_id || '/' || bucket), count(*), sum(events_lost)
+	  FROM k GROUP BY machine_id;
+	$ROLLUP_CTE
+	SELECT 'path_rollup', machine_id, count(DISTINCT boot_id || '/' || bucket || '/' || path),
+	  coalesce(sum(p.lcl_hitm + p.rmt_hitm + p.peer), 0), coalesce(sum(p.samples), 0),
+	  CAST(round(coalesce(sum(p.work), 0)) AS INTEGER)
+	  FROM path_intervals p JOIN k USING (interval_id) GROUP BY machine_id;"
+}
+# The same from the cluster: FINAL (in a subquery: 18.16's FINAL over a
+# Distributed table wants the version column selected), or raw (FINAL='').
+cluster_rollups() {
+	ids=$(sqlite3 "$1" "SELECT group_concat(quote(machine_id), ',') FROM hosts")
+	chq "SELECT 'interval_rollup', machine_id, count(), sum(intervals), sum(events_lost)
+	     FROM (SELECT * FROM $DBNAME.interval_rollup $2 WHERE grain_s = 600 AND machine_id IN ($ids))
+	     GROUP BY machine_id FORMAT TSV" | tr '\t' ' '
+	chq "SELECT 'path_rollup', machine_id, count(), ifNull(sum(hitm), 0), ifNull(sum(samples), 0),
+	     toInt64(round(ifNull(sum(work), 0)))
+	     FROM (SELECT * FROM $DBNAME.path_rollup $2 WHERE grain_s = 600 AND machine_id IN ($ids))
+	     GROUP BY machine_id FORMAT TSV" | tr '\t' ' '
+}
+# same_rollups WHAT DB...: the cluster's roll-ups of the hosts are SQLite's
+same_rollups() {
+	what=$1; shift
+	for d in "$@"; do sqlite_rollups "$d"; done | sort > "$WORK/want-r"
+	for d in "$@"; do cluster_rollups "$d" FINAL; done | sort > "$WORK/got-r"
+	if [ -s "$WORK/want-r" ] && cmp -s "$WORK/want-r" "$WORK/got-r"; then
+		pass "$what: the cluster's roll-ups are SQLite's GROUP BY ($(awk '$1 == "path_rollup" { n += $3 } END { print n }' "$WORK/want-r") path buckets)"
+	else
+		fail "$what: roll-ups differ from SQLite's GROUP BY:"; diff "$WORK/want-r" "$WORK/got-r" | head -10
+	fi
+}
 
 # --- real databases ---------------------------------------------------------
 
@@ -160,6 +213,8 @@ check "... and on each shard" "$(chq "SELECT count(DISTINCT machine_id) FROM $DB
 chq "SELECT DISTINCT machine_id FROM $DBNAME.intervals_local ORDER BY machine_id" > "$WORK/shard1"
 chq "SELECT DISTINCT machine_id FROM $DBNAME.intervals_local ORDER BY machine_id" "$CH_URL2" > "$WORK/shard2"
 check_str "no host on both shards" "$(comm -12 "$WORK/shard1" "$WORK/shard2" | wc -l)" 0
+same_rollups "20 hosts" "$WORK"/fleet/host-*.db
+check "... every host has buckets" "$(chq "SELECT count(DISTINCT machine_id) FROM $DBNAME.interval_rollup")" -ge 20
 db=$WORK/fleet/host-0003.db
 ship "$db" > "$WORK/out" 2>&1 || fail "a second ship"
 check_str "a second run sends nothing" "$(awk '{ n += $2 } END { print n }' "$WORK/out")" 0
@@ -191,6 +246,30 @@ for url in "$CH_URL" "$CH_URL2"; do
 	chq "OPTIMIZE TABLE $DBNAME.path_intervals_local FINAL" "$url" || fail "OPTIMIZE on $url"
 done
 same_rows "after the merge" "$db"
+
+# The roll-ups, killed the same way: after the cluster took path_rollup's
+# batch, before its cursor moved.
+"$PY" tests/integration/fleetgen.py bench "$WORK/roll" --hosts 1 --days 1 --interval 300 --seed 9 >/dev/null ||
+	fail "fleetgen.py"
+db=$WORK/roll/host-0000.db
+sqlite3 "$db" "UPDATE hosts SET machine_id = 'roll' || machine_id" || fail "renaming the host"
+MMHITM_SHIP_FAULT=kill-after-send:path_rollup ship "$db" >/dev/null 2>&1
+check_str "the fault kills ship in path_rollup" "$?" 137
+check "interval_rollup's cursor moved before" "$(cursor "$db" interval_rollup@600)" -gt 0
+check_str "path_rollup's cursor did not move" "$(cursor "$db" path_rollup@600)" none
+ship "$db" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "ship after the kill in path_rollup"; }
+same_rollups "killed after sending path_rollup, shipped again" "$db"
+mid=$(sqlite3 "$db" "SELECT group_concat(quote(machine_id)) FROM hosts")
+n=$(chq "SELECT count() FROM (SELECT * FROM $DBNAME.path_rollup FINAL WHERE machine_id IN ($mid))")
+check "... its buckets" "$n" -gt 100
+check_str "... all sent again (the resend happened)" "$(awk '$1 == "path_rollup" { print $2 }' "$WORK/out")" "$n"
+for url in "$CH_URL" "$CH_URL2"; do
+	chq "OPTIMIZE TABLE $DBNAME.path_rollup_local FINAL" "$url" || fail "OPTIMIZE on $url"
+done
+check_str "... once after the merge" "$(chq "SELECT count() FROM $DBNAME.path_rollup WHERE machine_id IN ($mid)")" "$n"
+ship "$db" > "$WORK/out" 2>&1 || fail "a third ship"
+check_str "... and a run with nothing new sends no bucket" \
+	"$(awk '/_rollup/ { n += $2 } END { print n + 0 }' "$WORK/out")" 0
 
 # --- the cluster down -----------------------------------------------------------
 
