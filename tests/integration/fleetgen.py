@@ -442,7 +442,7 @@ class ClusterLoad:
                 for (_iid, t, line, off, ip, c, obj, field, pi, p) in bt["lines"]:
                     own = obj == "mm_struct"
                     self.text["hitm_lines"].append("\t".join(map(tsv, [
-                        mid, bt["uuid"], t, line, off, ip, "", obj, field, LINE_SYMBOLS[pi], p, None,
+                        mid, bt["uuid"], t, line, off, ip, "", obj, field, LINE_SYMBOLS[pi], p, None, None,
                         tgid if own else None, comm if own else None, c * 4, c, c, c // 2, c // 4, 0, bat])))
             n = bt["n"]
             if n == 0:
