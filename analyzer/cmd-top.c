@@ -46,8 +46,8 @@ void cmd_top_help(void)
 	       "                         clickhouse://HOST[:PORT]/DB (repeatable; --db and\n"
 	       "                         arguments are the same): each database gets its own\n"
 	       "                         table, a cluster one table of the fleet's lines, each\n"
-	       "                         with its host (no grades, page owners or unparsed\n"
-	       "                         records there: the host's database has them)\n"
+	       "                         with its host (no page owners or unparsed records\n"
+	       "                         there: the host's database has them)\n"
 	       "  --json                 the line tables as one JSON object, one entry per\n"
 	       "                         database (no per-offset detail; docs/json.md)\n"
 	       "  --csv                  the line tables as CSV, one row per line with its\n"
@@ -694,9 +694,9 @@ static bool plain(const char *s)
  * top from the cluster: the fleet's lines ranked together, each with its
  * host (the cluster has many), from hitm_lines with FINAL. A line's boot
  * is the host's boots numbered oldest first, as boot_id numbers them in a
- * host's database. What the cluster does not have: grades (paths show the
- * path alone), the samples that did not parse (records = loads + stores)
- * and the owners of struct page and lruvec lines ("-").
+ * host's database. What the cluster does not have: the samples that did
+ * not parse (records = loads + stores), the owners of struct page and
+ * lruvec lines ("-") and callchains' symbols.
  */
 static int top_cluster(const struct source *src, const struct range *rg, int limit, bool detail,
 		       struct jsonw *w, struct csvw *cw, const char *cred, const char *config_path,
@@ -804,10 +804,13 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	if (r < 0)
 		goto out;
 	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, path, sum(" H ") AS h,"
-		     " sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
+	/* a path with the grades its typing rests on, as from SQLite (sorted here) */
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, concat(path, if(empty(g), '',"
+		     " concat(' (', g, ')'))), h, s FROM (SELECT machine_id, boot_uuid, line_addr, path,"
+		     " arrayStringConcat(arraySort(groupUniqArrayIf(assumeNotNull(grade), isNotNull(grade))),"
+		     " ',') AS g, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
 		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
-		     " GROUP BY machine_id, boot_uuid, line_addr, path"
+		     " GROUP BY machine_id, boot_uuid, line_addr, path)"
 		     " ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC, path", d, keys, rng) < 0)
 		goto oom;
 	r = cluster_select(h, "hitm_lines paths", q, 6, &paths);
@@ -913,14 +916,15 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	if (!detail || w || cw || !lines.rows)
 		goto done;
 
-	/* the per-offset detail, as from a host's database, less grades and chains */
+	/* the per-offset detail, as from a host's database, less the chains' symbols */
 	free(q);
 	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
-		     " ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))), path, ifNull(rule, '-'),"
+		     " ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
+		     " concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"
 		     " sum(rmt_hitm), sum(lcl_hitm), sum(lcl_peer + rmt_peer), sum(stores),"
 		     " sum(loads + stores), sum(" H ") AS h FROM %s.hitm_lines FINAL"
 		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
-		     " GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, rule"
+		     " GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, grade, rule"
 		     " ORDER BY machine_id, boot_uuid, line_addr, `offset`, h DESC", d, keys, rng) < 0)
 		goto oom;
 	r = cluster_select(h, "hitm_lines detail", q, 14, &det);

@@ -45,12 +45,13 @@ status() { "$MMHITM" status --config /dev/null "$@"; }
 # --- top ---------------------------------------------------------------------
 
 # The columns both sources have: the host, the line, its boot, counts,
-# object and fields, the owner of an mm_struct line, paths without grades
-# (the cluster has no grades). records is loads + stores there.
+# object and fields, the owner of an mm_struct line, paths with their
+# grades (a path's grades sorted: SQLite lists them as it meets them).
+# records is loads + stores there.
 cat > "$WORK/cols.py" <<'PY'
 import csv, re, sys
 for r in csv.DictReader(open(sys.argv[1])):
-    paths = re.sub(r" \([a-z, ]+\)", "", r["paths"])
+    paths = re.sub(r"\(([a-z,]+)\)", lambda m: "(" + ",".join(sorted(m.group(1).split(","))) + ")", r["paths"])
     owner = r["owner"] if r["object"].startswith("mm_struct") else "-"
     print("|".join([r["host"], r["address"], r["boot"], r["hitm"], r["lcl_hitm"], r["rmt_hitm"],
                     r["peer"], r["loads"], r["stores"], r["object"], r["fields"], owner, paths]))
@@ -64,7 +65,7 @@ same_top() {
 	"$PY" "$WORK/cols.py" "$WORK/top-sq.csv" | sort > "$WORK/sq"
 	n=$(wc -l < "$WORK/sq")
 	if [ "$n" -gt 0 ] && cmp -s "$WORK/ch" "$WORK/sq"; then
-		pass "top ${*:-(all)}: the cluster's $n lines are the files' (host, line, boot, counts, types, paths)"
+		pass "top ${*:-(all)}: the cluster's $n lines are the files' (host, line, boot, counts, types, paths, grades)"
 	else
 		fail "top ${*:-(all)}: the cluster's lines differ from the files' ($n lines):"
 		diff "$WORK/sq" "$WORK/ch" | head -10
