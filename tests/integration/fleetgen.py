@@ -365,8 +365,10 @@ class Stream:
         params = dict(urllib.parse.parse_qsl(u.query))
         self.db = params.pop("database", "mmhitm")
         params["query"] = "INSERT INTO %s.%s FORMAT %s" % (self.db, table, fmt)
-        # Every shard has its rows when the INSERT returns.
+        # Every shard has its rows when the INSERT returns; blocks small
+        # enough for a server with a small max_memory_usage (the tests').
         params["insert_distributed_sync"] = "1"
+        params.setdefault("max_insert_block_size", "65536")
         self.path = (u.path or "/") + "?" + urllib.parse.urlencode(params)
         self.conn = http.client.HTTPConnection(u.hostname, u.port or 8123, timeout=3600)
         self.table, self.rows, self.bytes, self.error, self.done = table, 0, 0, None, False
