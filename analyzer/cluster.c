@@ -129,7 +129,8 @@ int cluster_select(struct http *h, const char *what, const char *sql, size_t col
 	*ret = t;
 	if (asprintf(&q, "%s FORMAT TabSeparated", sql) < 0)
 		return log_oom();
-	r = http_query(h, q, NULL, 0, &t.body);
+	/* the statement as the body (an empty query= takes it from there): no URL limit */
+	r = http_query(h, "", q, strlen(q), &t.body);
 	if (r < 0) {
 		free(t.body);
 		return log_error_errno(-r, "ClickHouse did not answer the %s query: %s", what,

@@ -650,44 +650,66 @@ out:
 	tsv_done(&t);
 }
 
-/* Appends "(m,'u',addr)" (the lines' keys) to a growing IN list. */
-static int key_list(const struct tsv *lines, size_t n, char **ret)
+/* Orders line indices by key: host, boot, address (arg: the lines). */
+static int cmp_line_key(const void *x, const void *y, void *arg)
 {
-	char *p = strdup("("), *np;
+	const struct tsv *lines = arg;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	int c = strcmp(tsv_get(lines, a, 0), tsv_get(lines, b, 0));
+	int64_t la, lb;
 
-	for (size_t i = 0; p && i < n; i++) {
-		if (asprintf(&np, "%s%s('%s', '%s', %s)", p, i ? ", " : "", tsv_get(lines, i, 0),
-			     tsv_get(lines, i, 1), tsv_get(lines, i, 2)) < 0)
-			np = NULL;
-		free(p);
-		p = np;
-	}
-	if (p && asprintf(&np, "%s)", p) < 0)
-		np = NULL;
-	free(p);
-	if (!np)
-		return log_oom();
-	*ret = np;
-	return 0;
-}
-
-/* Row r of t is about line i of lines: the same host, boot and address. */
-static bool same_line(const struct tsv *t, size_t r, const struct tsv *lines, size_t i)
-{
-	for (size_t c = 0; c < 3; c++)
-		if (strcmp(tsv_get(t, r, c) ?: "", tsv_get(lines, i, c) ?: "") != 0)
-			return false;
-	return true;
+	if (c == 0)
+		c = strcmp(tsv_get(lines, a, 1), tsv_get(lines, b, 1));
+	if (c != 0)
+		return c;
+	la = tsv_int(lines, a, 2);
+	lb = tsv_int(lines, b, 2);
+	return la < lb ? -1 : la > lb;
 }
 
 /*
- * A string of the cluster's: its machine ids, boot UUIDs and numbers come
- * back from it and go into the next query; a quote in one would end the
- * literal, so those are refused (machine ids and UUIDs are hex and '-').
+ * Which of the top lines row r of t (host, boot, address first) is about:
+ * a binary search of order (the lines sorted by key); -1 for none (each
+ * shard's own top lines are asked for: a superset of the fleet's).
  */
-static bool plain(const char *s)
+static ssize_t find_line(const struct tsv *lines, const size_t *order, const struct tsv *t, size_t r)
 {
-	return s && !strpbrk(s, "'\\");
+	const char *mid = tsv_get(t, r, 0) ?: "", *uuid = tsv_get(t, r, 1) ?: "";
+	int64_t addr = tsv_int(t, r, 2);
+	size_t lo = 0, hi = lines->rows;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2, i = order[m];
+		int c = strcmp(tsv_get(lines, i, 0), mid);
+
+		if (c == 0)
+			c = strcmp(tsv_get(lines, i, 1), uuid);
+		if (c == 0)
+			c = tsv_int(lines, i, 2) < addr ? -1 : tsv_int(lines, i, 2) > addr;
+		if (c == 0)
+			return (ssize_t)i;
+		if (c < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return -1;
+}
+
+/* The first row of t whose first cell is s, t sorted by it; t->rows when none. */
+static size_t first_row(const struct tsv *t, const char *s)
+{
+	size_t lo = 0, hi = t->rows;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (strcmp(tsv_get(t, m, 0) ?: "", s) < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < t->rows && strcmp(tsv_get(t, lo, 0) ?: "", s) == 0 ? lo : t->rows;
 }
 
 /*
@@ -702,7 +724,8 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		       struct jsonw *w, struct csvw *cw, const char *cred, const char *config_path,
 		       bool config_given)
 {
-	_cleanup_free_ char *q = NULL, *rng = NULL, *keys = NULL, *hostkeys = NULL;
+	_cleanup_free_ char *q = NULL, *rng = NULL, *keys = NULL;
+	_cleanup_free_ size_t *order = NULL, *det_first = NULL, *det_n = NULL;
 	struct tsv tot = {}, lines = {}, kinds = {}, paths = {}, hosts = {}, boots = {}, det = {};
 	struct top_line *tl = NULL;
 	const char *d = src->database;
@@ -784,15 +807,22 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	r = cluster_select(h, "hitm_lines", q, 10, &lines);
 	if (r < 0)
 		goto out;
+	/*
+	 * The top lines again, as a subquery each shard answers from its own
+	 * hosts (a host's rows are all on one shard): each shard's top lines
+	 * include the fleet's that are there, and the query stays small
+	 * however long --limit is (a list of keys would be max_query_size's).
+	 */
+	if (asprintf(&keys, "(SELECT machine_id, boot_uuid, line_addr FROM %s.hitm_lines_local FINAL"
+		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr ORDER BY sum(" H ") DESC,"
+		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng, limit) < 0)
+		goto oom;
+	order = calloc(lines.rows + 1, sizeof(*order));
+	if (!order)
+		goto oom;
 	for (size_t i = 0; i < lines.rows; i++)
-		if (!plain(tsv_get(&lines, i, 0)) || !plain(tsv_get(&lines, i, 1))) {
-			r = log_error_errno(EPROTO, "The cluster holds a machine id or boot with a quote: %s",
-					    tsv_get(&lines, i, 0));
-			goto out;
-		}
-	r = key_list(&lines, lines.rows, &keys);
-	if (r < 0)
-		goto out;
+		order[i] = i;
+	qsort_r(order, lines.rows, sizeof(*order), cmp_line_key, &lines);
 	free(q);
 	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, ifNull(object_type, '-'), field, tgid,"
 		     " comm, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
@@ -817,27 +847,16 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	if (r < 0)
 		goto out;
 	/* hostnames, and each host's boots oldest first for their numbers */
-	hostkeys = strdup("('')");
-	for (size_t i = 0; hostkeys && i < lines.rows; i++) {
-		char *np;
-
-		if (asprintf(&np, "%.*s, '%s')", (int)strlen(hostkeys) - 1, hostkeys, tsv_get(&lines, i, 0)) < 0)
-			np = NULL;
-		free(hostkeys);
-		hostkeys = np;
-	}
-	if (!hostkeys)
-		goto oom;
 	free(q);
-	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN %s",
-		     d, hostkeys) < 0)
+	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN"
+		     " (SELECT machine_id FROM %s) ORDER BY machine_id", d, keys) < 0)
 		goto oom;
 	r = cluster_select(h, "hosts", q, 2, &hosts);
 	if (r < 0)
 		goto out;
 	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN %s"
-		     " ORDER BY machine_id, first_seen_ns, boot_uuid", d, hostkeys) < 0)
+	if (asprintf(&q, "SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN"
+		     " (SELECT machine_id FROM %s) ORDER BY machine_id, first_seen_ns, boot_uuid", d, keys) < 0)
 		goto oom;
 	r = cluster_select(h, "boots", q, 2, &boots);
 	if (r < 0)
@@ -850,6 +869,7 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		struct top_line *l = &tl[i];
 		const char *mid = tsv_get(&lines, i, 0), *uuid = tsv_get(&lines, i, 1);
 		int64_t ord = 0;
+		size_t k;
 
 		l->addr = tsv_int(&lines, i, 2);
 		l->hitm = tsv_int(&lines, i, 3);
@@ -859,50 +879,54 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		l->records = tsv_int(&lines, i, 7);
 		l->loads = tsv_int(&lines, i, 8);
 		l->stores = tsv_int(&lines, i, 9);
-		snprintf(l->host, sizeof(l->host), "%s", mid);
-		for (size_t k = 0; k < hosts.rows; k++)
-			if (strcmp(tsv_get(&hosts, k, 0), mid) == 0)
-				snprintf(l->host, sizeof(l->host), "%s", tsv_get(&hosts, k, 1) ?: mid);
-		for (size_t k = 0; k < boots.rows; k++) {
-			if (strcmp(tsv_get(&boots, k, 0), mid) != 0)
-				continue;
+		k = first_row(&hosts, mid);
+		snprintf(l->host, sizeof(l->host), "%s", k < hosts.rows ? tsv_get(&hosts, k, 1) ?: mid : mid);
+		for (k = first_row(&boots, mid); k < boots.rows && strcmp(tsv_get(&boots, k, 0), mid) == 0; k++) {
 			ord++;
 			if (strcmp(tsv_get(&boots, k, 1), uuid) == 0) {
 				l->boot = ord;
 				break;
 			}
 		}
-		/* the object and owner of the hottest typed row; every type seen */
-		for (size_t k = 0; k < kinds.rows; k++) {
-			const char *obj = tsv_get(&kinds, k, 3), *field = tsv_get(&kinds, k, 4);
+	}
+	/* the object and owner of each line's hottest typed row; every type seen */
+	for (size_t k = 0; k < kinds.rows; k++) {
+		ssize_t i = find_line(&lines, order, &kinds, k);
+		const char *obj = tsv_get(&kinds, k, 3), *field = tsv_get(&kinds, k, 4);
+		struct top_line *l;
 
-			if (!same_line(&kinds, k, &lines, i))
-				continue;
-			if (strcmp(obj, "-") != 0) {
-				if (!l->k.object[0] && strcmp(obj, "mm_struct") == 0) {
-					if (tsv_get(&kinds, k, 5))
-						snprintf(l->k.owner, sizeof(l->k.owner), "%" PRId64 " %s",
-							 tsv_int(&kinds, k, 5), tsv_get(&kinds, k, 6) ?: "?");
-					else
-						snprintf(l->k.owner, sizeof(l->k.owner), "mm (owner unknown)");
-				}
-				append(l->k.object, sizeof(l->k.object), obj);
+		if (i < 0)
+			continue;
+		l = &tl[i];
+		if (strcmp(obj, "-") != 0) {
+			if (!l->k.object[0] && strcmp(obj, "mm_struct") == 0) {
+				if (tsv_get(&kinds, k, 5))
+					snprintf(l->k.owner, sizeof(l->k.owner), "%" PRId64 " %s",
+						 tsv_int(&kinds, k, 5), tsv_get(&kinds, k, 6) ?: "?");
+				else
+					snprintf(l->k.owner, sizeof(l->k.owner), "mm (owner unknown)");
 			}
-			if (field)
-				append(l->k.fields, sizeof(l->k.fields), field);
+			append(l->k.object, sizeof(l->k.object), obj);
 		}
-		for (size_t k = 0; k < paths.rows; k++) {
-			int64_t ph = tsv_int(&paths, k, 4);
-			char buf[64];
+		if (field)
+			append(l->k.fields, sizeof(l->k.fields), field);
+	}
+	for (size_t k = 0; k < paths.rows; k++) {
+		ssize_t i = find_line(&lines, order, &paths, k);
+		int64_t ph = tsv_int(&paths, k, 4);
+		char buf[64];
 
-			if (!same_line(&paths, k, &lines, i))
-				continue;
-			if (l->hitm && ph < l->hitm)
-				snprintf(buf, sizeof(buf), "%s %.0f%%", tsv_get(&paths, k, 3), pct(ph, l->hitm));
-			else
-				snprintf(buf, sizeof(buf), "%s", tsv_get(&paths, k, 3));
-			append(l->k.paths, sizeof(l->k.paths), buf);
-		}
+		if (i < 0)
+			continue;
+		if (tl[i].hitm && ph < tl[i].hitm)
+			snprintf(buf, sizeof(buf), "%s %.0f%%", tsv_get(&paths, k, 3), pct(ph, tl[i].hitm));
+		else
+			snprintf(buf, sizeof(buf), "%s", tsv_get(&paths, k, 3));
+		append(tl[i].k.paths, sizeof(tl[i].k.paths), buf);
+	}
+	for (size_t i = 0; i < lines.rows; i++) {
+		struct top_line *l = &tl[i];
+
 		if (!l->k.object[0])
 			snprintf(l->k.object, sizeof(l->k.object), "-");
 		if (!l->k.fields[0])
@@ -936,27 +960,39 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	printf("#  ------- HITM -------  -- Store --  Total\n");
 	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
 	       "Field", "Symbol", "Path", "Rule");
+	/* a line's rows are consecutive (ordered by its key) */
+	det_first = calloc(lines.rows + 1, sizeof(*det_first));
+	det_n = calloc(lines.rows + 1, sizeof(*det_n));
+	if (!det_first || !det_n)
+		goto oom;
+	for (size_t k = 0; k < det.rows; k++) {
+		ssize_t i = find_line(&lines, order, &det, k);
+
+		if (i < 0)
+			continue;
+		if (!det_n[i])
+			det_first[i] = k;
+		det_n[i]++;
+	}
 	for (size_t i = 0; i < lines.rows; i++) {
+		size_t k0 = det_first[i], k1 = det_first[i] + det_n[i];
 		int64_t trmt = 0, tlcl = 0, tpeer = 0, tst = 0;
 		char host[64];
 
-		for (size_t k = 0; k < det.rows; k++)
-			if (same_line(&det, k, &lines, i)) {
-				trmt += tsv_int(&det, k, 8);
-				tlcl += tsv_int(&det, k, 9);
-				tpeer += tsv_int(&det, k, 10);
-				tst += tsv_int(&det, k, 11);
-			}
+		for (size_t k = k0; k < k1; k++) {
+			trmt += tsv_int(&det, k, 8);
+			tlcl += tsv_int(&det, k, 9);
+			tpeer += tsv_int(&det, k, 10);
+			tst += tsv_int(&det, k, 11);
+		}
 		text_safe(host, sizeof(host), tl[i].host);
 		printf("  ----------------------------------------------------------------------\n");
 		printf("  %5zu  0x%016" PRIx64 "  %s boot %" PRId64 "  %s  %s  %s\n", i, (uint64_t)tl[i].addr,
 		       host, tl[i].boot, tl[i].k.object, tl[i].k.owner, tl[i].k.paths);
 		printf("  ----------------------------------------------------------------------\n");
-		for (size_t k = 0; k < det.rows; k++) {
+		for (size_t k = k0; k < k1; k++) {
 			char field[80], sym[80];
 
-			if (!same_line(&det, k, &lines, i))
-				continue;
 			text_safe(field, sizeof(field), tsv_get(&det, k, 4));
 			text_safe(sym, sizeof(sym), tsv_get(&det, k, 5));
 			printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64 "  %-22s %-34s %-16s %s\n",

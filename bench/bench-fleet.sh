@@ -41,6 +41,9 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 load_avg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "bench-fleet: $(nproc) CPUs, load average $(load_avg) at the start"
 
+# A server the size of a small production shard, not of the tests' (1 GiB).
+CH_SERVER_MEMORY=${CH_SERVER_MEMORY:-4294967296}
+CH_QUERY_MEMORY=${CH_QUERY_MEMORY:-2147483648}
 ch_start
 W=$CH_DIR/work
 mkdir -p "$W"

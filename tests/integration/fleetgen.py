@@ -47,7 +47,7 @@ without writing or shipping them; the per-interval tables (intervals,
 event_counts, path_intervals) are not loaded. --sqlite-first N writes only
 the first N hosts' SQLite files (the same draws), for a comparison on a
 subset; 0 writes none. 10,000 hosts x 7 days (bench --days 3.5 --interval
-600) is ~10 M buckets and ~60 M path rows, streamed as RowBinary.
+600) is ~10 M buckets and ~60 M path rows, sent as RowBinary.
 
 Rates are Poisson counts of HITM over Poisson work with
 log-normal overdispersion; the RNG is numpy's PCG64 seeded with --seed.
@@ -316,7 +316,7 @@ def pmu_detail(h):
 # `mmhitm ship` sends for the same hosts' SQLite files: every interval in
 # the bucket of grain_s its start falls in, summed per boot. The roll-ups
 # go as RowBinary built from numpy structured arrays (a row is its
-# columns' bytes: no per-row Python), streamed into one INSERT per table.
+# columns' bytes: no per-row Python), one INSERT per table and 100 hosts.
 
 def tsv(v):
     if v is None:
@@ -354,7 +354,10 @@ def rowbinary(n, cols):
 
 
 class Stream:
-    """One INSERT whose body is fed by put() and sent as it comes (chunked)."""
+    """The INSERTs of one table, one per chunk of hosts, sent by a thread of
+    its own while the next chunk is drawn. One endless INSERT would be
+    fewer parts, but 18.16 charges a streamed INSERT's blocks to the query
+    until it ends and stops it at max_memory_usage."""
 
     def __init__(self, url, table, fmt):
         import http.client
@@ -365,37 +368,31 @@ class Stream:
         params = dict(urllib.parse.parse_qsl(u.query))
         self.db = params.pop("database", "mmhitm")
         params["query"] = "INSERT INTO %s.%s FORMAT %s" % (self.db, table, fmt)
-        # Every shard has its rows when the INSERT returns; blocks small
-        # enough for a server with a small max_memory_usage (the tests').
+        # Every shard has its rows when the INSERT returns.
         params["insert_distributed_sync"] = "1"
-        params.setdefault("max_insert_block_size", "65536")
         self.path = (u.path or "/") + "?" + urllib.parse.urlencode(params)
         self.conn = http.client.HTTPConnection(u.hostname, u.port or 8123, timeout=3600)
-        self.table, self.rows, self.bytes, self.error, self.done = table, 0, 0, None, False
-        self.q = queue.Queue(maxsize=8)
+        self.table, self.rows, self.bytes, self.inserts, self.error = table, 0, 0, 0, None
+        self.q = queue.Queue(maxsize=2)
         self.th = threading.Thread(target=self._run, daemon=True)
         self.th.start()
 
-    def _body(self):
+    def _run(self):
         while True:
             b = self.q.get()
             if b is None:
-                self.done = True
                 return
-            yield b
-
-    def _run(self):
-        try:
-            self.conn.request("POST", self.path, body=self._body(), encode_chunked=True)
-            r = self.conn.getresponse()
-            text = r.read().decode(errors="replace")
-            if r.status != 200:
-                self.error = "HTTP %d: %s" % (r.status, text.strip()[:500])
-        except Exception as e:      # the server went away: say so, let the producer finish
-            self.error = str(e)
-        finally:
-            while not self.done:        # a failed request: drain, so put() never blocks
-                self.done = self.q.get() is None
+            if self.error:      # the first failure stands; the rest is drained
+                continue
+            try:
+                self.conn.request("POST", self.path, body=b)
+                r = self.conn.getresponse()
+                text = r.read().decode(errors="replace")
+                if r.status != 200:
+                    self.error = "HTTP %d: %s" % (r.status, text.strip()[:500])
+                self.inserts += 1
+            except Exception as e:      # the server went away: say so
+                self.error = str(e)
 
     def put(self, data, rows):
         if data:
@@ -415,7 +412,7 @@ class ClusterLoad:
               ("hitm_lines", "TabSeparated"), ("interval_rollup", "RowBinary"),
               ("path_rollup", "RowBinary")]
 
-    def __init__(self, url, grain_s, batch, chunk_hosts=50):
+    def __init__(self, url, grain_s, batch, chunk_hosts=100):
         self.grain_s, self.batch, self.chunk_hosts = grain_s, batch, chunk_hosts
         self.streams = {t: Stream(url, t, f) for t, f in self.TABLES}
         self.pending = 0
@@ -513,7 +510,7 @@ class ClusterLoad:
                 err = err or e
         if err:
             raise err
-        return {t: (s.rows, s.bytes) for t, s in self.streams.items()}
+        return {t: (s.rows, s.bytes, s.inserts) for t, s in self.streams.items()}
 
 
 def staggered(day, hour):
@@ -656,8 +653,8 @@ def main():
         if load:
             load.add(h, g)
     if load:
-        for t, (rows, size) in load.close().items():
-            print("%s: %d rows, %.1f MB" % (t, rows, size / 1e6), file=sys.stderr)
+        for t, (rows, size, inserts) in load.close().items():
+            print("%s: %d rows, %.1f MB in %d inserts" % (t, rows, size / 1e6, inserts), file=sys.stderr)
     with open(os.path.join(a.outdir, "patches.conf"), "w") as f:
         f.write(PATCH_MAP)
     print("since=@%d until=@%d" % (since // NS, until // NS))
