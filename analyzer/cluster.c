@@ -118,38 +118,27 @@ static char *unescape(char *s)
 	return s;
 }
 
-int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret)
+int tsv_parse(char *body, size_t cols, struct tsv *ret)
 {
-	_cleanup_free_ char *q = NULL;
-	struct tsv t = { .cols = cols };
+	struct tsv t = { .body = body, .cols = cols };
 	size_t alloc = 0;
 	char *line, *next;
 	int r;
 
 	*ret = t;
-	if (asprintf(&q, "%s FORMAT TabSeparated", sql) < 0)
-		return log_oom();
-	/* the statement as the body (an empty query= takes it from there): no URL limit */
-	r = http_query(h, "", q, strlen(q), &t.body);
-	if (r < 0) {
-		free(t.body);
-		return log_error_errno(-r, "ClickHouse did not answer the %s query: %s", what,
-				       http_error(h));
-	}
-	for (line = t.body; line && *line; line = next) {
+	for (line = body; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		if (grow_array((void **)&t.cells, &alloc, sizeof(char *), (t.rows + 1) * cols) < 0) {
-			r = log_oom();
+			r = -ENOMEM;
 			goto fail;
 		}
 		for (size_t c = 0; c < cols; c++) {
-			char *tab = strchr(line, '\t');
+			char *tab = line ? strchr(line, '\t') : NULL;
 
-			if ((c + 1 < cols) != (tab != NULL)) {
-				r = log_error_errno(EPROTO, "ClickHouse's answer to the %s query: row %zu"
-						    " has not %zu columns", what, t.rows + 1, cols);
+			if (!line || (c + 1 < cols) != (tab != NULL)) {
+				r = -EPROTO;
 				goto fail;
 			}
 			if (tab)
@@ -162,8 +151,38 @@ int cluster_select(struct http *h, const char *what, const char *sql, size_t col
 	*ret = t;
 	return 0;
 fail:
-	tsv_done(&t);
+	free(t.cells);
+	*ret = (struct tsv){};
 	return r;
+}
+
+int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret)
+{
+	_cleanup_free_ char *q = NULL;
+	char *body = NULL;
+	int r;
+
+	*ret = (struct tsv){};
+	if (asprintf(&q, "%s FORMAT TabSeparated", sql) < 0)
+		return log_oom();
+	/* the statement as the body (an empty query= takes it from there): no URL limit */
+	r = http_query(h, "", q, strlen(q), &body);
+	if (r < 0) {
+		free(body);
+		return log_error_errno(-r, "ClickHouse did not answer the %s query: %s", what,
+				       http_error(h));
+	}
+	r = tsv_parse(body, cols, ret);
+	if (r == -ENOMEM) {
+		free(body);
+		return log_oom();
+	}
+	if (r < 0) {
+		free(body);
+		return log_error_errno(-r, "ClickHouse's answer to the %s query: a row has not %zu columns",
+				       what, cols);
+	}
+	return 0;
 }
 
 char *tsv_get(const struct tsv *t, size_t row, size_t col)

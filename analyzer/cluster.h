@@ -47,6 +47,12 @@ struct tsv {
  * is -EPROTO. Caller frees with tsv_done().
  */
 int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret);
+/*
+ * Splits body (ClickHouse's TabSeparated, unescaped in place; t takes it
+ * and frees it) into rows of cols cells. -EPROTO for a row with another
+ * number of cells, -ENOMEM; nothing logged, and body stays the caller's.
+ */
+int tsv_parse(char *body, size_t cols, struct tsv *ret);
 char *tsv_get(const struct tsv *t, size_t row, size_t col);
 /* The cell as a number; 0 for NULL. */
 int64_t tsv_int(const struct tsv *t, size_t row, size_t col);
