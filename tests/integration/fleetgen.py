@@ -371,7 +371,9 @@ class Stream:
         # Every shard has its rows when the INSERT returns.
         params["insert_distributed_sync"] = "1"
         self.path = (u.path or "/") + "?" + urllib.parse.urlencode(params)
-        self.conn = http.client.HTTPConnection(u.hostname, u.port or 8123, timeout=3600)
+        # A connection per INSERT: ClickHouse closes an idle one after 3 s,
+        # and writing SQLite files between two chunks takes longer.
+        self.connect = lambda: http.client.HTTPConnection(u.hostname, u.port or 8123, timeout=3600)
         self.table, self.rows, self.bytes, self.inserts, self.error = table, 0, 0, 0, None
         self.q = queue.Queue(maxsize=2)
         self.th = threading.Thread(target=self._run, daemon=True)
@@ -385,9 +387,11 @@ class Stream:
             if self.error:      # the first failure stands; the rest is drained
                 continue
             try:
-                self.conn.request("POST", self.path, body=b)
-                r = self.conn.getresponse()
+                conn = self.connect()
+                conn.request("POST", self.path, body=b)
+                r = conn.getresponse()
                 text = r.read().decode(errors="replace")
+                conn.close()
                 if r.status != 200:
                     self.error = "HTTP %d: %s" % (r.status, text.strip()[:500])
                 self.inserts += 1
