@@ -15,7 +15,7 @@
  * first interval analysis has not done.
  */
 #define FINAL_CTE \
-	"WITH final AS (SELECT b.boot_id, h.machine_id, b.boot_uuid," \
+	"WITH final AS MATERIALIZED (SELECT b.boot_id, h.machine_id, b.boot_uuid," \
 	"  min(CASE WHEN EXISTS (SELECT 1 FROM boots l WHERE l.host_id = b.host_id" \
 	"                        AND l.first_seen_ns > b.first_seen_ns)" \
 	"       THEN 9223372036854775807" \
@@ -50,28 +50,26 @@ static const char buckets_sql[] =
 	" HAVING bucket >= ?5 AND first >= ?6 AND first < ?7"
 	" ORDER BY first, i.boot_id";
 
-/* The pairing rollup.h describes, on one row per interval and path. */
+/*
+ * The pairing rollup.h describes. No range on the bucket's first interval
+ * here (?6, ?7 unused): a reader matches path rows to the buckets it read.
+ */
+#define PH "(p.lcl_hitm + p.rmt_hitm + p.peer)"
+#define HW "(" PH " IS NOT NULL AND p.work IS NOT NULL)"
+#define LEN "((i.end_ns - i.start_ns) / 1e9)"
 static const char paths_sql[] =
 	FINAL_CTE
-	", rows AS (SELECT f.machine_id, f.boot_uuid, i.boot_id, i.start_ns / ?1 * ?1 AS bucket,"
-	"  i.start_ns, p.path, p.lcl_hitm + p.rmt_hitm + p.peer AS h, p.samples, p.work AS w,"
-	"  (i.end_ns - i.start_ns) / 1e9 AS len,"
-	"  CASE WHEN p.lcl_hitm + p.rmt_hitm + p.peer IS NOT NULL AND p.work IS NOT NULL THEN 1 END AS hw"
-	" FROM path_intervals p JOIN intervals i USING (interval_id) JOIN final f USING (boot_id)"
-	" WHERE" IN_BUCKET ")"
-	" SELECT machine_id, boot_uuid, r.boot_id, r.bucket, first, r.path, count(*),"
-	"  CASE WHEN count(hw) THEN sum(CASE WHEN w IS NOT NULL THEN h END) ELSE sum(h) END,"
-	"  sum(samples),"
-	"  CASE WHEN count(hw) THEN sum(CASE WHEN h IS NOT NULL THEN w END)"
-	"       WHEN count(h) THEN NULL ELSE sum(w) END,"
-	"  CASE WHEN count(hw) THEN total(CASE WHEN hw THEN len END)"
-	"       WHEN count(h) THEN 0 ELSE total(CASE WHEN w IS NOT NULL THEN len END) END"
-	" FROM rows r"
-	/* the bucket's first interval, whatever paths it has rows for */
-	" JOIN (SELECT boot_id, bucket, min(start_ns) AS first FROM rows GROUP BY boot_id, bucket) USING (boot_id, bucket)"
-	" GROUP BY r.boot_id, r.bucket, r.path"
-	" HAVING r.bucket >= ?5 AND first >= ?6 AND first < ?7"
-	" ORDER BY first, r.boot_id";
+	" SELECT f.machine_id, f.boot_uuid, i.boot_id, i.start_ns / ?1 * ?1 AS bucket, p.path, count(*),"
+	"  CASE WHEN sum(" HW ") THEN sum(CASE WHEN p.work IS NOT NULL THEN " PH " END) ELSE sum(" PH ") END,"
+	"  sum(p.samples),"
+	"  CASE WHEN sum(" HW ") THEN sum(CASE WHEN " PH " IS NOT NULL THEN p.work END)"
+	"       WHEN count(" PH ") THEN NULL ELSE sum(p.work) END,"
+	"  CASE WHEN sum(" HW ") THEN total(CASE WHEN " HW " THEN " LEN " END)"
+	"       WHEN count(" PH ") THEN 0 ELSE total(CASE WHEN p.work IS NOT NULL THEN " LEN " END) END"
+	" FROM intervals i JOIN final f USING (boot_id) JOIN path_intervals p USING (interval_id)"
+	" WHERE" IN_BUCKET " AND ?5 = ?5 AND ?6 = ?6 AND ?7 = ?7"
+	" GROUP BY i.boot_id, bucket, p.path"
+	" HAVING bucket >= ?5";
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -154,16 +152,15 @@ int rollup_paths(sqlite3 *db, const struct rollup_query *q,
 			.boot_uuid = (const char *)sqlite3_column_text(st, 1),
 			.boot_id = sqlite3_column_int64(st, 2),
 			.bucket_ns = sqlite3_column_int64(st, 3),
-			.start_ns = sqlite3_column_int64(st, 4),
-			.path = (const char *)sqlite3_column_text(st, 5),
-			.intervals = sqlite3_column_int64(st, 6),
-			.has_hitm = sqlite3_column_type(st, 7) != SQLITE_NULL,
-			.hitm = sqlite3_column_int64(st, 7),
-			.has_samples = sqlite3_column_type(st, 8) != SQLITE_NULL,
-			.samples = sqlite3_column_int64(st, 8),
-			.has_work = sqlite3_column_type(st, 9) != SQLITE_NULL,
-			.work = sqlite3_column_double(st, 9),
-			.work_seconds = sqlite3_column_double(st, 10),
+			.path = (const char *)sqlite3_column_text(st, 4),
+			.intervals = sqlite3_column_int64(st, 5),
+			.has_hitm = sqlite3_column_type(st, 6) != SQLITE_NULL,
+			.hitm = sqlite3_column_int64(st, 6),
+			.has_samples = sqlite3_column_type(st, 7) != SQLITE_NULL,
+			.samples = sqlite3_column_int64(st, 7),
+			.has_work = sqlite3_column_type(st, 8) != SQLITE_NULL,
+			.work = sqlite3_column_double(st, 8),
+			.work_seconds = sqlite3_column_double(st, 9),
 		};
 
 		if (!p.path)

@@ -29,8 +29,12 @@
  * hitm * per / work, as path_rates computes it per interval.
  */
 
-/* Which buckets: of one host (0: all), from_ns on (a grain multiple),
- * the first interval starting in [lo_ns, hi_ns). */
+/*
+ * Which buckets: of one host (0: all), from_ns on (a grain multiple),
+ * the first interval starting in [lo_ns, hi_ns). rollup_paths() gives the
+ * path rows of those buckets and may give some of the buckets next to the
+ * range: a reader matches them to the buckets it read.
+ */
 struct rollup_query {
 	int64_t grain_ns;
 	int64_t host_id;
@@ -51,7 +55,7 @@ struct rollup_bucket {
 struct rollup_path {
 	const char *machine_id, *boot_uuid, *path;
 	int64_t boot_id;
-	int64_t bucket_ns, start_ns;	/* start_ns: the bucket's first interval */
+	int64_t bucket_ns;
 	int64_t intervals;
 	bool has_hitm, has_samples, has_work;
 	int64_t hitm, samples;
@@ -59,8 +63,9 @@ struct rollup_path {
 };
 
 /*
- * Calls cb for every final bucket q selects, in order of start_ns; a
- * negative return of cb stops and is returned. Logs SQLite's errors.
+ * Calls cb for every final bucket q selects (rollup_buckets() in order of
+ * start_ns); a negative return of cb stops and is returned. Logs SQLite's
+ * errors.
  */
 int rollup_buckets(sqlite3 *db, const struct rollup_query *q,
 		   int (*cb)(const struct rollup_bucket *b, void *arg), void *arg);

@@ -696,7 +696,6 @@ static int rollup_rate_cb(const struct rollup_path *b, void *arg)
 	double rate = collect_bucket_rate(p, b->has_hitm, b->hitm, b->has_work, b->work);
 	struct rate_row v = {
 		.path = b->path,
-		.start_ns = b->start_ns,
 		.has_hitm = b->has_hitm,
 		.hitm = b->hitm,
 		.samples = b->samples,
@@ -711,6 +710,9 @@ static int rollup_rate_cb(const struct rollup_path *b, void *arg)
 		return 0;
 	c->hint = boot;
 	v.id = bucket_id(b->bucket_ns, boot);
+	v.start_ns = collect_rows_start(c->w, v.id);
+	if (v.start_ns == INT64_MIN)
+		return 0;	/* a bucket next to the range */
 	return collect_rows_rate(c->r, c->h, c->w, &v);
 }
 

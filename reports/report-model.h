@@ -282,6 +282,13 @@ int collect_rows_finish(struct report *r, struct host *h, struct rows *w);
 /* A bucket's rate as path_rates computes an interval's: NAN when none. */
 double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, double work);
 
+/*
+ * collect-ch.c's response parsers alone (the fuzzer): data fed in chunks
+ * of chunk bytes as TabSeparated lines (kind 0), or RowBinary interval
+ * (1) or path (2) roll-up rows. The rows, or a negative errno.
+ */
+ssize_t collect_ch_parse(int kind, const char *data, size_t len, size_t chunk);
+
 /* report.c: around the passes, whatever the source. */
 void report_begin(struct report *r, size_t nr_sources);
 int report_prepare(struct report *r);	/* after pass 1 */
