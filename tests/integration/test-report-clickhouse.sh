@@ -21,6 +21,11 @@
 #   - the report says where its numbers come from (parameters.source,
 #     rollup_s) and refuses a cluster it cannot reach, saying why.
 . "$(dirname "$0")/lib.sh"
+# Ports of its own, so test-ship.sh's cluster (18123...) can run beside it.
+CH_HTTP1=${CH_HTTP1:-18133}
+CH_TCP1=${CH_TCP1:-19010}
+CH_HTTP2=${CH_HTTP2:-28133}
+CH_TCP2=${CH_TCP2:-29010}
 . "$(dirname "$0")/clickhouse-lib.sh"
 require_root
 require_tracefs
