@@ -134,7 +134,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 		   $(if $(wildcard tests/integration/mmhitm-test-helper.c),$(O)/tests/mmhitm-test-helper)
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
-.PHONY: all deps check check-unit check-integration check-kernels fuzz bench demo \
+.PHONY: all deps check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
 	install uninstall clean distclean libperf soak check-faults
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
@@ -299,6 +299,13 @@ BENCH_PROGS	:= $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 
 bench: all $(BENCH_PROGS)
 	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) sh bench/run-bench.sh
+
+# make bench-fleet: 10,000 hosts x a week in a two-shard ClickHouse on
+# loopback: load time, ship throughput, and the report's wall time and peak
+# RSS from the cluster and from 1,000 SQLite files (bench/bench-fleet.sh;
+# BENCH_FLEET_HOSTS, _SUBSET, _ROUNDS, _SHIP, _DAYS). Not part of make check.
+bench-fleet: all
+	$(Q)O=$(O) sh bench/bench-fleet.sh
 
 $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread

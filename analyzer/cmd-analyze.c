@@ -15,11 +15,12 @@
 #include "jsonw.h"
 #include "log.h"
 #include "rules.h"
+#include "source.h"
 #include "util.h"
 
 void cmd_analyze_help(void)
 {
-	printf("Usage: mmhitm analyze [--db PATH] [--rules FILE]... [--rebuild] [--json|--csv]\n"
+	printf("Usage: mmhitm analyze [--source DB]... [--rules FILE]... [--rebuild] [--json|--csv] [DB...]\n"
 	       "       mmhitm analyze --print-rules [--rules FILE]...\n\n"
 	       "Types every sampled kernel data address of the intervals not analyzed yet\n"
 	       "(mm_struct of which process, struct page of which pfn, lruvec; the BTF\n"
@@ -29,7 +30,10 @@ void cmd_analyze_help(void)
 	       "with the rules. Fills line_attribution and path_intervals (views\n"
 	       "path_rates and top_lines). Running it again only adds new intervals;\n"
 	       "objects learned since are applied to earlier unresolved rows too.\n\n"
-	       "  --db PATH        the database (default $MMHITM_DB or the daemon's)\n"
+	       "  --source DB      a database or a glob of them (repeatable; --db and\n"
+	       "                   arguments are the same; default $MMHITM_DB or the\n"
+	       "                   daemon's), analyzed each in turn. Not a cluster: its\n"
+	       "                   rows were analyzed on the hosts before 'mmhitm ship'\n"
 	       "  --rules FILE     override rules (repeatable; later files win): a rule\n"
 	       "                   named like a default replaces it, a new one is tried\n"
 	       "                   first, 'disable NAME' drops one. Format: the shipped\n"
@@ -37,8 +41,9 @@ void cmd_analyze_help(void)
 	       "  --rebuild        forget earlier results and attribute everything again\n"
 	       "                   (needed after the rules change: analyze warns)\n"
 	       "  --print-rules    print the effective rules and their digest, and exit\n"
-	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md)\n"
-	       "                   or as CSV (one row per path, a header row first)\n");
+	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md;\n"
+	       "                   an array for several databases) or as CSV (one row per\n"
+	       "                   path with its database, a header row first)\n");
 }
 
 /* Loads the defaults, the host's overrides and each file given. Caller frees. */
@@ -138,11 +143,11 @@ static void explain_empty(sqlite3 *db)
 }
 
 /* Per path: intervals, HITM, samples, work and what the HITM rests on. */
-static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
+static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw, struct csvw *cw,
+			 const char *dbname)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	size_t measured = 0;	/* rows with HITM sampled */
-	struct csvw cw;
 	int r, rc;
 
 	r = db_prepare(db, &st, summary_sql);
@@ -151,12 +156,7 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 	if (fmt == SUMMARY_TEXT) {
 		printf("%-22s %9s %9s %9s %9s %9s %12s  %s\n", "path", "intervals", "lcl_hitm",
 		       "rmt_hitm", "peer", "samples", "work", "HITM rests on");
-	} else if (fmt == SUMMARY_CSV) {
-		csvw_init(&cw, stdout);
-		for (size_t k = 0; k < ARRAY_SIZE(summary_cols); k++)
-			csvw_str(&cw, summary_cols[k]);
-		csvw_end(&cw);
-	} else {
+	} else if (fmt == SUMMARY_JSON) {
 		jsonw_array(jw, "paths");
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -167,17 +167,19 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 		}
 		if (fmt == SUMMARY_JSON)
 			jsonw_object(jw, NULL);
+		else
+			csvw_str(cw, dbname);
 		for (int k = 0; k < (int)ARRAY_SIZE(summary_cols); k++) {
 			int t = sqlite3_column_type(st, k);
 			const char *key = summary_cols[k];
 
 			if (fmt == SUMMARY_CSV) {
 				if (t == SQLITE_INTEGER)
-					csvw_int(&cw, sqlite3_column_int64(st, k));
+					csvw_int(cw, sqlite3_column_int64(st, k));
 				else if (t == SQLITE_FLOAT)
-					csvw_num(&cw, sqlite3_column_double(st, k));
+					csvw_num(cw, sqlite3_column_double(st, k));
 				else
-					csvw_str(&cw, (const char *)sqlite3_column_text(st, k));
+					csvw_str(cw, (const char *)sqlite3_column_text(st, k));
 			} else if (t == SQLITE_NULL) {
 				jsonw_null(jw, key);
 			} else if (t == SQLITE_INTEGER) {
@@ -189,7 +191,7 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 			}
 		}
 		if (fmt == SUMMARY_CSV)
-			csvw_end(&cw);
+			csvw_end(cw);
 		else
 			jsonw_end(jw);
 	}
@@ -202,9 +204,48 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw)
 	return 0;
 }
 
+/* One database analyzed, and its summary; -errno (said). */
+static int analyze_one(const char *path, const struct rules *rules, bool rebuild,
+		       enum summary_format fmt, struct jsonw *jw, struct csvw *cw, bool many)
+{
+	struct analyze_stats stats;
+	sqlite3 *db = NULL;
+	int r;
+
+	r = db_open(path, DB_NO_CREATE, &db);
+	if (r < 0)
+		return r;
+	r = analyze_db(db, rules, rebuild ? ANALYZE_REBUILD : 0, &stats);
+	if (r < 0)
+		goto out;
+	if (fmt == SUMMARY_TEXT)
+		printf("%s%s: %zu boots, %zu new intervals, %zu sampled lines attributed, %zu retried, "
+		       "%zu objects anchored; rules %s%s\n", many ? "\n" : "", path, stats.boots,
+		       stats.intervals, stats.rows, stats.retried, stats.anchored, rules_digest(rules),
+		       stats.stale_boots ? " (some boots used other rules: --rebuild)" : "");
+	if (fmt == SUMMARY_JSON) {
+		jsonw_object(jw, NULL);
+		jsonw_str(jw, "database", path);
+		jsonw_uint(jw, "boots", stats.boots);
+		jsonw_uint(jw, "new_intervals", stats.intervals);
+		jsonw_uint(jw, "lines_attributed", stats.rows);
+		jsonw_uint(jw, "retried", stats.retried);
+		jsonw_uint(jw, "anchored", stats.anchored);
+		jsonw_uint(jw, "stale_boots", stats.stale_boots);
+		jsonw_str(jw, "rules_digest", rules_digest(rules));
+	}
+	r = print_summary(db, fmt, jw, cw, path);
+	if (fmt == SUMMARY_JSON)
+		jsonw_end(jw);
+out:
+	db_close(db);
+	return r;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "source",      required_argument, NULL, 'S' },
 		{ "db",          required_argument, NULL, 'd' },
 		{ "rules",       required_argument, NULL, 'r' },
 		{ "rebuild",     no_argument,       NULL, 'R' },
@@ -215,74 +256,88 @@ int cmd_analyze(int argc, char **argv)
 		{}
 	};
 	_cleanup_free_ char **files = NULL;
-	const char *path = default_db_path();
 	struct rules *rules = NULL;
-	struct analyze_stats stats;
-	bool rebuild = false, print = false;
+	bool rebuild = false, print = false, many;
 	enum summary_format fmt = SUMMARY_TEXT;
+	struct sources src = {};
 	struct jsonw jw;
+	struct csvw cw;
 	size_t n_files = 0;
-	sqlite3 *db = NULL;
-	int c, r;
+	int c, r = 0;
 
 	files = calloc((size_t)argc, sizeof(*files));
 	if (!files)
 		return log_oom();
 	while ((c = cli_getopt(argc, argv, "d:r:h", opts, "mmhitm analyze")) != -1) {
 		switch (c) {
-		case 'd': path = optarg; break;
+		case 'S':
+		case 'd':
+			if (sources_add(&src, optarg) < 0) {
+				r = CMD_USAGE;
+				goto out;
+			}
+			break;
 		case 'r': files[n_files++] = optarg; break;
 		case 'R': rebuild = true; break;
 		case 'p': print = true; break;
 		case 'j': fmt = SUMMARY_JSON; break;
 		case 'c': fmt = SUMMARY_CSV; break;
-		case 'h': cmd_analyze_help(); return 0;
-		default: return CMD_USAGE;
+		case 'h': cmd_analyze_help(); goto out;
+		default: r = CMD_USAGE; goto out;
 		}
 	}
-	if (optind < argc) {
-		log_error("Unexpected argument '%s'; 'mmhitm analyze --help' says more", argv[optind]);
-		return CMD_USAGE;
+	for (; optind < argc; optind++)
+		if (sources_add(&src, argv[optind]) < 0) {
+			r = CMD_USAGE;
+			goto out;
+		}
+	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
+		r = CMD_USAGE;
+		goto out;
+	}
+	if (sources_clickhouse(&src)) {
+		/* ship sends what analyze wrote: the cluster's rows are attributed already */
+		log_error("%s: analyze types a host's own database; the cluster holds rows mmhitm analyze"
+			  " attributed on each host before 'mmhitm ship' sent them (to redo them: analyze"
+			  " --rebuild on the hosts, then ship --resend)", src.v[0].arg);
+		r = CMD_USAGE;
+		goto out;
 	}
 
 	r = rules_from_args(files, n_files, &rules);
 	if (r < 0)
-		return r;
+		goto out;
 	if (print) {
 		print_rules(rules);
 		goto out;
 	}
-	r = db_open(path, DB_NO_CREATE, &db);
-	if (r < 0)
-		goto out;
-	r = analyze_db(db, rules, rebuild ? ANALYZE_REBUILD : 0, &stats);
-	if (r < 0)
-		goto out;
-	if (fmt == SUMMARY_TEXT)
-		printf("%s: %zu boots, %zu new intervals, %zu sampled lines attributed, %zu retried, "
-		       "%zu objects anchored; rules %s%s\n", path, stats.boots, stats.intervals,
-		       stats.rows, stats.retried, stats.anchored, rules_digest(rules),
-		       stats.stale_boots ? " (some boots used other rules: --rebuild)" : "");
+	many = src.n > 1;
 	if (fmt == SUMMARY_JSON) {
 		jsonw_init(&jw, stdout);
-		jsonw_object(&jw, NULL);
-		jsonw_str(&jw, "database", path);
-		jsonw_uint(&jw, "boots", stats.boots);
-		jsonw_uint(&jw, "new_intervals", stats.intervals);
-		jsonw_uint(&jw, "lines_attributed", stats.rows);
-		jsonw_uint(&jw, "retried", stats.retried);
-		jsonw_uint(&jw, "anchored", stats.anchored);
-		jsonw_uint(&jw, "stale_boots", stats.stale_boots);
-		jsonw_str(&jw, "rules_digest", rules_digest(rules));
+		if (many)
+			jsonw_array(&jw, NULL);
+	} else if (fmt == SUMMARY_CSV) {
+		csvw_init(&cw, stdout);
+		csvw_str(&cw, "database");
+		for (size_t k = 0; k < ARRAY_SIZE(summary_cols); k++)
+			csvw_str(&cw, summary_cols[k]);
+		csvw_end(&cw);
 	}
-	r = print_summary(db, fmt, &jw);
+	/* each in turn; the first error is the exit's, the others still run */
+	for (size_t i = 0; i < src.n; i++) {
+		int k = analyze_one(src.v[i].path, rules, rebuild, fmt, &jw, &cw, many && i > 0);
+
+		if (k < 0 && r == 0)
+			r = k;
+	}
 	if (fmt == SUMMARY_JSON) {
-		jsonw_end(&jw);
+		if (many)
+			jsonw_end(&jw);
 		if (jsonw_finish(&jw) < 0 && r >= 0)
 			r = log_error_errno(EIO, "Failed to write the JSON");
 	}
 out:
-	db_close(db);
 	rules_free(rules);
+	sources_done(&src);
 	return r;
 }

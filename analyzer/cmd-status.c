@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* mmhitm status: what a database holds, per boot. */
 #include <errno.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cluster.h"
+#include "config.h"
+#include "http.h"
+#include "source.h"
 #include "commands.h"
 #include "csvw.h"
 #include "db.h"
@@ -18,17 +23,28 @@
 
 void cmd_status_help(void)
 {
-	printf("Usage: mmhitm status [--db PATH] [--json|--csv] [--check]\n\n"
-	       "Prints the database's schema version, and per boot: the host, kernel,\n"
+	printf("Usage: mmhitm status [--source SRC]... [--json|--csv] [--check]\n"
+	       "                     [--credentials FILE] [--config FILE] [DB...]\n\n"
+	       "Prints each database's schema version, and per boot: the host, kernel,\n"
 	       "PMU, LRU_GEN state, the recorded intervals and the totals of every\n"
-	       "counted event and learned object.\n\n"
-	       "  --json    the same as one JSON object (schema: docs/json.md)\n"
-	       "  --csv     one row per boot, a header row first (the per-event totals\n"
-	       "            are --json's)\n"
-	       "  --check   for monitoring: one line, and exit %d when mmhitmd is not\n"
-	       "            recording into this database, its last interval ended more\n"
-	       "            than two intervals ago, or its last hour lost events\n",
-	       CMD_UNHEALTHY);
+	       "counted event and learned object. From a ClickHouse cluster: every\n"
+	       "shipped host's boots, with their shipped intervals.\n\n"
+	       "  --source SRC   a SQLite database, a glob of them (hosts/*.db), or one\n"
+	       "                 cluster, clickhouse://HOST[:PORT]/DB (repeatable; --db\n"
+	       "                 and arguments are the same; default $MMHITM_DB or the\n"
+	       "                 daemon's database): one block per database\n"
+	       "  --json         the same as one JSON object per database (an array of\n"
+	       "                 them for several; schema: docs/json.md)\n"
+	       "  --csv          one row per boot with its database, a header row first\n"
+	       "                 (the per-event totals are --json's)\n"
+	       "  --check        for monitoring: one line per database, and exit %d when\n"
+	       "                 mmhitmd is not recording into one of them, its last\n"
+	       "                 interval ended more than two intervals ago, or its last\n"
+	       "                 hour lost events (SQLite databases only)\n"
+	       "  --credentials FILE  the cluster's USER:PASSWORD (default: ship_credentials\n"
+	       "                 of the configuration)\n"
+	       "  --config FILE  where ship_credentials is read (default %s)\n",
+	       CMD_UNHEALTHY, CONFIG_DEFAULT_PATH);
 }
 
 /*
@@ -36,10 +52,8 @@ void cmd_status_help(void)
  * perf.data file (an imported hostname), and an escape sequence in one
  * must not reach the terminal: control characters become '?'.
  */
-static const char *col(sqlite3_stmt *st, int i, const char *null, char *buf, size_t size)
+static const char *safe(const char *s, const char *null, char *buf, size_t size)
 {
-	const char *s = (const char *)sqlite3_column_text(st, i);
-
 	text_safe(buf, size, s ? s : null);
 	return buf;
 }
@@ -62,60 +76,176 @@ static const char multiplexed_sql[] =
 	"  ORDER BY end_ns DESC LIMIT ?2)"
 	" GROUP BY n.name HAVING min(c.run_share) < 1 ORDER BY n.name";
 
-static int multiplexed_prepare(sqlite3 *db, sqlite3_stmt **ret, int64_t boot_id)
-{
-	int r = db_prepare(db, ret, multiplexed_sql);
+/* The names of a boot's values, for JSON and CSV, in boots_sql's order. */
+static const char *const boot_keys[] = {
+	"boot_id", "hostname", "kernel_release", "kernel_build_id", "boot_uuid",
+	"cpus", "source", "pmu", "pmu_detail", "lru_gen", "btf", "intervals",
+	"seconds", "first", "last", "events_lost", "mm_structs", "mm_structs_live",
+	"page_pairs", "lock_addresses",
+};
+#define NR_BOOT_KEYS ARRAY_SIZE(boot_keys)
 
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(*ret, 1, boot_id);
-	sqlite3_bind_int(*ret, 2, MULTIPLEX_INTERVALS);
-	return 0;
+/*
+ * One boot as printed, whichever source it came from: a SQLite row or
+ * the cluster's rows (which have no learned objects: null there).
+ */
+enum val_type { VAL_NULL, VAL_INT, VAL_NUM, VAL_STR };
+struct val {
+	enum val_type type;
+	int64_t i;
+	double d;
+	const char *s;
+};
+struct event_total {
+	char *name;
+	int64_t count;
+};
+struct run_share {
+	char *name;
+	double share;
+};
+struct boot_view {
+	struct val v[NR_BOOT_KEYS];
+	const struct event_total *events;
+	size_t nr_events;
+	bool has_shares;		/* false: not known (the cluster has no run_share) */
+	const struct run_share *shares;	/* counters multiplexed lately */
+	size_t nr_shares;
+};
+
+static const char *vstr(const struct boot_view *b, int i, const char *null, char *buf, size_t size)
+{
+	char num[32];
+
+	switch (b->v[i].type) {
+	case VAL_STR:
+		return safe(b->v[i].s, null, buf, size);
+	case VAL_INT:
+		snprintf(num, sizeof(num), "%" PRId64, b->v[i].i);
+		return safe(num, null, buf, size);
+	case VAL_NUM:
+		snprintf(num, sizeof(num), "%.0f", b->v[i].d);
+		return safe(num, null, buf, size);
+	default:
+		return safe(NULL, null, buf, size);
+	}
 }
 
-#define COL(st, i, null) col(st, i, null, t[i], sizeof(t[i]))
+#define S(i, null) vstr(b, i, null, t[i], sizeof(t[i]))
 
-static int print_boot(sqlite3 *db, sqlite3_stmt *b)
+static void print_boot(const struct boot_view *b)
 {
-	_cleanup_finalize_ sqlite3_stmt *ev = NULL, *mx = NULL;
-	int64_t boot_id = sqlite3_column_int64(b, 0);
-	char t[15][256];
-	int r;
+	char t[NR_BOOT_KEYS][256];
 
-	printf("boot %" PRId64 ": %s  kernel %s (%s)\n", boot_id,
-	       COL(b, 1, "?"), COL(b, 2, "?"), COL(b, 3, "no build-id"));
-	printf("  boot id %s, %d CPUs, source %s\n", COL(b, 4, "?"),
-	       sqlite3_column_int(b, 5), COL(b, 6, "?"));
-	printf("  PMU %s%s%s, LRU_GEN %s, BTF %s\n", COL(b, 7, "?"),
-	       sqlite3_column_type(b, 8) != SQLITE_NULL ? ": " : "", COL(b, 8, ""),
-	       COL(b, 9, "?"), COL(b, 10, "?"));
-	printf("  %d intervals, %.0f s from %s to %s, %d lost events\n",
-	       sqlite3_column_int(b, 11), sqlite3_column_double(b, 12),
-	       COL(b, 13, "-"), COL(b, 14, "-"), sqlite3_column_int(b, 15));
-	printf("  learned: %d mm_struct (%d live), %d page pairs, %d lock addresses\n",
-	       sqlite3_column_int(b, 16), sqlite3_column_int(b, 17),
-	       sqlite3_column_int(b, 18), sqlite3_column_int(b, 19));
-
-	r = db_prepare(db, &ev,
-		       events_sql);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(ev, 1, boot_id);
-	while (sqlite3_step(ev) == SQLITE_ROW)
-		printf("    %-40s %15" PRId64 "\n", col(ev, 0, "?", t[0], sizeof(t[0])),
-		       (int64_t)sqlite3_column_int64(ev, 1));
-
-	r = multiplexed_prepare(db, &mx, boot_id);
-	if (r < 0)
-		return r;
-	while (sqlite3_step(mx) == SQLITE_ROW)
+	printf("boot %" PRId64 ": %s  kernel %s (%s)\n", b->v[0].i, S(1, "?"), S(2, "?"),
+	       S(3, "no build-id"));
+	printf("  boot id %s, %s CPUs, source %s\n", S(4, "?"), S(5, "?"), S(6, "?"));
+	printf("  PMU %s%s%s, LRU_GEN %s, BTF %s\n", S(7, "?"),
+	       b->v[8].type != VAL_NULL ? ": " : "", S(8, ""), S(9, "?"), S(10, "?"));
+	printf("  %" PRId64 " intervals, %.0f s from %s to %s, %" PRId64 " lost events\n",
+	       b->v[11].i, b->v[12].d, S(13, "-"), S(14, "-"), b->v[15].i);
+	if (b->v[16].type == VAL_NULL)
+		printf("  learned objects: not shipped (the host's database has them)\n");
+	else
+		printf("  learned: %" PRId64 " mm_struct (%" PRId64 " live), %" PRId64 " page pairs, %"
+		       PRId64 " lock addresses\n", b->v[16].i, b->v[17].i, b->v[18].i, b->v[19].i);
+	for (size_t k = 0; k < b->nr_events; k++)
+		printf("    %-40s %15" PRId64 "\n", safe(b->events[k].name, "?", t[0], sizeof(t[0])),
+		       b->events[k].count);
+	for (size_t k = 0; k < b->nr_shares; k++)
 		printf("  counters multiplexed: %s ran %.0f %% of the time (last %d intervals; "
-		       "its counts are scaled)\n", col(mx, 0, "?", t[0], sizeof(t[0])),
-		       100 * sqlite3_column_double(mx, 1), MULTIPLEX_INTERVALS);
-	return 0;
+		       "its counts are scaled)\n", safe(b->shares[k].name, "?", t[0], sizeof(t[0])),
+		       100 * b->shares[k].share, MULTIPLEX_INTERVALS);
 }
 
-/* The columns print_boot() reads, per boot, oldest first. */
+/* One row per boot, with its database (the per-event totals are JSON's). */
+static void csv_boot(const struct boot_view *b, const char *dbname, struct csvw *w)
+{
+	csvw_str(w, dbname);
+	for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
+		switch (b->v[i].type) {
+		case VAL_INT: csvw_int(w, b->v[i].i); break;
+		case VAL_NUM: csvw_num(w, b->v[i].d); break;
+		case VAL_STR: csvw_str(w, b->v[i].s); break;
+		default: csvw_str(w, NULL); break;
+		}
+	}
+	csvw_end(w);
+}
+
+static void json_boot(const struct boot_view *b, struct jsonw *w)
+{
+	jsonw_object(w, NULL);
+	for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
+		switch (b->v[i].type) {
+		case VAL_INT: jsonw_int(w, boot_keys[i], b->v[i].i); break;
+		case VAL_NUM: jsonw_num(w, boot_keys[i], b->v[i].d); break;
+		case VAL_STR: jsonw_str(w, boot_keys[i], b->v[i].s); break;
+		default: jsonw_null(w, boot_keys[i]); break;
+		}
+	}
+	jsonw_object(w, "events");
+	for (size_t k = 0; k < b->nr_events; k++)
+		jsonw_int(w, b->events[k].name, b->events[k].count);
+	jsonw_end(w);
+	if (b->has_shares) {
+		jsonw_object(w, "multiplexed");
+		for (size_t k = 0; k < b->nr_shares; k++)
+			jsonw_num(w, b->shares[k].name, b->shares[k].share);
+		jsonw_end(w);
+	} else {
+		jsonw_null(w, "multiplexed");
+	}
+	jsonw_end(w);
+}
+
+enum status_format { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+struct status_out {
+	enum status_format fmt;
+	struct jsonw w;
+	struct csvw cw;
+};
+
+static void emit_boot(struct status_out *o, const struct boot_view *b, const char *dbname)
+{
+	switch (o->fmt) {
+	case FMT_TEXT: print_boot(b); break;
+	case FMT_JSON: json_boot(b, &o->w); break;
+	case FMT_CSV: csv_boot(b, dbname, &o->cw); break;
+	}
+}
+
+/* A database's heading: its text line, or its JSON object opened. */
+static void begin_db(struct status_out *o, const char *name, bool has_version, bool many)
+{
+	if (o->fmt == FMT_JSON) {
+		jsonw_object(&o->w, NULL);
+		jsonw_str(&o->w, "database", name);
+		if (has_version)
+			jsonw_uint(&o->w, "schema_version", db_schema_version());
+		else
+			jsonw_null(&o->w, "schema_version");
+		jsonw_array(&o->w, "boots");
+	} else if (o->fmt == FMT_TEXT) {
+		if (many)
+			printf("\n");
+		if (has_version)
+			printf("%s: schema version %u\n", name, db_schema_version());
+		else
+			printf("%s: a cluster\n", name);
+	}
+}
+
+static void end_db(struct status_out *o)
+{
+	if (o->fmt == FMT_JSON) {
+		jsonw_end(&o->w);
+		jsonw_end(&o->w);
+	}
+}
+
+/* The columns of a boot, boot_keys' order, oldest first. */
 static const char boots_sql[] =
 	"SELECT b.boot_id, h.hostname, b.kernel_release, b.kernel_build_id, b.boot_uuid,"
 	" b.nr_cpus_online, b.source, b.pmu_kind, b.pmu_detail, b.lru_gen, b.btf,"
@@ -130,73 +260,358 @@ static const char boots_sql[] =
 	" (SELECT count(*) FROM lock_objects l WHERE l.boot_id = b.boot_id)"
 	" FROM boots b JOIN hosts h USING (host_id) ORDER BY b.first_seen_ns";
 
-/* The names of boots_sql's columns, for JSON and CSV. */
-static const char *const boot_keys[] = {
-	"boot_id", "hostname", "kernel_release", "kernel_build_id", "boot_uuid",
-	"cpus", "source", "pmu", "pmu_detail", "lru_gen", "btf", "intervals",
-	"seconds", "first", "last", "events_lost", "mm_structs", "mm_structs_live",
-	"page_pairs", "lock_addresses",
-};
-
-/* One row per boot, boots_sql's columns (the per-event totals are JSON's). */
-static int csv_boot(sqlite3_stmt *b, struct csvw *w)
+/* A boot's per-event totals. Caller frees the names and the array. */
+static int sqlite_events(sqlite3 *db, int64_t boot_id, struct event_total **ret, size_t *ret_n)
 {
-	for (int i = 0; i < (int)ARRAY_SIZE(boot_keys); i++) {
-		switch (sqlite3_column_type(b, i)) {
-		case SQLITE_INTEGER:
-			csvw_int(w, sqlite3_column_int64(b, i));
-			break;
-		case SQLITE_FLOAT:
-			csvw_num(w, sqlite3_column_double(b, i));
-			break;
-		default:
-			csvw_str(w, (const char *)sqlite3_column_text(b, i));
-		}
+	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
+	struct event_total *v = NULL;
+	size_t n = 0, alloc = 0;
+	int r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	r = db_prepare(db, &ev, events_sql);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(ev, 1, boot_id);
+	while ((rc = sqlite3_step(ev)) == SQLITE_ROW) {
+		if (grow_array((void **)&v, &alloc, sizeof(*v), n + 1) < 0)
+			goto oom;
+		v[n].name = strdup((const char *)sqlite3_column_text(ev, 0) ?: "?");
+		if (!v[n].name)
+			goto oom;
+		v[n++].count = sqlite3_column_int64(ev, 1);
 	}
-	csvw_end(w);
+	if (rc != SQLITE_DONE) {
+		r = log_error_errno(db_errno(rc), "Failed to read event_counts: %s", sqlite3_errmsg(db));
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
 	return 0;
+oom:
+	r = log_oom();
+fail:
+	for (size_t k = 0; k < n; k++)
+		free(v[k].name);
+	free(v);
+	return r;
 }
 
-static int json_boot(sqlite3 *db, sqlite3_stmt *b, struct jsonw *w)
+/* A boot's counters multiplexed lately (multiplexed_sql). Caller frees. */
+static int sqlite_shares(sqlite3 *db, int64_t boot_id, struct run_share **ret, size_t *ret_n)
 {
-	_cleanup_finalize_ sqlite3_stmt *ev = NULL, *mx = NULL;
-	const char *const *keys = boot_keys;
+	_cleanup_finalize_ sqlite3_stmt *mx = NULL;
+	struct run_share *v = NULL;
+	size_t n = 0, alloc = 0;
+	int r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	r = db_prepare(db, &mx, multiplexed_sql);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(mx, 1, boot_id);
+	sqlite3_bind_int(mx, 2, MULTIPLEX_INTERVALS);
+	while ((rc = sqlite3_step(mx)) == SQLITE_ROW) {
+		if (grow_array((void **)&v, &alloc, sizeof(*v), n + 1) < 0)
+			goto oom;
+		v[n].name = strdup((const char *)sqlite3_column_text(mx, 0) ?: "?");
+		if (!v[n].name)
+			goto oom;
+		v[n++].share = sqlite3_column_double(mx, 1);
+	}
+	if (rc != SQLITE_DONE) {
+		r = log_error_errno(db_errno(rc), "Failed to read run_share: %s", sqlite3_errmsg(db));
+		goto fail;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+oom:
+	r = log_oom();
+fail:
+	for (size_t k = 0; k < n; k++)
+		free(v[k].name);
+	free(v);
+	return r;
+}
+
+/* One database's block; -errno (said). */
+static int status_db(struct status_out *o, const char *path, bool many)
+{
+	_cleanup_finalize_ sqlite3_stmt *b = NULL;
+	sqlite3 *db = NULL;
+	int r, rc;
+
+	/* a reader: never migrates, writes or creates a file */
+	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
+	if (r < 0)
+		return r;
+	begin_db(o, path, true, many);
+	r = db_prepare(db, &b, boots_sql);
+	if (r < 0)
+		goto out;
+	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
+		struct boot_view v = {};
+		struct event_total *ev = NULL;
+		struct run_share *sh = NULL;
+		size_t nev = 0, nsh = 0;
+
+		for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
+			switch (sqlite3_column_type(b, (int)i)) {
+			case SQLITE_NULL: v.v[i].type = VAL_NULL; break;
+			case SQLITE_INTEGER:
+				v.v[i].type = VAL_INT;
+				v.v[i].i = sqlite3_column_int64(b, (int)i);
+				v.v[i].d = (double)v.v[i].i;
+				break;
+			case SQLITE_FLOAT:
+				v.v[i].type = VAL_NUM;
+				v.v[i].d = sqlite3_column_double(b, (int)i);
+				v.v[i].i = (int64_t)v.v[i].d;
+				break;
+			default:
+				v.v[i].type = VAL_STR;
+				v.v[i].s = (const char *)sqlite3_column_text(b, (int)i);
+			}
+		}
+		if (o->fmt != FMT_CSV) {
+			r = sqlite_events(db, v.v[0].i, &ev, &nev);
+			if (r >= 0)
+				r = sqlite_shares(db, v.v[0].i, &sh, &nsh);
+			if (r < 0) {
+				for (size_t k = 0; k < nev; k++)
+					free(ev[k].name);
+				free(ev);
+				goto out;
+			}
+		}
+		v.events = ev;
+		v.nr_events = nev;
+		v.has_shares = true;
+		v.shares = sh;
+		v.nr_shares = nsh;
+		emit_boot(o, &v, path);
+		for (size_t k = 0; k < nev; k++)
+			free(ev[k].name);
+		free(ev);
+		for (size_t k = 0; k < nsh; k++)
+			free(sh[k].name);
+		free(sh);
+	}
+	if (rc != SQLITE_DONE)
+		r = log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+out:
+	end_db(o);
+	sqlite3_finalize(b);
+	b = NULL;
+	db_close(db);
+	return r;
+}
+
+/* The row of t whose first two cells are (a, b); t sorted by them. -1: none. */
+static ssize_t tsv_find2(const struct tsv *t, const char *a, const char *b)
+{
+	size_t lo = 0, hi = t->rows;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(tsv_get(t, mid, 0) ?: "", a);
+
+		if (c == 0)
+			c = strcmp(tsv_get(t, mid, 1) ?: "", b);
+		if (c == 0)
+			return (ssize_t)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The cluster's boots, in the order they are printed: host, then oldest first. */
+struct cboot {
+	size_t row;		/* in the boots result */
+	const char *hostname;
+	int64_t ordinal;	/* the host's boots numbered oldest first, from 1 */
+};
+
+static const struct tsv *cmp_boots_tsv;
+
+static int cmp_cboot(const void *x, const void *y)
+{
+	const struct cboot *a = x, *b = y;
+	int c = strcmp(a->hostname, b->hostname);
+
+	if (c == 0)
+		c = strcmp(tsv_get(cmp_boots_tsv, a->row, 0), tsv_get(cmp_boots_tsv, b->row, 0));
+	if (c == 0)
+		c = a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
+	return c;
+}
+
+/*
+ * The cluster's block: every shipped host's boots with the same values as
+ * from SQLite, read with FINAL (exact before ReplacingMergeTree merges).
+ * Four plain queries joined here rather than JOINs in SQL: 18.16 has one
+ * JOIN per SELECT, and a Distributed table on a JOIN's right side would be
+ * queried from every shard. "FINAL WHERE 1 ORDER BY": 18.16 fails FINAL
+ * with ORDER BY and no WHERE on a Distributed table ("Cannot find column
+ * batch in source stream").
+ */
+static int status_cluster(struct status_out *o, const struct source *src, const char *cred,
+			  const char *config_path, bool config_given)
+{
+	struct tsv hosts = {}, boots = {}, iv = {}, ev = {};
+	_cleanup_free_ char *q = NULL;
+	_cleanup_free_ struct cboot *cb = NULL;
+	struct event_total *evs = NULL;
+	const char *d = src->database;
+	struct http *h = NULL;
+	size_t ne = 0;
 	int r;
 
-	jsonw_object(w, NULL);
-	for (int i = 0; i < (int)ARRAY_SIZE(boot_keys); i++) {
-		switch (sqlite3_column_type(b, i)) {
-		case SQLITE_NULL:
-			jsonw_null(w, keys[i]);
-			break;
-		case SQLITE_INTEGER:
-			jsonw_int(w, keys[i], sqlite3_column_int64(b, i));
-			break;
-		case SQLITE_FLOAT:
-			jsonw_num(w, keys[i], sqlite3_column_double(b, i));
-			break;
-		default:
-			jsonw_str(w, keys[i], (const char *)sqlite3_column_text(b, i));
+	r = cluster_open(src, cred, config_path, config_given, &h);
+	if (r < 0)
+		return r;
+	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE 1 ORDER BY machine_id", d) < 0)
+		goto oom;
+	r = cluster_select(h, "hosts", q, 2, &hosts);
+	if (r < 0)
+		goto out;
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, kernel_release, kernel_build_id, nr_cpus_online,"
+		     " source, pmu_kind, pmu_detail, lru_gen, btf, first_seen_ns"
+		     " FROM %s.boots FINAL WHERE 1 ORDER BY machine_id, first_seen_ns, boot_uuid", d) < 0)
+		goto oom;
+	r = cluster_select(h, "boots", q, 11, &boots);
+	if (r < 0)
+		goto out;
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, count(), sum(end_ns - start_ns) / 1e9,"
+		     " toString(toDateTime(intDiv(min(start_ns), 1000000000), 'UTC')),"
+		     " toString(toDateTime(intDiv(max(end_ns), 1000000000), 'UTC')), sum(events_lost)"
+		     " FROM %s.intervals FINAL GROUP BY machine_id, boot_uuid"
+		     " ORDER BY machine_id, boot_uuid", d) < 0)
+		goto oom;
+	r = cluster_select(h, "intervals", q, 7, &iv);
+	if (r < 0)
+		goto out;
+	if (o->fmt != FMT_CSV) {
+		free(q);
+		if (asprintf(&q, "SELECT machine_id, boot_uuid, event, sum(count) FROM %s.event_counts FINAL"
+			     " GROUP BY machine_id, boot_uuid, event ORDER BY machine_id, boot_uuid, event",
+			     d) < 0)
+			goto oom;
+		r = cluster_select(h, "event_counts", q, 4, &ev);
+		if (r < 0)
+			goto out;
+		evs = calloc(ev.rows + 1, sizeof(*evs));
+		if (!evs)
+			goto oom;
+	}
+
+	cb = calloc(boots.rows + 1, sizeof(*cb));
+	if (!cb)
+		goto oom;
+	for (size_t i = 0; i < boots.rows; i++) {
+		const char *mid = tsv_get(&boots, i, 0);
+		size_t lo = 0, hi = hosts.rows;
+
+		cb[i].row = i;
+		cb[i].ordinal = i > 0 && strcmp(tsv_get(&boots, i - 1, 0), mid) == 0 ? cb[i - 1].ordinal + 1 : 1;
+		cb[i].hostname = "?";
+		while (lo < hi) {
+			size_t m = (lo + hi) / 2;
+			int c = strcmp(tsv_get(&hosts, m, 0), mid);
+
+			if (c == 0) {
+				cb[i].hostname = tsv_get(&hosts, m, 1) ?: "?";
+				break;
+			}
+			if (c < 0)
+				lo = m + 1;
+			else
+				hi = m;
 		}
 	}
-	r = db_prepare(db, &ev,
-		       events_sql);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(ev, 1, sqlite3_column_int64(b, 0));
-	jsonw_object(w, "events");
-	while (sqlite3_step(ev) == SQLITE_ROW)
-		jsonw_int(w, (const char *)sqlite3_column_text(ev, 0), sqlite3_column_int64(ev, 1));
-	jsonw_end(w);
-	r = multiplexed_prepare(db, &mx, sqlite3_column_int64(b, 0));
-	if (r < 0)
-		return r;
-	jsonw_object(w, "multiplexed");
-	while (sqlite3_step(mx) == SQLITE_ROW)
-		jsonw_num(w, (const char *)sqlite3_column_text(mx, 0), sqlite3_column_double(mx, 1));
-	jsonw_end(w);
-	jsonw_end(w);
-	return 0;
+	cmp_boots_tsv = &boots;
+	qsort(cb, boots.rows, sizeof(*cb), cmp_cboot);
+
+	begin_db(o, src->arg, false, false);
+	for (size_t k = 0; k < boots.rows; k++) {
+		size_t i = cb[k].row;
+		const char *mid = tsv_get(&boots, i, 0), *uuid = tsv_get(&boots, i, 1);
+		ssize_t j = tsv_find2(&iv, mid, uuid);
+		struct boot_view v = {};
+		char iso[2][32];
+		/* the cluster's columns for boot_keys[1..15] */
+		static const int from[] = { -1, -1, 2, 3, 1, 4, 5, 6, 7, 8, 9 };
+
+		v.v[0] = (struct val){ .type = VAL_INT, .i = cb[k].ordinal };
+		v.v[1] = (struct val){ .type = VAL_STR, .s = cb[k].hostname };
+		for (int c = 2; c <= 10; c++) {
+			const char *s = tsv_get(&boots, i, (size_t)from[c]);
+
+			if (c == 5)
+				v.v[c] = (struct val){ .type = VAL_INT, .i = tsv_int(&boots, i, 4) };
+			else
+				v.v[c] = (struct val){ .type = s ? VAL_STR : VAL_NULL, .s = s };
+		}
+		v.v[11] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(&iv, (size_t)j, 2) : 0 };
+		v.v[12] = (struct val){ .type = VAL_NUM, .d = j >= 0 ? tsv_num(&iv, (size_t)j, 3) : 0 };
+		for (int c = 13; c <= 14; c++) {
+			/* ISO 8601 as SQLite's strftime writes it: "YYYY-MM-DDTHH:MM:SSZ" */
+			const char *s = j >= 0 ? tsv_get(&iv, (size_t)j, (size_t)c - 9) : NULL;
+
+			if (s && strlen(s) == 19 && s[10] == ' ') {
+				snprintf(iso[c - 13], sizeof(iso[0]), "%.10sT%sZ", s, s + 11);
+				v.v[c] = (struct val){ .type = VAL_STR, .s = iso[c - 13] };
+			}
+		}
+		v.v[15] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(&iv, (size_t)j, 6) : 0 };
+		/* 16..19: learned objects stay in the host's database */
+		if (evs) {
+			ssize_t e = -1;
+			size_t lo = 0, hi = ev.rows;
+
+			/* the first event row of this boot */
+			while (lo < hi) {
+				size_t m = (lo + hi) / 2;
+				int c = strcmp(tsv_get(&ev, m, 0), mid);
+
+				if (c == 0)
+					c = strcmp(tsv_get(&ev, m, 1), uuid);
+				if (c < 0)
+					lo = m + 1;
+				else
+					hi = m;
+			}
+			ne = 0;
+			for (e = (ssize_t)lo; (size_t)e < ev.rows && strcmp(tsv_get(&ev, (size_t)e, 0), mid) == 0 &&
+			     strcmp(tsv_get(&ev, (size_t)e, 1), uuid) == 0; e++)
+				evs[ne++] = (struct event_total){ tsv_get(&ev, (size_t)e, 2) ?: "?",
+								  tsv_int(&ev, (size_t)e, 3) };
+			v.events = evs;
+			v.nr_events = ne;
+		}
+		emit_boot(o, &v, src->arg);
+	}
+	end_db(o);
+	r = 0;
+	goto out;
+oom:
+	r = log_oom();
+out:
+	free(evs);
+	tsv_done(&hosts);
+	tsv_done(&boots);
+	tsv_done(&iv);
+	tsv_done(&ev);
+	http_free(h);
+	return r;
 }
 
 /*
@@ -256,85 +671,119 @@ static int check(sqlite3 *db, const char *path)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db",    required_argument, NULL, 'd' },
-		{ "json",  no_argument,       NULL, 'j' },
-		{ "csv",   no_argument,       NULL, 'v' },
-		{ "check", no_argument,       NULL, 'c' },
-		{ "help",  no_argument,       NULL, 'h' },
+		{ "source",      required_argument, NULL, 'S' },
+		{ "db",          required_argument, NULL, 'd' },
+		{ "json",        no_argument,       NULL, 'j' },
+		{ "csv",         no_argument,       NULL, 'v' },
+		{ "check",       no_argument,       NULL, 'c' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "config",      required_argument, NULL, 'f' },
+		{ "help",        no_argument,       NULL, 'h' },
 		{}
 	};
-	_cleanup_finalize_ sqlite3_stmt *b = NULL;
-	const char *path = default_db_path();
-	bool json = false, csv = false, health = false;
-	struct csvw cw;
-	struct jsonw w;
-	sqlite3 *db = NULL;
-	int c, r, rc;
+	static const struct status_out zero_out;
+	const char *cred = NULL, *config_path = CONFIG_DEFAULT_PATH;
+	bool json = false, csv = false, health = false, config_given = false, many;
+	struct sources src = {};
+	struct status_out *o = NULL;
+	int c, r = 0;
 
 	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm status")) != -1) {
 		switch (c) {
-		case 'd': path = optarg; break;
+		case 'S':
+		case 'd':
+			if (sources_add(&src, optarg) < 0) {
+				r = CMD_USAGE;
+				goto out;
+			}
+			break;
 		case 'j': json = true; break;
 		case 'v': csv = true; break;
 		case 'c': health = true; break;
-		case 'h': cmd_status_help(); return 0;
-		default: return CMD_USAGE;
+		case 'C': cred = optarg; break;
+		case 'f': config_path = optarg; config_given = true; break;
+		case 'h': cmd_status_help(); goto out;
+		default: r = CMD_USAGE; goto out;
 		}
 	}
-	if (optind < argc)
-		path = argv[optind];
-
-	/* a reader: never migrates, writes or creates a file */
-	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
-	if (r < 0) {
-		if (health)
-			printf("UNHEALTHY: %s cannot be read\n", path);
-		return health ? CMD_UNHEALTHY : r;
-	}
-	if (health) {
-		r = check(db, path);
-		db_close(db);
-		return r;
-	}
-
-	if (json && csv) {
-		db_close(db);
-		log_error("--json or --csv, not both");
-		return CMD_USAGE;
-	}
-	if (csv) {
-		csvw_init(&cw, stdout);
-		for (size_t k = 0; k < ARRAY_SIZE(boot_keys); k++)
-			csvw_str(&cw, boot_keys[k]);
-		csvw_end(&cw);
-	} else if (json) {
-		jsonw_init(&w, stdout);
-		jsonw_object(&w, NULL);
-		jsonw_str(&w, "database", path);
-		jsonw_uint(&w, "schema_version", db_schema_version());
-		jsonw_array(&w, "boots");
-	} else {
-		printf("%s: schema version %u\n", path, db_schema_version());
-	}
-	r = db_prepare(db, &b, boots_sql);
-	if (r < 0)
-		goto out;
-	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
-		r = csv ? csv_boot(b, &cw) : json ? json_boot(db, b, &w) : print_boot(db, b);
-		if (r < 0)
+	for (; optind < argc; optind++)
+		if (sources_add(&src, argv[optind]) < 0) {
+			r = CMD_USAGE;
 			goto out;
+		}
+	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
+		r = CMD_USAGE;
+		goto out;
 	}
-	if (rc != SQLITE_DONE)
-		r = log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
-	if (json) {
-		jsonw_end(&w);
-		jsonw_end(&w);
-		if (jsonw_finish(&w) < 0 && r >= 0)
+	if (json && csv) {
+		log_error("--json or --csv, not both");
+		r = CMD_USAGE;
+		goto out;
+	}
+	if (health && sources_clickhouse(&src)) {
+		log_error("--check tests a host's own database (the daemon's lock on it); the cluster's"
+			  " status lists each host's last shipped interval");
+		r = CMD_USAGE;
+		goto out;
+	}
+	/* every database, each on its own; one unhealthy makes the exit's */
+	if (health) {
+		for (size_t i = 0; i < src.n; i++) {
+			const char *path = src.v[i].path;
+			sqlite3 *db = NULL;
+			int k;
+
+			k = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
+			if (k < 0) {
+				printf("UNHEALTHY: %s cannot be read\n", path);
+				k = CMD_UNHEALTHY;
+			} else {
+				k = check(db, path);
+			}
+			db_close(db);
+			if (k != 0 && r == 0)
+				r = k < 0 ? CMD_UNHEALTHY : k;
+		}
+		goto out;
+	}
+
+	o = malloc(sizeof(*o));
+	if (!o) {
+		r = log_oom();
+		goto out;
+	}
+	*o = zero_out;
+	o->fmt = json ? FMT_JSON : csv ? FMT_CSV : FMT_TEXT;
+	many = src.n > 1;
+	if (o->fmt == FMT_CSV) {
+		csvw_init(&o->cw, stdout);
+		csvw_str(&o->cw, "database");
+		for (size_t k = 0; k < NR_BOOT_KEYS; k++)
+			csvw_str(&o->cw, boot_keys[k]);
+		csvw_end(&o->cw);
+	} else if (o->fmt == FMT_JSON) {
+		jsonw_init(&o->w, stdout);
+		if (many)
+			jsonw_array(&o->w, NULL);
+	}
+	for (size_t i = 0; i < src.n; i++) {
+		int k;
+
+		if (src.v[i].kind == SOURCE_CLICKHOUSE)
+			k = status_cluster(o, &src.v[i], cred, config_path, config_given);
+		else
+			k = status_db(o, src.v[i].path, many && i > 0);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (o->fmt == FMT_JSON) {
+		if (many)
+			jsonw_end(&o->w);
+		if (jsonw_finish(&o->w) < 0 && r >= 0)
 			r = log_error_errno(EIO, "Failed to write the JSON");
 	}
 out:
-	sqlite3_finalize(b);
-	b = NULL;
-	db_close(db);
+	free(o);
+	sources_done(&src);
 	return r;
 }

@@ -9,10 +9,15 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "cluster.h"
+#include "config.h"
+#include "http.h"
+#include "source.h"
 #include "commands.h"
 #include "csvw.h"
 #include "db.h"
@@ -23,8 +28,8 @@
 
 void cmd_top_help(void)
 {
-	printf("Usage: mmhitm top [--db PATH]... [--since TIME] [--until TIME] [--limit N]\n"
-	       "                  [--boot ID] [--no-detail] [--json|--csv] [DB...]\n\n"
+	printf("Usage: mmhitm top [--source SRC]... [--since TIME] [--until TIME] [--limit N]\n"
+	       "                  [--boot ID] [--no-detail] [--json|--csv] [--credentials FILE] [DB...]\n\n"
 	       "Prints the cache lines with the most HITM (local + remote, plus peer\n"
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
@@ -37,15 +42,21 @@ void cmd_top_help(void)
 	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
 	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
 	       "                         'this-week' or 'last-week' (their first midnight)\n"
-	       "  --db PATH              a database (repeatable, or as arguments): each gets\n"
-	       "                         its own table\n"
+	       "  --source SRC           a database, a glob of them (hosts/*.db), or one cluster,\n"
+	       "                         clickhouse://HOST[:PORT]/DB (repeatable; --db and\n"
+	       "                         arguments are the same): each database gets its own\n"
+	       "                         table, a cluster one table of the fleet's lines, each\n"
+	       "                         with its host (no page owners or unparsed records\n"
+	       "                         there: the host's database has them)\n"
 	       "  --json                 the line tables as one JSON object, one entry per\n"
 	       "                         database (no per-offset detail; docs/json.md)\n"
 	       "  --csv                  the line tables as CSV, one row per line with its\n"
-	       "                         database, a header row first\n"
+	       "                         database and host, a header row first\n"
 	       "  --limit N              lines to show (default 20)\n"
-	       "  --boot ID              only this boot (see 'mmhitm status')\n"
-	       "  --no-detail            only the line table\n");
+	       "  --boot ID              only this boot (see 'mmhitm status'; not with a cluster)\n"
+	       "  --no-detail            only the line table\n"
+	       "  --credentials FILE     the cluster's USER:PASSWORD (default: ship_credentials\n"
+	       "                         of the configuration, --config FILE)\n");
 }
 
 struct range {
@@ -322,6 +333,15 @@ static void explain_empty(sqlite3 *db, const struct range *rg, char *buf, size_t
 	}
 }
 
+/* perf c2c's column headings; host: the cluster's Host column. */
+static void print_columns(bool host)
+{
+	printf("#        ------------ Cacheline ------------  %s   Tot  ----- Load Hitm -----    Total    Total    Total\n",
+	       host ? "                 " : "");
+	printf("# Index             Address  %sBoot     Hitm    Hitm      Lcl      Rmt     Peer  records    Loads   Stores  %-10s %-28s %-22s %s\n",
+	       host ? "Host              " : "", "Object", "Field(s)", "Owner", "Path");
+}
+
 /* perf c2c's table header; false when there is nothing to put under it. */
 static bool print_header(sqlite3 *db, const struct range *rg, const char *a, const char *b,
 			 int64_t nlines, int64_t samples, int64_t hitm, int64_t lcl, int64_t rmt,
@@ -340,10 +360,76 @@ static bool print_header(sqlite3 *db, const struct range *rg, const char *a, con
 	printf("# %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
 	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, nlines, samples,
 	       hitm, lcl, rmt, peer);
-	printf("#        ------------ Cacheline ------------     Tot  ----- Load Hitm -----    Total    Total    Total\n");
-	printf("# Index             Address  Boot     Hitm    Hitm      Lcl      Rmt     Peer  records    Loads   Stores  %-10s %-28s %-22s %s\n",
-	       "Object", "Field(s)", "Owner", "Path");
+	print_columns(false);
 	return true;
+}
+
+/* One line of the table, from either source. */
+struct top_line {
+	int64_t boot, addr;
+	int64_t hitm, lcl, rmt, peer, records, loads, stores;
+	char host[64];
+	struct line_kind k;
+};
+
+/* The line as text (host: the cluster's Host column), a JSON entry or a CSV row. */
+static void emit_line(const struct top_line *l, int n, int64_t hitm, struct jsonw *w, struct csvw *cw,
+		      const char *dbname, bool host)
+{
+	char addr[24], safe_host[64];
+
+	snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)l->addr);
+	if (cw) {
+		csvw_str(cw, dbname);
+		csvw_int(cw, n);
+		csvw_str(cw, addr);
+		csvw_int(cw, l->boot);
+		csvw_num(cw, pct(l->hitm, hitm) / 100);
+		csvw_int(cw, l->hitm);
+		csvw_int(cw, l->lcl);
+		csvw_int(cw, l->rmt);
+		csvw_int(cw, l->peer);
+		csvw_int(cw, l->records);
+		csvw_int(cw, l->loads);
+		csvw_int(cw, l->stores);
+		csvw_str(cw, l->k.object);
+		csvw_str(cw, l->k.fields);
+		csvw_str(cw, l->k.owner);
+		csvw_str(cw, l->k.paths);
+		csvw_str(cw, l->host);
+		csvw_end(cw);
+		return;
+	}
+	if (w) {
+		jsonw_object(w, NULL);
+		jsonw_int(w, "index", n);
+		jsonw_str(w, "address", addr);
+		jsonw_str(w, "host", l->host);
+		jsonw_int(w, "boot", l->boot);
+		jsonw_num(w, "hitm_share", pct(l->hitm, hitm) / 100);
+		jsonw_int(w, "hitm", l->hitm);
+		jsonw_int(w, "lcl_hitm", l->lcl);
+		jsonw_int(w, "rmt_hitm", l->rmt);
+		jsonw_int(w, "peer", l->peer);
+		jsonw_int(w, "records", l->records);
+		jsonw_int(w, "loads", l->loads);
+		jsonw_int(w, "stores", l->stores);
+		jsonw_str(w, "object", l->k.object);
+		jsonw_str(w, "fields", l->k.fields);
+		jsonw_str(w, "owner", l->k.owner);
+		jsonw_str(w, "paths", l->k.paths);
+		jsonw_end(w);
+		return;
+	}
+	if (host) {
+		text_safe(safe_host, sizeof(safe_host), l->host);
+		printf("  %5d  0x%016" PRIx64 "  %-16s", n, (uint64_t)l->addr, safe_host);
+	} else
+		printf("  %5d  0x%016" PRIx64, n, (uint64_t)l->addr);
+	printf("  %4" PRId64 "  %6.2f%%  %6" PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64
+	       "  %7" PRId64 "  %7" PRId64 "  %-10s %-28s %-22s %s\n",
+	       l->boot, pct(l->hitm, hitm), l->hitm, l->lcl, l->rmt, l->peer, l->records, l->loads,
+	       l->stores, l->k.object, l->k.fields, l->k.owner, l->k.paths);
 }
 
 /*
@@ -396,7 +482,8 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		       "SELECT i.boot_id, a.line_addr,"
 		       " sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer) AS h, sum(l.lcl_hitm),"
 		       " sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer), sum(l.loads + l.stores + l.noparse) AS s,"
-		       " sum(l.loads), sum(l.stores)"
+		       " sum(l.loads), sum(l.stores),"
+		       " (SELECT hostname FROM boots JOIN hosts USING (host_id) WHERE boot_id = i.boot_id)"
 		       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 		       " JOIN intervals i USING (interval_id) WHERE" RANGE_SQL
 		       " GROUP BY i.boot_id, a.line_addr ORDER BY h DESC, s DESC, a.line_addr LIMIT ?4");
@@ -439,64 +526,22 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		goto out;
 	}
 	while ((rc = sqlite3_step(lines)) == SQLITE_ROW && n < limit) {
-		int64_t h = sqlite3_column_int64(lines, 2);
+		struct top_line l = {
+			.boot = sqlite3_column_int64(lines, 0), .addr = sqlite3_column_int64(lines, 1),
+			.hitm = sqlite3_column_int64(lines, 2), .lcl = sqlite3_column_int64(lines, 3),
+			.rmt = sqlite3_column_int64(lines, 4), .peer = sqlite3_column_int64(lines, 5),
+			.records = sqlite3_column_int64(lines, 6), .loads = sqlite3_column_int64(lines, 7),
+			.stores = sqlite3_column_int64(lines, 8),
+		};
 
-		boots[n] = sqlite3_column_int64(lines, 0);
-		addrs[n] = sqlite3_column_int64(lines, 1);
-		r = line_kind(db, rg, boots[n], addrs[n], h, &kinds[n]);
+		snprintf(l.host, sizeof(l.host), "%s", sqlite3_column_text(lines, 9) ?: (const unsigned char *)"?");
+		boots[n] = l.boot;
+		addrs[n] = l.addr;
+		r = line_kind(db, rg, boots[n], addrs[n], l.hitm, &kinds[n]);
 		if (r < 0)
 			goto out;
-		if (cw) {
-			char addr[24];
-
-			snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)addrs[n]);
-			csvw_str(cw, dbname);
-			csvw_int(cw, n);
-			csvw_str(cw, addr);
-			csvw_int(cw, boots[n]);
-			csvw_num(cw, pct(h, hitm) / 100);
-			csvw_int(cw, h);
-			for (int k = 3; k <= 8; k++)
-				csvw_int(cw, sqlite3_column_int64(lines, k));
-			csvw_str(cw, kinds[n].object);
-			csvw_str(cw, kinds[n].fields);
-			csvw_str(cw, kinds[n].owner);
-			csvw_str(cw, kinds[n].paths);
-			csvw_end(cw);
-			n++;
-			continue;
-		}
-		if (w) {
-			char addr[24];
-
-			snprintf(addr, sizeof(addr), "0x%016" PRIx64, (uint64_t)addrs[n]);
-			jsonw_object(w, NULL);
-			jsonw_int(w, "index", n);
-			jsonw_str(w, "address", addr);
-			jsonw_int(w, "boot", boots[n]);
-			jsonw_num(w, "hitm_share", pct(h, hitm) / 100);
-			jsonw_int(w, "hitm", h);
-			jsonw_int(w, "lcl_hitm", sqlite3_column_int64(lines, 3));
-			jsonw_int(w, "rmt_hitm", sqlite3_column_int64(lines, 4));
-			jsonw_int(w, "peer", sqlite3_column_int64(lines, 5));
-			jsonw_int(w, "records", sqlite3_column_int64(lines, 6));
-			jsonw_int(w, "loads", sqlite3_column_int64(lines, 7));
-			jsonw_int(w, "stores", sqlite3_column_int64(lines, 8));
-			jsonw_str(w, "object", kinds[n].object);
-			jsonw_str(w, "fields", kinds[n].fields);
-			jsonw_str(w, "owner", kinds[n].owner);
-			jsonw_str(w, "paths", kinds[n].paths);
-			jsonw_end(w);
-			n++;
-			continue;
-		}
-		printf("  %5d  0x%016" PRIx64 "  %4" PRId64 "  %6.2f%%  %6" PRId64 "  %7" PRId64 "  %7"
-		       PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %7" PRId64 "  %-10s %-28s %-22s %s\n",
-		       n, (uint64_t)addrs[n], boots[n], pct(h, hitm), h,
-		       (int64_t)sqlite3_column_int64(lines, 3), (int64_t)sqlite3_column_int64(lines, 4),
-		       (int64_t)sqlite3_column_int64(lines, 5), (int64_t)sqlite3_column_int64(lines, 6),
-		       (int64_t)sqlite3_column_int64(lines, 7), (int64_t)sqlite3_column_int64(lines, 8),
-		       kinds[n].object, kinds[n].fields, kinds[n].owner, kinds[n].paths);
+		l.k = kinds[n];
+		emit_line(&l, n, hitm, w, cw, dbname, false);
 		n++;
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -551,10 +596,443 @@ static int top_db(const char *path, const struct range *rg, int limit, bool deta
 	return r;
 }
 
+/* --- from the cluster ------------------------------------------------------ */
+
+/*
+ * The cluster's rows in the range, as a condition on hitm_lines (or any
+ * table keyed by host, boot and interval start): the intervals overlapping
+ * [since, until), as SQLite's RANGE_SQL. The subquery reads each shard's
+ * own intervals_local: a host's rows are all on one shard (sharded by
+ * host), so a local IN is exact and no shard asks the others.
+ */
+static int cluster_range(const char *d, const struct range *rg, char **ret)
+{
+	if (rg->since == 0 && rg->until == INT64_MAX)
+		return (*ret = strdup("")) ? 0 : log_oom();
+	if (asprintf(ret, " AND (machine_id, boot_uuid, start_ns) IN (SELECT machine_id, boot_uuid, start_ns"
+		     " FROM %s.intervals_local FINAL WHERE start_ns < %" PRId64 " AND end_ns > %" PRId64 ")",
+		     d, rg->until, rg->since) < 0)
+		return log_oom();
+	return 0;
+}
+
+/* Why the cluster has no attributed lines in the range, and what would give some. */
+static void cluster_explain_empty(struct http *h, const char *d, const struct range *rg, char *buf,
+				  size_t size)
+{
+	_cleanup_free_ char *q = NULL;
+	struct tsv t = {};
+	char a[32], b[32];
+
+	snprintf(buf, size, "nothing shipped in this range");
+	if (asprintf(&q, "SELECT (SELECT count() FROM %s.intervals FINAL WHERE start_ns < %" PRId64
+		     " AND end_ns > %" PRId64 "), (SELECT count() FROM %s.intervals),"
+		     " (SELECT min(start_ns) FROM %s.intervals), (SELECT max(end_ns) FROM %s.intervals),"
+		     " (SELECT count() FROM %s.boots FINAL WHERE pmu_kind != 'none')",
+		     d, rg->until, rg->since, d, d, d, d) < 0 ||
+	    cluster_select(h, "why", q, 5, &t) < 0 || t.rows != 1)
+		goto out;
+	if (!tsv_int(&t, 0, 0) && tsv_int(&t, 0, 1)) {
+		fmt_time(tsv_int(&t, 0, 2), a, sizeof(a));
+		fmt_time(tsv_int(&t, 0, 3), b, sizeof(b));
+		snprintf(buf, size, "no intervals in this range; the cluster's run from %s to %s "
+			 "(--since/--until)", a, b);
+	} else if (!tsv_int(&t, 0, 0)) {
+		snprintf(buf, size, "the cluster holds no intervals: have the hosts shipped (mmhitm ship)?");
+	} else if (!tsv_int(&t, 0, 4)) {
+		snprintf(buf, size, "no memory samples: no shipped boot has a memory-sampling PMU; "
+			 "a host with Intel PEBS, AMD IBS or Arm SPE samples them");
+	} else {
+		snprintf(buf, size, "no attributed lines shipped in this range: ship sends a host's "
+			 "lines once 'mmhitm analyze' has typed them there");
+	}
+out:
+	tsv_done(&t);
+}
+
+/* Orders line indices by key: host, boot, address (arg: the lines). */
+static int cmp_line_key(const void *x, const void *y, void *arg)
+{
+	const struct tsv *lines = arg;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	int c = strcmp(tsv_get(lines, a, 0), tsv_get(lines, b, 0));
+	int64_t la, lb;
+
+	if (c == 0)
+		c = strcmp(tsv_get(lines, a, 1), tsv_get(lines, b, 1));
+	if (c != 0)
+		return c;
+	la = tsv_int(lines, a, 2);
+	lb = tsv_int(lines, b, 2);
+	return la < lb ? -1 : la > lb;
+}
+
+/*
+ * Which of the top lines row r of t (host, boot, address first) is about:
+ * a binary search of order (the lines sorted by key); -1 for none (each
+ * shard's own top lines are asked for: a superset of the fleet's).
+ */
+static ssize_t find_line(const struct tsv *lines, const size_t *order, const struct tsv *t, size_t r)
+{
+	const char *mid = tsv_get(t, r, 0) ?: "", *uuid = tsv_get(t, r, 1) ?: "";
+	int64_t addr = tsv_int(t, r, 2);
+	size_t lo = 0, hi = lines->rows;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2, i = order[m];
+		int c = strcmp(tsv_get(lines, i, 0), mid);
+
+		if (c == 0)
+			c = strcmp(tsv_get(lines, i, 1), uuid);
+		if (c == 0)
+			c = tsv_int(lines, i, 2) < addr ? -1 : tsv_int(lines, i, 2) > addr;
+		if (c == 0)
+			return (ssize_t)i;
+		if (c < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return -1;
+}
+
+/* The first row of t whose first cell is s, t sorted by it; t->rows when none. */
+static size_t first_row(const struct tsv *t, const char *s)
+{
+	size_t lo = 0, hi = t->rows;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (strcmp(tsv_get(t, m, 0) ?: "", s) < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < t->rows && strcmp(tsv_get(t, lo, 0) ?: "", s) == 0 ? lo : t->rows;
+}
+
+/*
+ * top from the cluster: the fleet's lines ranked together, each with its
+ * host (the cluster has many), from hitm_lines with FINAL. A line's boot
+ * is the host's boots numbered oldest first, as boot_id numbers them in a
+ * host's database. What the cluster does not have: the samples that did
+ * not parse (records = loads + stores), the owners of struct page and
+ * lruvec lines ("-") and callchains' symbols.
+ */
+static int top_cluster(const struct source *src, const struct range *rg, int limit, bool detail,
+		       struct jsonw *w, struct csvw *cw, const char *cred, const char *config_path,
+		       bool config_given)
+{
+	_cleanup_free_ char *q = NULL, *rng = NULL, *keys = NULL;
+	_cleanup_free_ size_t *order = NULL, *det_first = NULL, *det_n = NULL;
+	struct tsv tot = {}, lines = {}, kinds = {}, paths = {}, hosts = {}, boots = {}, det = {};
+	struct top_line *tl = NULL;
+	const char *d = src->database;
+	int64_t hitm = 0, samples = 0, t0 = 0, t1 = 0;
+	struct http *h = NULL;
+	char a[32], b[32];
+	int r;
+
+	if (w) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "database", src->arg);
+	}
+	r = cluster_open(src, cred, config_path, config_given, &h);
+	if (r < 0)
+		goto out;
+	r = cluster_range(d, rg, &rng);
+	if (r < 0)
+		goto out;
+#define H "(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer)"
+	if (asprintf(&q, "SELECT sum(" H "), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
+		     " sum(loads + stores), uniqExact(machine_id, boot_uuid, line_addr), min(start_ns),"
+		     " (SELECT max(end_ns) FROM %s.intervals FINAL WHERE start_ns < %" PRId64
+		     "   AND end_ns > %" PRId64 " AND (machine_id, boot_uuid, start_ns) IN"
+		     "   (SELECT machine_id, boot_uuid, start_ns FROM %s.hitm_lines_local))"
+		     " FROM %s.hitm_lines FINAL WHERE 1%s", d, rg->until, rg->since, d, d, rng) < 0)
+		goto oom;
+	r = cluster_select(h, "hitm_lines totals", q, 8, &tot);
+	if (r < 0)
+		goto out;
+	if (tot.rows == 1) {
+		hitm = tsv_int(&tot, 0, 0);
+		samples = tsv_int(&tot, 0, 4);
+		t0 = tsv_int(&tot, 0, 6);
+		t1 = tsv_int(&tot, 0, 7);
+	}
+	fmt_time(t0, a, sizeof(a));
+	fmt_time(t1, b, sizeof(b));
+	if (w) {
+		jsonw_str(w, "from", samples ? a : NULL);
+		jsonw_str(w, "to", samples ? b : NULL);
+		jsonw_int(w, "lines_total", tot.rows ? tsv_int(&tot, 0, 5) : 0);
+		jsonw_int(w, "records", samples);
+		jsonw_int(w, "hitm", hitm);
+		jsonw_int(w, "lcl_hitm", tot.rows ? tsv_int(&tot, 0, 1) : 0);
+		jsonw_int(w, "rmt_hitm", tot.rows ? tsv_int(&tot, 0, 2) : 0);
+		jsonw_int(w, "peer", tot.rows ? tsv_int(&tot, 0, 3) : 0);
+		jsonw_array(w, "lines");
+	} else if (!cw) {
+		printf("=================================================\n"
+		       "      Shared Data Cache Line Table (typed)\n"
+		       "=================================================\n#\n");
+	}
+	if (!samples) {
+		char why[512];
+
+		cluster_explain_empty(h, d, rg, why, sizeof(why));
+		if (w) {
+			jsonw_end(w);
+			jsonw_str(w, "empty_because", why);
+		} else if (!cw) {
+			printf("# no attributed kernel samples in this range: %s\n", why);
+		}
+		goto out;
+	}
+	if (!w && !cw) {
+		printf("# %s: %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
+		       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", src->arg, a, b,
+		       tsv_int(&tot, 0, 5), samples, hitm, tsv_int(&tot, 0, 1), tsv_int(&tot, 0, 2),
+		       tsv_int(&tot, 0, 3));
+		print_columns(true);
+	}
+
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, sum(" H ") AS h, sum(lcl_hitm),"
+		     " sum(rmt_hitm), sum(lcl_peer + rmt_peer), sum(loads + stores) AS s, sum(loads), sum(stores)"
+		     " FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr"
+		     " ORDER BY h DESC, s DESC, line_addr, machine_id LIMIT %d", d, rng, limit) < 0)
+		goto oom;
+	r = cluster_select(h, "hitm_lines", q, 10, &lines);
+	if (r < 0)
+		goto out;
+	/*
+	 * The top lines again, as a subquery each shard answers from its own
+	 * hosts (a host's rows are all on one shard): each shard's top lines
+	 * include the fleet's that are there, and the query stays small
+	 * however long --limit is (a list of keys would be max_query_size's).
+	 */
+	if (asprintf(&keys, "(SELECT machine_id, boot_uuid, line_addr FROM %s.hitm_lines_local FINAL"
+		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr ORDER BY sum(" H ") DESC,"
+		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng, limit) < 0)
+		goto oom;
+	order = calloc(lines.rows + 1, sizeof(*order));
+	if (!order)
+		goto oom;
+	for (size_t i = 0; i < lines.rows; i++)
+		order[i] = i;
+	qsort_r(order, lines.rows, sizeof(*order), cmp_line_key, &lines);
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, ifNull(object_type, '-'), field, tgid,"
+		     " comm, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
+		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+		     " GROUP BY machine_id, boot_uuid, line_addr, object_type, field, tgid, comm"
+		     " ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC", d, keys, rng) < 0)
+		goto oom;
+	r = cluster_select(h, "hitm_lines objects", q, 9, &kinds);
+	if (r < 0)
+		goto out;
+	free(q);
+	/* a path with the grades its typing rests on, as from SQLite (sorted here) */
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, concat(path, if(empty(g), '',"
+		     " concat(' (', g, ')'))), h, s FROM (SELECT machine_id, boot_uuid, line_addr, path,"
+		     " arrayStringConcat(arraySort(groupUniqArrayIf(assumeNotNull(grade), isNotNull(grade))),"
+		     " ',') AS g, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
+		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+		     " GROUP BY machine_id, boot_uuid, line_addr, path)"
+		     " ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC, path", d, keys, rng) < 0)
+		goto oom;
+	r = cluster_select(h, "hitm_lines paths", q, 6, &paths);
+	if (r < 0)
+		goto out;
+	/* hostnames, and each host's boots oldest first for their numbers */
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN"
+		     " (SELECT machine_id FROM %s) ORDER BY machine_id", d, keys) < 0)
+		goto oom;
+	r = cluster_select(h, "hosts", q, 2, &hosts);
+	if (r < 0)
+		goto out;
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN"
+		     " (SELECT machine_id FROM %s) ORDER BY machine_id, first_seen_ns, boot_uuid", d, keys) < 0)
+		goto oom;
+	r = cluster_select(h, "boots", q, 2, &boots);
+	if (r < 0)
+		goto out;
+
+	tl = calloc(lines.rows + 1, sizeof(*tl));
+	if (!tl)
+		goto oom;
+	for (size_t i = 0; i < lines.rows; i++) {
+		struct top_line *l = &tl[i];
+		const char *mid = tsv_get(&lines, i, 0), *uuid = tsv_get(&lines, i, 1);
+		int64_t ord = 0;
+		size_t k;
+
+		l->addr = tsv_int(&lines, i, 2);
+		l->hitm = tsv_int(&lines, i, 3);
+		l->lcl = tsv_int(&lines, i, 4);
+		l->rmt = tsv_int(&lines, i, 5);
+		l->peer = tsv_int(&lines, i, 6);
+		l->records = tsv_int(&lines, i, 7);
+		l->loads = tsv_int(&lines, i, 8);
+		l->stores = tsv_int(&lines, i, 9);
+		k = first_row(&hosts, mid);
+		snprintf(l->host, sizeof(l->host), "%s", k < hosts.rows ? tsv_get(&hosts, k, 1) ?: mid : mid);
+		for (k = first_row(&boots, mid); k < boots.rows && strcmp(tsv_get(&boots, k, 0), mid) == 0; k++) {
+			ord++;
+			if (strcmp(tsv_get(&boots, k, 1), uuid) == 0) {
+				l->boot = ord;
+				break;
+			}
+		}
+	}
+	/* the object and owner of each line's hottest typed row; every type seen */
+	for (size_t k = 0; k < kinds.rows; k++) {
+		ssize_t i = find_line(&lines, order, &kinds, k);
+		const char *obj = tsv_get(&kinds, k, 3), *field = tsv_get(&kinds, k, 4);
+		struct top_line *l;
+
+		if (i < 0)
+			continue;
+		l = &tl[i];
+		if (strcmp(obj, "-") != 0) {
+			if (!l->k.object[0] && strcmp(obj, "mm_struct") == 0) {
+				if (tsv_get(&kinds, k, 5))
+					snprintf(l->k.owner, sizeof(l->k.owner), "%" PRId64 " %s",
+						 tsv_int(&kinds, k, 5), tsv_get(&kinds, k, 6) ?: "?");
+				else
+					snprintf(l->k.owner, sizeof(l->k.owner), "mm (owner unknown)");
+			}
+			append(l->k.object, sizeof(l->k.object), obj);
+		}
+		if (field)
+			append(l->k.fields, sizeof(l->k.fields), field);
+	}
+	for (size_t k = 0; k < paths.rows; k++) {
+		ssize_t i = find_line(&lines, order, &paths, k);
+		int64_t ph = tsv_int(&paths, k, 4);
+		char buf[64];
+
+		if (i < 0)
+			continue;
+		if (tl[i].hitm && ph < tl[i].hitm)
+			snprintf(buf, sizeof(buf), "%s %.0f%%", tsv_get(&paths, k, 3), pct(ph, tl[i].hitm));
+		else
+			snprintf(buf, sizeof(buf), "%s", tsv_get(&paths, k, 3));
+		append(tl[i].k.paths, sizeof(tl[i].k.paths), buf);
+	}
+	for (size_t i = 0; i < lines.rows; i++) {
+		struct top_line *l = &tl[i];
+
+		if (!l->k.object[0])
+			snprintf(l->k.object, sizeof(l->k.object), "-");
+		if (!l->k.fields[0])
+			snprintf(l->k.fields, sizeof(l->k.fields), "-");
+		if (!l->k.owner[0])
+			snprintf(l->k.owner, sizeof(l->k.owner), "-");
+		emit_line(l, (int)i, hitm, w, cw, src->arg, true);
+	}
+	if (w)
+		jsonw_end(w);
+	if (!detail || w || cw || !lines.rows)
+		goto done;
+
+	/* the per-offset detail, as from a host's database, less the chains' symbols */
+	free(q);
+	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
+		     " ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
+		     " concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"
+		     " sum(rmt_hitm), sum(lcl_hitm), sum(lcl_peer + rmt_peer), sum(stores),"
+		     " sum(loads + stores), sum(" H ") AS h FROM %s.hitm_lines FINAL"
+		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+		     " GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, grade, rule"
+		     " ORDER BY machine_id, boot_uuid, line_addr, `offset`, h DESC", d, keys, rng) < 0)
+		goto oom;
+	r = cluster_select(h, "hitm_lines detail", q, 14, &det);
+	if (r < 0)
+		goto out;
+	printf("\n=================================================\n"
+	       "      Shared Cache Line Distribution Pareto (typed)\n"
+	       "=================================================\n#\n");
+	printf("#  ------- HITM -------  -- Store --  Total\n");
+	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
+	       "Field", "Symbol", "Path", "Rule");
+	/* a line's rows are consecutive (ordered by its key) */
+	det_first = calloc(lines.rows + 1, sizeof(*det_first));
+	det_n = calloc(lines.rows + 1, sizeof(*det_n));
+	if (!det_first || !det_n)
+		goto oom;
+	for (size_t k = 0; k < det.rows; k++) {
+		ssize_t i = find_line(&lines, order, &det, k);
+
+		if (i < 0)
+			continue;
+		if (!det_n[i])
+			det_first[i] = k;
+		det_n[i]++;
+	}
+	for (size_t i = 0; i < lines.rows; i++) {
+		size_t k0 = det_first[i], k1 = det_first[i] + det_n[i];
+		int64_t trmt = 0, tlcl = 0, tpeer = 0, tst = 0;
+		char host[64];
+
+		for (size_t k = k0; k < k1; k++) {
+			trmt += tsv_int(&det, k, 8);
+			tlcl += tsv_int(&det, k, 9);
+			tpeer += tsv_int(&det, k, 10);
+			tst += tsv_int(&det, k, 11);
+		}
+		text_safe(host, sizeof(host), tl[i].host);
+		printf("  ----------------------------------------------------------------------\n");
+		printf("  %5zu  0x%016" PRIx64 "  %s boot %" PRId64 "  %s  %s  %s\n", i, (uint64_t)tl[i].addr,
+		       host, tl[i].boot, tl[i].k.object, tl[i].k.owner, tl[i].k.paths);
+		printf("  ----------------------------------------------------------------------\n");
+		for (size_t k = k0; k < k1; k++) {
+			char field[80], sym[80];
+
+			text_safe(field, sizeof(field), tsv_get(&det, k, 4));
+			text_safe(sym, sizeof(sym), tsv_get(&det, k, 5));
+			printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64 "  %-22s %-34s %-16s %s\n",
+			       pct(tsv_int(&det, k, 8), trmt), pct(tsv_int(&det, k, 9), tlcl),
+			       pct(tsv_int(&det, k, 10), tpeer), pct(tsv_int(&det, k, 11), tst),
+			       tsv_int(&det, k, 12), tsv_int(&det, k, 3), field, sym, tsv_get(&det, k, 6),
+			       tsv_get(&det, k, 7));
+		}
+	}
+#undef H
+done:
+	r = 0;
+	goto out;
+oom:
+	r = log_oom();
+out:
+	if (w) {
+		if (r < 0)
+			jsonw_str(w, "error", strerror(-r));
+		jsonw_end(w);
+	}
+	free(tl);
+	tsv_done(&tot);
+	tsv_done(&lines);
+	tsv_done(&kinds);
+	tsv_done(&paths);
+	tsv_done(&hosts);
+	tsv_done(&boots);
+	tsv_done(&det);
+	http_free(h);
+	return r;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "source",    required_argument, NULL, 'S' },
 		{ "db",        required_argument, NULL, 'd' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "config",    required_argument, NULL, 'f' },
 		{ "since",     required_argument, NULL, 's' },
 		{ "until",     required_argument, NULL, 'u' },
 		{ "limit",     required_argument, NULL, 'n' },
@@ -566,61 +1044,83 @@ int cmd_top(int argc, char **argv)
 		{}
 	};
 	struct range rg = { .since = 0, .until = INT64_MAX };
-	_cleanup_free_ const char **dbs = calloc((size_t)argc + 1, sizeof(char *));
+	const char *cred = NULL, *config_path = CONFIG_DEFAULT_PATH;
+	bool config_given = false;
+	struct sources src = {};
 	static const char *const csv_cols[] = {
 		"database", "index", "address", "boot", "hitm_share", "hitm", "lcl_hitm", "rmt_hitm",
-		"peer", "records", "loads", "stores", "object", "fields", "owner", "paths",
+		"peer", "records", "loads", "stores", "object", "fields", "owner", "paths", "host",
 	};
 	bool detail = true, json = false, csv = false;
 	struct csvw cw;
-	size_t nr_dbs = 0;
 	int64_t limit = 20;
 	struct jsonw w;
 	int c, r = 0;
 
-	if (!dbs)
-		return log_oom();
 	while ((c = cli_getopt(argc, argv, "d:n:h", opts, "mmhitm top")) != -1) {
 		switch (c) {
-		case 'd': dbs[nr_dbs++] = optarg; break;
+		case 'S':
+		case 'd':
+			if (sources_add(&src, optarg) < 0) {
+				r = CMD_USAGE;
+				goto out;
+			}
+			break;
+		case 'C': cred = optarg; break;
+		case 'f': config_path = optarg; config_given = true; break;
 		case 's':
 		case 'u':
 			if (parse_time_ns(optarg, now_ns(CLOCK_REALTIME), c == 's' ? &rg.since : &rg.until) < 0) {
 				log_error("Invalid --%s '%s': " TIME_FORMS, c == 's' ? "since" : "until",
 					  optarg);
-				return CMD_USAGE;
+				r = CMD_USAGE;
+				goto out;
 			}
 			break;
 		case 'n':
 			if (parse_i64(optarg, &limit) < 0 || limit < 1 || limit > 100000) {
 				log_error("Invalid --limit '%s': 1 to 100000", optarg);
-				return CMD_USAGE;
+				r = CMD_USAGE;
+				goto out;
 			}
 			break;
 		case 'b':
 			if (parse_i64(optarg, &rg.boot) < 0 || rg.boot < 1) {
 				log_error("Invalid --boot '%s': a boot id (mmhitm status lists them)", optarg);
-				return CMD_USAGE;
+				r = CMD_USAGE;
+				goto out;
 			}
 			break;
 		case 'D': detail = false; break;
 		case 'j': json = true; break;
 		case 'c': csv = true; break;
-		case 'h': cmd_top_help(); return 0;
-		default: return CMD_USAGE;
+		case 'h': cmd_top_help(); goto out;
+		default: r = CMD_USAGE; goto out;
 		}
 	}
-	while (optind < argc)
-		dbs[nr_dbs++] = argv[optind++];
-	if (!nr_dbs)
-		dbs[nr_dbs++] = default_db_path();
+	for (; optind < argc; optind++)
+		if (sources_add(&src, argv[optind]) < 0) {
+			r = CMD_USAGE;
+			goto out;
+		}
+	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
+		r = CMD_USAGE;
+		goto out;
+	}
 	if (rg.since >= rg.until) {
 		log_error("--since must be before --until");
-		return CMD_USAGE;
+		r = CMD_USAGE;
+		goto out;
 	}
 	if (json && csv) {
 		log_error("--json or --csv, not both");
-		return CMD_USAGE;
+		r = CMD_USAGE;
+		goto out;
+	}
+	if (rg.boot && sources_clickhouse(&src)) {
+		log_error("--boot names a boot of one database; from a cluster, choose with --since/--until");
+		r = CMD_USAGE;
+		goto out;
 	}
 	if (json) {
 		jsonw_init(&w, stdout);
@@ -634,9 +1134,15 @@ int cmd_top(int argc, char **argv)
 		csvw_end(&cw);
 	}
 	/* every database, each on its own; the first error is the exit's */
-	for (size_t i = 0; i < nr_dbs; i++) {
-		int k = top_db(dbs[i], &rg, (int)limit, detail, nr_dbs > 1, json ? &w : NULL,
-			       csv ? &cw : NULL);
+	for (size_t i = 0; i < src.n; i++) {
+		int k;
+
+		if (src.v[i].kind == SOURCE_CLICKHOUSE)
+			k = top_cluster(&src.v[i], &rg, (int)limit, detail, json ? &w : NULL,
+					csv ? &cw : NULL, cred, config_path, config_given);
+		else
+			k = top_db(src.v[i].path, &rg, (int)limit, detail, src.n > 1, json ? &w : NULL,
+				   csv ? &cw : NULL);
 
 		if (k < 0 && r == 0)
 			r = k;
@@ -647,5 +1153,7 @@ int cmd_top(int argc, char **argv)
 		if (jsonw_finish(&w) < 0 && r == 0)
 			r = log_error_errno(EIO, "Failed to write the JSON");
 	}
+out:
+	sources_done(&src);
 	return r;
 }

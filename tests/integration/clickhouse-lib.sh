@@ -5,6 +5,9 @@
 # machine has 2 CPUs shared with everything else), ch_stop stops them by
 # PID; ch_start installs a trap that does it however the test ends.
 #
+# CH_SERVER_MEMORY and CH_QUERY_MEMORY (bytes) raise the servers' and a
+# query's memory limits (1 GiB, 512 MiB) for make bench-fleet.
+#
 # Shard 1: HTTP 18123, TCP 19000; shard 2: HTTP 28123, TCP 29000. Both
 # define the cluster "mmhitm" of the two, so either one can serve the
 # Distributed tables. CH_URL is shard 1's HTTP address.
@@ -38,7 +41,7 @@ ch_config() {
   <format_schema_path>$d/format_schemas/</format_schema_path>
   <mark_cache_size>16777216</mark_cache_size>
   <uncompressed_cache_size>16777216</uncompressed_cache_size>
-  <max_server_memory_usage>1073741824</max_server_memory_usage>
+  <max_server_memory_usage>${CH_SERVER_MEMORY:-1073741824}</max_server_memory_usage>
   <max_concurrent_queries>16</max_concurrent_queries>
   <max_connections>64</max_connections>
   <users_config>$d/users.xml</users_config>
@@ -56,7 +59,7 @@ EOF
 	cat > "$d/users.xml" <<EOF
 <?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>536870912</max_memory_usage>
+  <profiles><default><max_memory_usage>${CH_QUERY_MEMORY:-536870912}</max_memory_usage>
     <max_threads>1</max_threads></default></profiles>
   <users>
     <default><password></password><networks><ip>127.0.0.1</ip></networks>

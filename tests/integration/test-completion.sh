@@ -44,6 +44,8 @@ offers "top's options" --limit mmhitm top --li
 offers "report's options" --output-dir mmhitm report --out
 not_offered "an option of another command" --output-dir mmhitm top --out
 offers "status's options" --check mmhitm status --ch
+offers "top's --source" --source mmhitm top --sou
+offers "--source's values: a cluster" clickhouse:// mmhitm status --source click
 offers "time words" last-week mmhitm report --since la
 offers "mmhitmd's options" --foreground mmhitmd --fore
 offers "mmhitmd's config keys" --record-mode mmhitmd --record

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading the ClickHouse cluster: credentials, a client, TabSeparated results. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "source.h"
+#include "util.h"
+
+#define CLUSTER_TIMEOUT_S 300	/* per query: a fleet-wide scan on a busy cluster */
+
+int credentials_read(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat stb;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to open credentials %s: %m", path);
+	if (fstat(fd, &stb) < 0)
+		return log_error_errno(errno, "Failed to stat %s: %m", path);
+	if (!S_ISREG(stb.st_mode))
+		return log_error_errno(EINVAL, "Credentials %s: not a regular file", path);
+	if (stb.st_mode & 0077)
+		return log_error_errno(EPERM, "Credentials %s: mode %04o lets others read or write it;"
+				       " chmod 600 it", path, (unsigned)(stb.st_mode & 07777));
+	buf = calloc(1, 4097);
+	if (!buf)
+		return log_oom();
+	n = read(fd, buf, 4096);
+	if (n < 0)
+		return log_error_errno(errno, "Failed to read %s: %m", path);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!strchr(buf, ':'))
+		return log_error_errno(EINVAL, "Credentials %s: expected USER:PASSWORD on the first line", path);
+	*ret = buf;
+	buf = NULL;
+	return 0;
+}
+
+int cluster_open(const struct source *src, const char *cred_path, const char *config_path,
+		 bool config_given, struct http **ret)
+{
+	_cleanup_free_ char *userpwd = NULL;
+	struct config cfg;
+	struct http *h;
+	int r;
+
+	if (!*src->database || src->database[strspn(src->database,
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] != '\0')
+		return log_error_errno(EINVAL, "%s: the database name must be letters, digits and '_'",
+				       src->arg);
+	config_init(&cfg);
+	if (!cred_path) {
+		r = config_load(&cfg, config_path, config_given);
+		if (r < 0)
+			goto out;
+		if (cfg.ship_credentials && *cfg.ship_credentials)
+			cred_path = cfg.ship_credentials;
+	}
+	if (cred_path) {
+		r = credentials_read(cred_path, &userpwd);
+		if (r < 0)
+			goto out;
+		/* clickhouse://USER@HOST/DB names the user; the file has the password */
+		if (src->user && strncmp(userpwd, src->user, strcspn(userpwd, ":")) != 0) {
+			r = log_error_errno(EINVAL, "%s names user '%s', credentials %s another",
+					    src->arg, src->user, cred_path);
+			goto out;
+		}
+	}
+	h = http_new(src->url, userpwd, CLUSTER_TIMEOUT_S);
+	if (!h) {
+		r = -EINVAL;
+		goto out;
+	}
+	*ret = h;
+	r = 0;
+out:
+	config_done(&cfg);
+	return r;
+}
+
+/* TabSeparated's escapes, in place: \t \n \\ \' \0 \b \f \r; "\N" alone is NULL. */
+static char *unescape(char *s)
+{
+	char *w = s;
+
+	if (strcmp(s, "\\N") == 0)
+		return NULL;
+	for (char *p = s; *p; p++) {
+		if (*p != '\\' || !p[1]) {
+			*w++ = *p;
+			continue;
+		}
+		p++;
+		switch (*p) {
+		case 't': *w++ = '\t'; break;
+		case 'n': *w++ = '\n'; break;
+		case 'r': *w++ = '\r'; break;
+		case 'b': *w++ = '\b'; break;
+		case 'f': *w++ = '\f'; break;
+		case '0': *w++ = '\0'; break;
+		default: *w++ = *p; break;
+		}
+	}
+	*w = '\0';
+	return s;
+}
+
+int tsv_parse(char *body, size_t cols, struct tsv *ret)
+{
+	struct tsv t = { .body = body, .cols = cols };
+	size_t alloc = 0;
+	char *line, *next;
+	int r;
+
+	*ret = t;
+	for (line = body; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (grow_array((void **)&t.cells, &alloc, sizeof(char *), (t.rows + 1) * cols) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		for (size_t c = 0; c < cols; c++) {
+			char *tab = line ? strchr(line, '\t') : NULL;
+
+			if (!line || (c + 1 < cols) != (tab != NULL)) {
+				r = -EPROTO;
+				goto fail;
+			}
+			if (tab)
+				*tab = '\0';
+			t.cells[t.rows * cols + c] = unescape(line);
+			line = tab ? tab + 1 : NULL;
+		}
+		t.rows++;
+	}
+	*ret = t;
+	return 0;
+fail:
+	free(t.cells);
+	*ret = (struct tsv){};
+	return r;
+}
+
+int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret)
+{
+	_cleanup_free_ char *q = NULL;
+	char *body = NULL;
+	int r;
+
+	*ret = (struct tsv){};
+	if (asprintf(&q, "%s FORMAT TabSeparated", sql) < 0)
+		return log_oom();
+	/* the statement as the body (an empty query= takes it from there): no URL limit */
+	r = http_query(h, "", q, strlen(q), &body);
+	if (r < 0) {
+		free(body);
+		return log_error_errno(-r, "ClickHouse did not answer the %s query: %s", what,
+				       http_error(h));
+	}
+	r = tsv_parse(body, cols, ret);
+	if (r == -ENOMEM) {
+		free(body);
+		return log_oom();
+	}
+	if (r < 0) {
+		free(body);
+		return log_error_errno(-r, "ClickHouse's answer to the %s query: a row has not %zu columns",
+				       what, cols);
+	}
+	return 0;
+}
+
+char *tsv_get(const struct tsv *t, size_t row, size_t col)
+{
+	return t->cells[row * t->cols + col];
+}
+
+int64_t tsv_int(const struct tsv *t, size_t row, size_t col)
+{
+	const char *s = tsv_get(t, row, col);
+
+	return s ? strtoll(s, NULL, 10) : 0;
+}
+
+double tsv_num(const struct tsv *t, size_t row, size_t col)
+{
+	const char *s = tsv_get(t, row, col);
+
+	return s ? strtod(s, NULL) : 0.0;
+}
+
+void tsv_done(struct tsv *t)
+{
+	free(t->body);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
