@@ -48,7 +48,7 @@ struct counters {
 	struct perf_cpu_map *cpus;	/* online when last looked */
 	struct perf_cpu_map *gen_cpus[MAX_GENS];
 	struct gen_look {		/* a generation's CPUs, as last looked at */
-		int64_t at;		/* CLOCK_MONOTONIC */
+		int64_t at;		/* CLOCK_MONOTONIC, once the reads were done */
 		uint64_t *ena;		/* per CPU index: time enabled then */
 		bool *dead;		/* went offline since: no longer counts */
 	} look[MAX_GENS];
@@ -92,8 +92,8 @@ static void gen_pop(struct counters *c)
 	c->look[g] = (struct gen_look){};
 }
 
-/* The baseline find_cycled() compares with: now, and counter 0's time
- * enabled on each CPU of generation g. */
+/* The baseline find_cycled() compares with: counter 0's time enabled on
+ * each CPU of generation g, and the time after it was read. */
 static void look_reset(struct counters *c, size_t g)
 {
 	struct gen_look *l = &c->look[g];
@@ -390,10 +390,16 @@ static struct perf_cpu_map *cpus_minus(const struct perf_cpu_map *a, const struc
  * times, but its events stopped for good when it left: their time enabled
  * fell behind the clock. Such CPUs leave c->cpus, so they count as new.
  */
-static void find_cycled(struct counters *c, const struct perf_cpu_map *online, int64_t now)
+static void find_cycled(struct counters *c, const struct perf_cpu_map *online)
 {
-	/* Reading takes a while on a slow (emulated) host; an offline
-	 * spell is at least as long as the time from leaving to this look. */
+	/*
+	 * The clock is read after the last look's reads and before this
+	 * one's, so a CPU online all along has run at least that long
+	 * whatever the reads waited for (single-threaded TCG under load
+	 * delayed one by over 50 ms: a CPU that never left was counted
+	 * twice from then on). An offline spell shorter than the slack
+	 * plus the reads' own delays goes unseen, and costs that little.
+	 */
 	const uint64_t slack = 50 * NSEC_PER_MSEC;
 	struct perf_cpu_map *keep;
 	char list[512] = "", cycled[512] = "";
@@ -406,7 +412,8 @@ static void find_cycled(struct counters *c, const struct perf_cpu_map *online, i
 		return;
 	for (size_t g = 0; g < c->n_gens; g++) {
 		struct gen_look *l = &c->look[g];
-		uint64_t elapsed = (uint64_t)(now - l->at);
+		int64_t before = now_ns(CLOCK_MONOTONIC);
+		uint64_t elapsed = before > l->at ? (uint64_t)(before - l->at) : 0;
 
 		perf_cpu_map__for_each_cpu(cpu, idx, c->gen_cpus[g]) {
 			struct perf_counts_values v = {};
@@ -423,7 +430,7 @@ static void find_cycled(struct counters *c, const struct perf_cpu_map *online, i
 			}
 			l->ena[idx] = v.ena;
 		}
-		l->at = now;
+		l->at = now_ns(CLOCK_MONOTONIC);
 	}
 	if (clen && clen < sizeof(cycled))
 		log_notice("CPU %s went offline and came back since the last look", cycled);
@@ -467,7 +474,7 @@ int counters_refresh_cpus(struct counters *c)
 	if (gone[0])
 		log_notice("CPU %s went offline; its counts so far are kept", gone);
 	if (c->armed)
-		find_cycled(c, now, now_ns(CLOCK_MONOTONIC));
+		find_cycled(c, now);
 	added = cpus_minus(now, c->cpus, list, sizeof(list));
 	if (added && c->armed && c->n_gens == MAX_GENS) {
 		if (!c->gens_warned)
