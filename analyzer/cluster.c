@@ -15,38 +15,7 @@
 #include "source.h"
 #include "util.h"
 
-#define CLUSTER_TIMEOUT_S 300	/* per query: a fleet-wide scan on a busy cluster */
-
-int credentials_read(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat stb;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return log_error_errno(errno, "Failed to open credentials %s: %m", path);
-	if (fstat(fd, &stb) < 0)
-		return log_error_errno(errno, "Failed to stat %s: %m", path);
-	if (!S_ISREG(stb.st_mode))
-		return log_error_errno(EINVAL, "Credentials %s: not a regular file", path);
-	if (stb.st_mode & 0077)
-		return log_error_errno(EPERM, "Credentials %s: mode %04o lets others read or write it;"
-				       " chmod 600 it", path, (unsigned)(stb.st_mode & 07777));
-	buf = calloc(1, 4097);
-	if (!buf)
-		return log_oom();
-	n = read(fd, buf, 4096);
-	if (n < 0)
-		return log_error_errno(errno, "Failed to read %s: %m", path);
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!strchr(buf, ':'))
-		return log_error_errno(EINVAL, "Credentials %s: expected USER:PASSWORD on the first line", path);
-	*ret = buf;
-	buf = NULL;
-	return 0;
-}
+#define CLUSTER_TIMEOUT_S 600	/* per query: a fleet-wide scan on a busy cluster */
 
 int cluster_open(const struct source *src, const char *cred_path, const char *config_path,
 		 bool config_given, struct http **ret)
@@ -69,15 +38,19 @@ int cluster_open(const struct source *src, const char *cred_path, const char *co
 			cred_path = cfg.ship_credentials;
 	}
 	if (cred_path) {
-		r = credentials_read(cred_path, &userpwd);
+		r = http_read_credentials(cred_path, &userpwd);
 		if (r < 0)
 			goto out;
 		/* clickhouse://USER@HOST/DB names the user; the file has the password */
-		if (src->user && strncmp(userpwd, src->user, strcspn(userpwd, ":")) != 0) {
+		if (src->user && (strlen(src->user) != strcspn(userpwd, ":") ||
+				  strncmp(userpwd, src->user, strcspn(userpwd, ":")) != 0)) {
 			r = log_error_errno(EINVAL, "%s names user '%s', credentials %s another",
 					    src->arg, src->user, cred_path);
 			goto out;
 		}
+	} else if (src->user && asprintf(&userpwd, "%s:", src->user) < 0) {
+		r = log_oom();
+		goto out;
 	}
 	h = http_new(src->url, userpwd, CLUSTER_TIMEOUT_S);
 	if (!h) {

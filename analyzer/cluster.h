@@ -14,16 +14,10 @@ struct http;
 struct source;
 
 /*
- * Reads "user:password" from path, which must be a regular file no one
- * but its owner can read or write: a password readable by others is a
- * password leaked. Logs; caller frees.
- */
-int credentials_read(const char *path, char **ret);
-
-/*
- * A client for the cluster src names. The password comes from cred_path,
- * else from ship_credentials of the configuration at config_path (which
- * need not exist unless config_given), else none. The database name is
+ * A client for the cluster src names. The password comes from cred_path
+ * (http_read_credentials()), else from ship_credentials of the
+ * configuration at config_path (which need not exist unless
+ * config_given), else none (USER@ of the URL then names the user alone). The database name is
  * checked to be a plain identifier ([A-Za-z0-9_]), so queries can name it.
  * Logs; caller frees with http_free().
  */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cluster.h"
 #include "commands.h"
 #include "config.h"
 #include "http.h"
@@ -26,7 +27,6 @@
 #endif
 #define PATCHES_DEFAULT SYSCONFDIR "/mmhitm/patches.conf"
 #define CLUSTER_ROLLUP_DEFAULT (600 * NSEC_PER_SEC)	/* ship_rollup's default */
-#define CLUSTER_TIMEOUT_S 600	/* per query: a fleet's roll-ups on a busy cluster */
 
 void cmd_report_help(void)
 {
@@ -443,34 +443,21 @@ static int report_outputs(const struct report_cli *cli, const struct report *rep
 static int run_cluster(struct report_cli *cli, struct report *rep, struct report_options *o)
 {
 	const struct source *src = &cli->src.v[0];
-	_cleanup_free_ char *userpwd = NULL;
-	const char *cred = cli->credentials;
+	const char *config_path = cli->config ? cli->config : CONFIG_DEFAULT_PATH;
 	struct http *h = NULL;
 	struct config cfg;
 	int r;
 
 	config_init(&cfg);
-	r = config_load(&cfg, cli->config ? cli->config : CONFIG_DEFAULT_PATH, cli->config != NULL);
+	r = config_load(&cfg, config_path, cli->config != NULL);
 	if (r < 0)
 		goto out;
-	if (!cred && cfg.ship_credentials && *cfg.ship_credentials)
-		cred = cfg.ship_credentials;
-	if (cred) {
-		r = http_read_credentials(cred, &userpwd);
-		if (r < 0)
-			goto out;
-	} else if (src->user && asprintf(&userpwd, "%s:", src->user) < 0) {
-		r = log_oom();
-		goto out;
-	}
 	if (!cli->rollup)
 		o->rollup_ns = cfg.ship_rollup_ns > 0 ? cfg.ship_rollup_ns / NSEC_PER_SEC * NSEC_PER_SEC :
 			       CLUSTER_ROLLUP_DEFAULT;
-	h = http_new(src->url, userpwd, CLUSTER_TIMEOUT_S);
-	if (!h) {
-		r = -EINVAL;
+	r = cluster_open(src, cli->credentials, config_path, cli->config != NULL, &h);
+	if (r < 0)
 		goto out;
-	}
 	report_set_rollup(rep, o->rollup_ns);
 	r = report_run_clickhouse(rep, h, src->database, src->arg);
 out:
