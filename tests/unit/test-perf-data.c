@@ -721,7 +721,7 @@ static void test_file_errors(void)
 static void test_real_headers(void)
 {
 	const char *dir = test_fixtures_dir();
-	char path[4096];
+	char path[4096 + 64];	/* the fixtures directory (a path) and a name */
 	struct perf_data *pd;
 	char *err = NULL;
 
