@@ -10,7 +10,8 @@
 # analysis time). Prints per-minute figures and the slopes over the second
 # half (after warm-up), and fails when RSS grows more than SOAK_RSS_KB_MIN
 # (default 1024 kB) a minute or fds grow at all over that half: generous
-# bounds for "flat", not timing thresholds.
+# bounds for "flat", not timing thresholds. SOAK_SAMPLES=FILE keeps the
+# raw samples (time, RSS kB, fds, analysis lag ms) after the run.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -53,9 +54,13 @@ echo "minute  rss_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
 start=$(head -1 "$WORK/samples" | cut -d' ' -f1)
 q 'SELECT (end_ns / 60000000000), avg(cpu_user_ns + cpu_sys_ns) / 1e6 FROM intervals GROUP BY 1 ORDER BY 1' \
 	>"$WORK/cpu"
-awk -v s="$start" '{ m = int(($1 - s) / 60); rss[m] = $2; fds[m] = $3; lag[m] += $4; n[m]++ }
-	END { for (m = 0; m in n; m++) printf "%6d  %6d  %3d  %15.1f\n", m, rss[m], fds[m], lag[m] / n[m] }' \
+# Every minute sampled (a minute without samples, the soak stopped, is skipped).
+awk -v s="$start" '{ m = int(($1 - s) / 60); rss[m] = $2; fds[m] = $3; lag[m] += $4; n[m]++
+		if (m > last) last = m }
+	END { for (m = 0; m <= last; m++) if (m in n)
+		printf "%6d  %6d  %3d  %15.1f\n", m, rss[m], fds[m], lag[m] / n[m] }' \
 	"$WORK/samples" >"$WORK/table"
+[ -n "${SOAK_SAMPLES:-}" ] && cp "$WORK/samples" "$SOAK_SAMPLES"
 awk 'NR == FNR { c[NR] = $0; next } { split(c[FNR + 1], x, "|"); printf "%s  %26.2f\n", $0, x[2] }' \
 	"$WORK/cpu" "$WORK/table"
 
