@@ -327,7 +327,7 @@ static int aging_work(struct load_job *job, struct load_worker *w)
 		/* One read per page sets the PTE's accessed bit the pass looks for. */
 		for (uint64_t off = 0; off < st->size; off += st->page)
 			(void)map[off];
-		w->ops += st->size / st->page;
+		load_worker_count(w, w->ops + st->size / st->page);
 		w->aux[AUX_ROUNDS]++;
 		load_worker_phase_done(job);
 	}

@@ -30,9 +30,8 @@ static int ctxswitch_work(struct load_job *job, struct load_worker *w)
 
 	while (!load_worker_should_stop(job, n)) {
 		sched_yield();
-		n++;
+		load_worker_count(w, ++n);
 	}
-	w->ops = n;
 	return 0;
 }
 

@@ -346,6 +346,39 @@ static void signal_set(sigset_t *set)
 }
 
 /*
+ * --progress: one line "progress BOOTTIME OPS" on stderr, BOOTTIME in
+ * seconds on the clock /proc/uptime reads, OPS the workers' unit of work
+ * so far. A bench samples the rate over spans it marks with that clock
+ * while the workload keeps running (bench/run-bench.sh).
+ */
+static void progress_print(struct load_job *job)
+{
+	int64_t t = now_ns(CLOCK_BOOTTIME);
+
+	fprintf(stderr, "progress %lld.%09lld %llu\n", (long long)(t / NSEC_PER_SEC),
+		(long long)(t % NSEC_PER_SEC), (unsigned long long)load_job_sum_ops(job));
+	fflush(stderr);
+}
+
+/* The next wake-up: the deadline or the next progress line, 0 if neither. */
+static int64_t job_wake_ns(struct load_job *job, int64_t deadline_ns)
+{
+	int64_t now, next = job->next_progress_ns;
+
+	if (!job->opts->progress_ns || !job->start_ns)
+		return deadline_ns;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (now >= next) {
+		progress_print(job);
+		next = (next ? next : now) + job->opts->progress_ns;
+		if (next <= now)	/* we slept through several: no burst of lines */
+			next = now + job->opts->progress_ns;
+		job->next_progress_ns = next;
+	}
+	return deadline_ns && deadline_ns < next ? deadline_ns : next;
+}
+
+/*
  * Waits until cond(job) holds: 0; or a signal (-EINTR), a failed worker
  * (-ECANCELED), the deadline (-ETIMEDOUT; 0 is none).
  */
@@ -357,6 +390,7 @@ static int job_wait(struct load_job *job, bool (*cond)(const struct load_job *, 
 	signal_set(&set);
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
+		int64_t wake_ns;
 		siginfo_t info;
 		int sig;
 
@@ -364,11 +398,14 @@ static int job_wait(struct load_job *job, bool (*cond)(const struct load_job *, 
 			return 0;
 		if (__atomic_load_n(&job->shared->failed, __ATOMIC_ACQUIRE))
 			return -ECANCELED;
-		if (deadline_ns) {
-			int64_t left = deadline_ns - now_ns(CLOCK_MONOTONIC);
+		if (deadline_ns && now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+			return -ETIMEDOUT;
+		wake_ns = job_wake_ns(job, deadline_ns);
+		if (wake_ns) {
+			int64_t left = wake_ns - now_ns(CLOCK_MONOTONIC);
 
 			if (left <= 0)
-				return -ETIMEDOUT;
+				left = 0;
 			ts.tv_sec = left / NSEC_PER_SEC;
 			ts.tv_nsec = left % NSEC_PER_SEC;
 			tsp = &ts;
@@ -376,7 +413,7 @@ static int job_wait(struct load_job *job, bool (*cond)(const struct load_job *, 
 		sig = sigtimedwait(&set, &info, tsp);
 		if (sig < 0) {
 			if (errno == EAGAIN)
-				return -ETIMEDOUT;
+				continue;	/* the deadline or a progress line */
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(errno, "%s: sigtimedwait failed: %m", job->name);

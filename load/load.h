@@ -36,11 +36,14 @@ struct load_opts {
 	int *cpus;		/* --cpus, else every CPU in our affinity mask */
 	size_t nr_cpus;
 	bool json;
+	int64_t progress_ns;	/* --progress: print the ops so far this often; 0: never */
 };
 
 /*
- * One worker's counters, written by the worker only (mostly at its end), on
- * cache lines of its own: the load must not add contention of its own.
+ * One worker's counters, written by the worker only, on cache lines of its
+ * own: the load must not add contention of its own. ops is kept current
+ * (load_worker_count()) so that --progress can read it while the job runs;
+ * the rest is written at the worker's end.
  */
 struct load_worker {
 	unsigned int index;
@@ -82,6 +85,7 @@ struct load_job {
 
 	/* private */
 	const uint32_t *stop;		/* in the shared mapping */
+	int64_t next_progress_ns;	/* --progress: CLOCK_MONOTONIC of the next line */
 	sigset_t saved_mask;
 	pid_t *pids;			/* fork_groups: one per group, 0 once reaped */
 	void *threads;			/* threads run by this process */
@@ -113,6 +117,15 @@ static inline bool load_job_stopping(const struct load_job *job)
 static inline bool load_worker_should_stop(const struct load_job *job, uint64_t loops_done)
 {
 	return (job->opts->loops && loops_done >= job->opts->loops) || load_job_stopping(job);
+}
+
+/*
+ * Workers: publish the ops done so far. A relaxed store to the worker's own
+ * line; the main thread reads it a few times a second at most.
+ */
+static inline void load_worker_count(struct load_worker *w, uint64_t ops)
+{
+	__atomic_store_n(&w->ops, ops, __ATOMIC_RELAXED);
 }
 
 /* drive() side: asks workers to stop (idempotent). */

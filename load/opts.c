@@ -19,6 +19,7 @@ enum {
 	OPT_COMMON_JSON = 'j',
 	OPT_COMMON_HELP = 'h',
 	OPT_COMMON_VERBOSE = 'v',
+	OPT_COMMON_PROGRESS = 0x1000,	/* long only, above the workloads' own */
 };
 
 static int cpus_from_set(const cpu_set_t *set, int **ret_cpus, size_t *ret_n)
@@ -94,6 +95,9 @@ void load_opts_help(const char *workers_name, const char *workers_help)
 	       "  -c, --cpus=LIST       CPUs to use and pin to, e.g. 0-3,6 (default: all\n"
 	       "                        CPUs this process may run on)\n"
 	       "  -j, --json            print the result as one JSON object\n"
+	       "      --progress=TIME   every TIME (e.g. 250ms) print \"progress T OPS\" on\n"
+	       "                        stderr: T on the clock of /proc/uptime, OPS the\n"
+	       "                        workload's unit of work so far (for benchmarks)\n"
 	       "  -v, --verbose         log what is set up and torn down\n"
 	       "  -h, --help            show this help\n\n"
 	       "Ctrl-C (SIGINT) or SIGTERM stops the run early; the partial result is printed\n"
@@ -113,6 +117,7 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 		{ workers_name, required_argument, NULL, OPT_COMMON_WORKERS },
 		{ "cpus", required_argument, NULL, OPT_COMMON_CPUS },
 		{ "json", no_argument, NULL, OPT_COMMON_JSON },
+		{ "progress", required_argument, NULL, OPT_COMMON_PROGRESS },
 		{ "verbose", no_argument, NULL, OPT_COMMON_VERBOSE },
 		{ "help", no_argument, NULL, OPT_COMMON_HELP },
 	};
@@ -180,6 +185,14 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 			break;
 		case OPT_COMMON_JSON:
 			opts->json = true;
+			break;
+		case OPT_COMMON_PROGRESS:
+			if (parse_duration_ns(optarg, &opts->progress_ns) < 0 ||
+			    opts->progress_ns < 10 * NSEC_PER_MSEC) {
+				log_error("%s: --progress wants a period of 10ms or more, not '%s'",
+					  cmd, optarg);
+				goto usage;
+			}
 			break;
 		case OPT_COMMON_VERBOSE:
 			log_set_max_level(LOG_DEBUG);

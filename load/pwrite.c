@@ -56,9 +56,8 @@ static int pwrite_work(struct load_job *job, struct load_worker *w)
 					w->index, st->bytes, k);
 			break;
 		}
-		n++;
+		load_worker_count(w, ++n);
 	}
-	w->ops = n;
 	return r;
 }
 

@@ -70,9 +70,8 @@ static int tlbflush_work(struct load_job *job, struct load_worker *w)
 			log_error_errno(r, "tlbflush: worker %u: madvise failed: %m", w->index);
 		if (r < 0)
 			break;
-		n++;
+		load_worker_count(w, ++n);
 	}
-	w->ops = n;
 	return r;
 }
 
