@@ -289,16 +289,19 @@ demo: all
 
 # --- bench -----------------------------------------------------------------
 #
-# make bench: interleaved runs of every reproducer this kernel supports,
-# alone, under mmhitmd, perf stat -a and perf record -a, and the DB
+# make bench: every reproducer this kernel supports, one run each, with
+# mmhitmd (windowed and continuous) and perf stat -a coming and going
+# around it in slots between slots alone (a switchback), and the DB
 # writer's ingest rate (bench/run-bench.sh). Results go to bench/results/.
 
 BENCH_ROUNDS	?= 5
-BENCH_SECONDS	?= 5
+BENCH_SECONDS	?= 20
+BENCH_OFF_SECONDS ?= 10
 BENCH_PROGS	:= $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 
 bench: all $(BENCH_PROGS)
-	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) sh bench/run-bench.sh
+	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) \
+		BENCH_OFF_SECONDS=$(BENCH_OFF_SECONDS) sh bench/run-bench.sh
 
 # make bench-fleet: 10,000 hosts x a week in a two-shard ClickHouse on
 # loopback: load time, ship throughput, and the report's wall time and peak

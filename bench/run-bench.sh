@@ -3,31 +3,47 @@
 #
 # make bench: what recording costs the workloads mmhitm watches.
 #
-# For every reproducer this kernel supports, each round runs the workload
-# alone, alone again (the control: the baseline against itself, which shows
-# this machine's noise), under mmhitmd as it ships (windowed), under
-# mmhitmd --record-mode continuous (the lab mode: everything armed all the
-# time) and under `perf stat -a` (the same tracepoints mmhitmd counts), in
-# an order rotated every round so that drift on a shared machine spreads
-# over all modes. BENCH_MODES can add perf-record (`perf record -a` of the
-# same tracepoints) and mmhitmd-count (continuous, learning off). Each
-# mode's throughput is compared with the same round's run alone; the table
-# gives the median overhead, the mean with its 95 % confidence interval
-# (Student's t over the paired rounds) and the spread, plus mmhitmd's own
-# CPU time, the share of wall time its windows were armed and its peak RSS.
-# The same goes to $BENCH_OUT/bench-<time>.json (and latest.json, latest.txt).
+# A switchback: for every reproducer this kernel supports, ONE run of the
+# workload goes on for the whole measurement (mmhitm-load --progress prints
+# its unit of work so far every 250 ms), and the recorders come and go
+# around it in slots. Each round gives every mode one slot of
+# BENCH_SECONDS, each preceded by a slot of BENCH_OFF_SECONDS with nothing
+# running beside the workload ("alone"), in an order rotated every round,
+# and one more slot alone closes the sequence. A mode's overhead in a slot
+# is the throughput it lost against the mean of the two slots alone on
+# either side of it, so that both the drift of a shared machine and the
+# difference between one start of a workload and the next (threads placed
+# differently: 15 % between 2 s runs on the build VM, against 2-3 % inside
+# one run) stay out of the comparison. The modes:
+#   control             nothing started: the slot alone against its
+#                       neighbours, which shows this machine's noise;
+#   mmhitmd             the daemon as it ships (windowed);
+#   mmhitmd-continuous  --record-mode continuous (the lab mode);
+#   perf-stat           perf stat -a of the tracepoints mmhitmd counts;
+# BENCH_MODES can add perf-record (perf record -a of the same tracepoints)
+# and mmhitmd-count (continuous, learning off). A recorder is started
+# before its slot and stopped after it: its start-up (configuration, BTF,
+# the calibration of its per-event price) and its exit are a daemon's
+# once-per-boot costs and lie between slots, measured apart (start-up CPU).
+# The table gives, per mode, the median overhead over the rounds, the mean
+# with its 95 % confidence interval (Student's t over the rounds) and the
+# spread, plus mmhitmd's own CPU time, the share of wall time its windows
+# were armed and its peak RSS. The same goes to
+# $BENCH_OUT/bench-<time>.json (and latest.json, latest.txt).
 #
-# Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (5, per run),
-# BENCH_INTERVAL (mmhitmd --interval; default: the daemon's own, 60s),
-# BENCH_WORKLOADS (default: all),
-# BENCH_MODES (default: all of "$MODES" below),
-# BENCH_OUT (bench/results), BENCH_INGEST_LEARNED (learned objects per
-# ingest flush, see bench/bench-ingest.c).
+# Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (20, per
+# recorder slot; the windowed daemon's slices are spread evenly over its
+# interval, so a slot shorter than the interval still sees its share),
+# BENCH_OFF_SECONDS (10), BENCH_INTERVAL (mmhitmd --interval; default: the
+# daemon's own, 60s), BENCH_WORKLOADS (default: all), BENCH_MODES (default:
+# all of "$MODES" below), BENCH_OUT (bench/results), BENCH_INGEST_LEARNED
+# (learned objects per ingest flush, see bench/bench-ingest.c).
 
 set -u
 O=${O:-build}
 ROUNDS=${BENCH_ROUNDS:-5}
-SECS=${BENCH_SECONDS:-5}
+SECS=${BENCH_SECONDS:-20}
+OFF=${BENCH_OFF_SECONDS:-10}
 INTERVAL=${BENCH_INTERVAL:-}
 WORKLOADS=${BENCH_WORKLOADS:-"ctxswitch ctxswitch-private pwrite tlbflush aging"}
 OUT=${BENCH_OUT:-bench/results}
@@ -44,14 +60,16 @@ note() { echo "bench: $*" >&2; }
 [ "$(id -u)" = 0 ] || die "needs root: system-wide tracepoints and perf -a"
 mkdir -p "$OUT" || die "cannot create $OUT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmhitm-bench.XXXXXX") || die "mktemp failed"
-raw=$tmp/raw.tsv	# workload mode round value higher_is_better metric unit
-dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s armed_s
+slots=$tmp/slots.tsv	# workload mode round start end (CLOCK_BOOTTIME s)
+raw=$tmp/raw.tsv	# workload mode round value higher_is_better metric unit baseline
+dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb slot_cpu_s armed_s start_cpu_s slot_s
 rec=$tmp/record.tsv	# workload round bytes lost_chunks
-: >"$raw"; : >"$dmn"; : >"$rec"
-dpid=
+: >"$slots"; : >"$raw"; : >"$dmn"; : >"$rec"
+dpid= lpid=
 cleanup() {
 	[ -n "$dpid" ] && kill -TERM "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	rm -rf "$tmp"
+	[ -n "$lpid" ] && kill -TERM "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
+	if [ -n "${BENCH_KEEP:-}" ]; then note "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -114,28 +132,56 @@ for w in $WORKLOADS; do
 done
 [ -n "$supported" ] || die "no workload can run here"
 
-# --- one run --------------------------------------------------------------
+# --- one slot -------------------------------------------------------------------
 
-json_get() {	# FILE KEY
-	sed -n "s/.*\"$2\": *\(\"[^\"]*\"\|[^,}]*\).*/\1/p" "$1" | tr -d '"'
-}
-
-record_result() {	# WORKLOAD MODE ROUND JSON
-	v=$(json_get "$4" value)
-	if [ -z "$v" ] || [ "$v" = null ]; then
-		note "$1/$2 round $3 gave no result"
-		return 1
-	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$v" \
-		"$(json_get "$4" higher_is_better)" "$(json_get "$4" metric)" "$(json_get "$4" unit)" >>"$raw"
+# Now on CLOCK_BOOTTIME, the clock of mmhitm-load --progress.
+uptime_s() {
+	cut -d ' ' -f 1 /proc/uptime
 }
 
 proc_cpu_s() {	# PID: utime + stime so far, in seconds
 	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
 }
 
-run_daemon() {	# WORKLOAD MODE ROUND ARGS...
-	w=$1 dmode=$2 r=$3; shift 3
+# The workload's measured span: SECONDS of it from now, marked in $slots.
+measure() {	# WORKLOAD MODE ROUND SECONDS
+	a=$(uptime_s)
+	sleep "$4"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$a" "$(uptime_s)" >>"$slots"
+}
+
+# The daemon's interval in seconds (its intervals end on multiples of it).
+interval_s() {	# DURATION
+	case $1 in
+	*ms)	echo "${1%ms}" | awk '{ print $1 / 1000 }' ;;
+	*s)	echo "${1%s}" ;;
+	*m)	echo "$((${1%m} * 60))" ;;
+	*)	return 1 ;;
+	esac
+}
+IVL=$(interval_s "${INTERVAL:-60s}") || die "BENCH_INTERVAL wants ms, s or m, not '$INTERVAL'"
+case $IVL in
+''|*[!0-9.]*|0|0.*) die "BENCH_INTERVAL '$INTERVAL' is not a positive whole interval" ;;
+esac
+startup_s=5	# the windowed daemon's start-up, as last measured, plus margin
+
+# The windowed daemon's slot is one whole interval of its steady state:
+# its intervals end on multiples of the interval (wall clock), and each
+# has its slices (one of them learning, with the sched_switch sample) and
+# its flush. The slot alone before it runs on until the daemon must start
+# to be ready at the next boundary; the measured slot is that boundary to
+# the next one, plus a second for the flush.
+slot_windowed() {	# WORKLOAD ROUND
+	now=$(date +%s.%N)
+	wait_s=$(awk -v now="$now" -v ivl="$IVL" -v off="$OFF" -v su="$startup_s" 'BEGIN {
+		b = (int((now + off + su) / ivl) + 1) * ivl
+		print b - su - now }')
+	measure "$1" alone "$2" "$wait_s"
+	slot_daemon "$1" mmhitmd "$2" align
+}
+
+slot_daemon() {	# WORKLOAD MODE ROUND [align]
+	w=$1 dmode=$2 r=$3 align=${4:-}
 	db=$tmp/mmhitmd.db log=$tmp/mmhitmd.log inst=mmhitm-bench-$$-$r
 	rm -f "$db" "$db-wal" "$db-shm"
 	learn=
@@ -145,25 +191,37 @@ run_daemon() {	# WORKLOAD MODE ROUND ARGS...
 	esac
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
 	# shellcheck disable=SC2086
-	"$DAEMON" --db "$db" ${INTERVAL:+--interval "$INTERVAL"} --duration "$((SECS * 4 + 60))s" \
+	t_start=$(date +%s.%N)
+	"$DAEMON" --db "$db" ${INTERVAL:+--interval "$INTERVAL"} --duration "$((SECS * 2 + 240))s" \
 		--instance "$inst" $learn --foreground 2>"$log" &
 	dpid=$!
 	i=0
 	until grep -q "Recording into" "$log" 2>/dev/null; do
 		kill -0 "$dpid" 2>/dev/null || { note "mmhitmd died: $(tail -n 3 "$log")"; dpid=; return 1; }
 		i=$((i + 1))
-		[ $i -lt 300 ] || { note "mmhitmd not ready after 30 s"; return 1; }
+		[ $i -lt 600 ] || { note "mmhitmd not ready after 60 s"; return 1; }
 		sleep 0.1
 	done
-	"$LOAD" "$@" --duration "$SECS" --json >"$tmp/run.json" || note "$w under mmhitmd failed"
+	len=$SECS
+	if [ -n "$align" ]; then
+		ready=$(date +%s.%N)
+		# shellcheck disable=SC2046
+		set -- $(awk -v now="$ready" -v ivl="$IVL" -v t0="$t_start" 'BEGIN {
+			b = (int(now / ivl) + 1) * ivl
+			printf "%.3f %d\n", b - now, now - t0 + 1.5 }')
+		sleep "$1"	# the start of a whole interval
+		startup_s=$2
+		len=$((${IVL%.*} + 1))
+	fi
+	cpu0=$(proc_cpu_s "$dpid")
+	measure "$w" "$dmode" "$r" "$len"
 	hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$dpid/status")
-	pcpu=$(proc_cpu_s "$dpid")
+	cpu1=$(proc_cpu_s "$dpid")
 	kill -TERM "$dpid"
 	wait "$dpid"
 	rc=$? dpid=
 	[ $rc -eq 0 ] || note "mmhitmd exited with $rc: $(tail -n 3 "$log")"
 	[ -d "$TRACEFS/instances/$inst" ] && note "mmhitmd left its instance $inst behind"
-	record_result "$w" "$dmode" "$r" "$tmp/run.json" || return 1
 	stats=$(sqlite3 -separator ' ' "$db" \
 		"SELECT (SELECT coalesce(sum(cpu_user_ns + cpu_sys_ns), 0) / 1e9 FROM intervals),
 			(SELECT coalesce(sum(count), 0) FROM event_rates
@@ -172,34 +230,41 @@ run_daemon() {	# WORKLOAD MODE ROUND ARGS...
 			(SELECT coalesce(max(rss_kb), 0) FROM intervals),
 			(SELECT coalesce(sum(coalesce(armed_ns, end_ns - start_ns)), 0) / 1e9 FROM intervals)") ||
 		{ note "cannot read $db"; return 1; }
+	# shellcheck disable=SC2086
 	set -- $stats
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$dmode" "$r" "$1" "$2" "$3" "$hwm" "$4" \
-		"$pcpu" "$5" >>"$dmn"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$dmode" "$r" "$1" "$2" "$3" \
+		"$hwm" "$4" "$(echo "$cpu1 $cpu0" | awk '{ print $1 - $2 }')" "$5" "$cpu0" "$len" >>"$dmn"
 }
 
-run_one() {	# WORKLOAD MODE ROUND
+slot() {	# WORKLOAD MODE ROUND
 	w=$1 mode=$2 r=$3
-	# shellcheck disable=SC2046
-	set -- $(args_of "$w")
 	case $mode in
-	alone|control)
-		"$LOAD" "$@" --duration "$SECS" --json >"$tmp/run.json" &&
-			record_result "$w" "$mode" "$r" "$tmp/run.json" ;;
+	alone)
+		measure "$w" alone "$r" "$OFF" ;;
+	control)
+		measure "$w" control "$r" "$SECS" ;;
 	perf-stat)
+		# The slot starts once perf has opened its events, and ends before it exits.
 		# shellcheck disable=SC2086
-		perf stat -a -x, $events -o "$tmp/stat.csv" -- \
-			"$LOAD" "$@" --duration "$SECS" --json >"$tmp/run.json" &&
-			record_result "$w" "$mode" "$r" "$tmp/run.json" ;;
+		perf stat -a -x, $events -o "$tmp/stat.csv" -- sleep "$((SECS + 2))" &
+		ppid=$!
+		sleep 1
+		measure "$w" "$mode" "$r" "$SECS"
+		wait "$ppid" || note "perf stat failed in $w round $r" ;;
 	perf-record)
 		# shellcheck disable=SC2086
-		perf record -a -q $events -o "$tmp/perf.data" -- \
-			"$LOAD" "$@" --duration "$SECS" --json >"$tmp/run.json" 2>"$tmp/record.err" &&
-			record_result "$w" "$mode" "$r" "$tmp/run.json" &&
-			printf '%s\t%s\t%s\t%s\n' "$w" "$r" "$(stat -c %s "$tmp/perf.data")" \
-				"$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p' "$tmp/record.err" | head -n 1)" >>"$rec"
+		perf record -a -q $events -o "$tmp/perf.data" -- sleep "$((SECS + 2))" 2>"$tmp/record.err" &
+		ppid=$!
+		sleep 1
+		measure "$w" "$mode" "$r" "$SECS"
+		wait "$ppid" || note "perf record failed in $w round $r"
+		printf '%s\t%s\t%s\t%s\n' "$w" "$r" "$(stat -c %s "$tmp/perf.data" 2>/dev/null || echo 0)" \
+			"$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p' "$tmp/record.err" | head -n 1)" >>"$rec"
 		rm -f "$tmp/perf.data" "$tmp/perf.data.old" ;;
-	mmhitmd|mmhitmd-continuous|mmhitmd-count)
-		run_daemon "$w" "$mode" "$r" "$@" ;;
+	mmhitmd)
+		slot_windowed "$w" "$r" ;;
+	mmhitmd-continuous|mmhitmd-count)
+		slot_daemon "$w" "$mode" "$r" ;;
 	esac
 }
 
@@ -211,22 +276,86 @@ mode_enabled() {
 	esac
 }
 
+# The throughput of every slot from the workload's progress lines (ops
+# interpolated at the slot's edges), each recorder slot with its baseline:
+# the mean of the slots alone just before and just after it.
+rates() {	# WORKLOAD PROGRESS-FILE METRIC UNIT
+	awk -v w="$1" -v metric="$3" -v unit="$4" -v slots="$slots" '
+	function ops_at(x,    i) {
+		for (i = 2; i <= n; i++)
+			if (t[i] >= x)
+				return o[i - 1] + (o[i] - o[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
+		return -1
+	}
+	$1 == "progress" { n++; t[n] = $2; o[n] = $3 }
+	END {
+		k = 0
+		while ((getline line < slots) > 0) {
+			split(line, f, "\t")
+			if (f[1] != w)
+				continue
+			a = ops_at(f[4]); b = ops_at(f[5])
+			if (a < 0 || b < 0 || f[5] <= f[4] || f[4] < t[1])
+				continue
+			k++
+			mode[k] = f[2]; round[k] = f[3]; rate[k] = (b - a) / (f[5] - f[4])
+		}
+		for (i = 1; i <= k; i++) {
+			base = ""
+			if (mode[i] != "alone" && i > 1 && i < k && mode[i - 1] == "alone" && mode[i + 1] == "alone")
+				base = (rate[i - 1] + rate[i + 1]) / 2
+			if (mode[i] != "alone" && base == "")
+				continue
+			printf "%s\t%s\t%s\t%.6f\ttrue\t%s\t%s\t%s\n", w, mode[i], round[i], rate[i],
+				metric, unit, base
+		}
+	}' "$2"
+}
+
+unit_of() {
+	case $1 in
+	ctxswitch*)	echo "sched_yield_per_s yields/s" ;;
+	pwrite)		echo "pwrite_per_s calls/s" ;;
+	tlbflush)	echo "loops_per_s loops/s" ;;
+	aging)		echo "pages_read_per_s pages/s" ;;
+	esac
+}
+
 # --- the rounds -------------------------------------------------------------
 
-nmodes=$(echo $MODES | wc -w)
+on_modes=
+for m in $MODES; do
+	[ "$m" = alone ] || ! mode_enabled "$m" || on_modes="$on_modes $m"
+done
+nmodes=$(echo $on_modes | wc -w)
 start=$(date +%s)
-note "$ROUNDS rounds x ($supported ) x ($MODES), ${SECS}s each; tracepoints:$events"
-for r in $(seq 1 "$ROUNDS"); do
-	for w in $supported; do
+note "$ROUNDS rounds x ($supported ) x ($on_modes ), ${SECS} s each after ${OFF} s alone; tracepoints:$events"
+for w in $supported; do
+	# shellcheck disable=SC2046
+	set -- $(args_of "$w")
+	"$LOAD" "$@" --duration 0 --progress 250ms --json >"$tmp/$w.json" 2>"$tmp/$w.progress" &
+	lpid=$!
+	sleep 3		# the workload settles; not measured
+	for r in $(seq 1 "$ROUNDS"); do
 		# Rotate the order: round r starts with mode number r (mod modes).
-		order=$(echo $MODES | tr ' ' '\n' | awk -v k=$(((r - 1) % nmodes)) -v n=$nmodes \
+		order=$(echo $on_modes | tr ' ' '\n' | awk -v k=$(((r - 1) % nmodes)) -v n=$nmodes \
 			'{ m[NR - 1] = $0 } END { for (i = 0; i < n; i++) print m[(i + k) % n] }')
-		for mode in $order; do
-			mode_enabled "$mode" || continue
-			printf 'bench: round %d/%d %-17s %-12s\r' "$r" "$ROUNDS" "$w" "$mode" >&2
-			run_one "$w" "$mode" "$r"
+		# (slot sets $mode: the loop has a name of its own)
+		for next in $order; do
+			printf 'bench: round %d/%d %-17s %-18s\r' "$r" "$ROUNDS" "$w" "$next" >&2
+			# (the windowed daemon's slot brings its own slot alone)
+			[ "$next" = mmhitmd ] || slot "$w" alone "$r"
+			slot "$w" "$next" "$r"
 		done
 	done
+	slot "$w" alone "$ROUNDS"
+	sleep 0.5	# a progress line after the last slot's end
+	kill -TERM "$lpid"
+	wait "$lpid" || note "$w failed: $(grep -v '^progress' "$tmp/$w.progress" | tail -n 3)"
+	lpid=
+	grep -q '"interrupted":true' "$tmp/$w.json" || note "$w ended before it was stopped"
+	# shellcheck disable=SC2046
+	rates "$w" "$tmp/$w.progress" $(unit_of "$w") >>"$raw"
 done
 printf '\n' >&2
 
@@ -246,9 +375,9 @@ fi
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=$OUT/bench-$stamp.json
 txt=$OUT/bench-$stamp.txt
-command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS"}
+command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_OFF_SECONDS=$OFF"}
 awk -f bench/summarize.awk \
-	-v rounds="$ROUNDS" -v secs="$SECS" -v interval="${INTERVAL:-60s (default)}" \
+	-v rounds="$ROUNDS" -v secs="$SECS" -v offsecs="$OFF" -v interval="${INTERVAL:-60s (default)}" \
 	-v kernel="$(uname -r)" -v cpus="$(nproc)" -v host="$(hostname)" \
 	-v stamp="$stamp" -v elapsed="$(($(date +%s) - start))" -v command="$command" \
 	-v events="$(echo $events | sed 's/-e //g')" \

@@ -3,16 +3,17 @@
 # bench/run-bench.sh's summary: Markdown tables on stdout, the same as JSON
 # into the file named by -v json=. POSIX awk (Debian's default is mawk).
 #
-# Inputs (-v): raw (workload mode round value higher_is_better metric unit),
-# dmn (workload mode round cpu_s events seconds hwm_kb rss_kb proc_cpu_s), rec
-# (workload round bytes lost_chunks), ingest (a JSON object file or "").
+# Inputs (-v): raw (workload mode round value higher_is_better metric unit
+# baseline), dmn (workload mode round cpu_s events seconds hwm_kb rss_kb
+# slot_cpu_s armed_s start_cpu_s slot_s), rec (workload round bytes lost_chunks),
+# ingest (a JSON object file or ""), secs and offsecs (the slot lengths).
 #
-# Overhead of a mode in a round = throughput lost against the same round's
-# run alone, in %: (1 - mode/alone) * 100 for rates, (1 - alone/mode) * 100
-# for times (lower is better), so positive is always slower. The control
-# mode is the workload alone again: its overhead is this machine's noise.
-# The 95 % confidence interval of the mean overhead is Student's t over the
-# paired rounds.
+# Overhead of a mode in a round = throughput lost against its baseline, the
+# workload alone in the slots on either side of it, in %: (1 - mode/alone)
+# * 100 for rates, (1 - alone/mode) * 100 for times (lower is better), so
+# positive is always slower. The control mode starts nothing: its overhead
+# is this machine's noise. The 95 % confidence interval of the mean
+# overhead is Student's t over the rounds.
 
 function sort_(a, n,    i, j, t) {
 	for (i = 2; i <= n; i++) {
@@ -114,6 +115,8 @@ BEGIN {
 			order[++nw] = w
 		}
 		val[w, m, r] = f[4]
+		if (f[8] != "")
+			base[w, m, r] = f[8]
 		hib[w] = f[5]
 		metric[w] = f[6]
 		unit[w] = f[7]
@@ -134,6 +137,9 @@ BEGIN {
 		if (f[8] + 0 > dbrss[k] + 0)
 			dbrss[k] = f[8]
 		pcpu[k] = pcpu[k] " " f[9]
+		if (f[12] > 0)
+			slotpct[k] = slotpct[k] " " (f[9] / f[12] * 100)
+		startcpu[k] = startcpu[k] " " f[11]
 		dcpu[k] = dcpu[k] " " f[4]
 		if (f[6] > 0 && f[10] != "")
 			armed[k] = armed[k] " " (f[10] / f[6] * 100)
@@ -153,7 +159,7 @@ BEGIN {
 
 	nm = split("control mmhitmd mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
 	nd = split("mmhitmd mmhitmd-continuous mmhitmd-count", dmodes, " ")
-	label["control"] = "alone again (control)"
+	label["control"] = "nothing (control)"
 	label["mmhitmd"] = "mmhitmd (default, windowed)"
 	label["mmhitmd-continuous"] = "mmhitmd, continuous"
 	label["mmhitmd-count"] = "mmhitmd, continuous, counting only"
@@ -166,9 +172,15 @@ BEGIN {
 		for (k = 1; k <= nm; k++) {
 			m = modes[k]
 			for (r = 1; r <= rounds; r++) {
-				if (!((w, "alone", r) in val) || !((w, m, r) in val))
+				if (!((w, m, r) in val))
 					continue
-				va = val[w, "alone", r]; vm = val[w, m, r]
+				if ((w, m, r) in base)
+					va = base[w, m, r]
+				else if ((w, "alone", r) in val)
+					va = val[w, "alone", r]
+				else
+					continue
+				vm = val[w, m, r]
 				if (va <= 0 || vm <= 0)
 					continue
 				ov = (hib[w] == "true") ? (1 - vm / va) * 100 : (1 - va / vm) * 100
@@ -178,12 +190,15 @@ BEGIN {
 	}
 
 	printf "### mmhitm recording overhead\n\n"
-	printf "Kernel %s, %d CPUs (%s), %d rounds x %d s per run, modes interleaved and\n", kernel, cpus, host, rounds, secs
-	printf "rotated per round; mmhitmd --interval %s. Tracepoints (for all three recorders):\n", interval
+	printf "Kernel %s, %d CPUs (%s). One run of each workload; %d rounds, each giving\n", kernel, cpus, host, rounds
+	printf "every recorder a %d s slot after at least %d s alone, in an order rotated per round;\n", secs, offsecs
+	printf "the windowed daemon's slot is one whole interval of its steady state (boundary to\n"
+	printf "boundary, plus 1 s for the flush); mmhitmd --interval %s. Tracepoints (for all\n", interval
+	printf "the recorders):\n"
 	printf "%s.\n", events
-	printf "Overhead = throughput lost against the same round's run alone (positive = slower):\n"
-	printf "median over rounds, mean [95 %% CI, Student's t over the paired rounds], min .. max.\n"
-	printf "The control row is the workload alone against itself: this machine's noise.\n\n"
+	printf "Overhead = throughput lost against the slots alone just before and after (positive =\n"
+	printf "slower): median over rounds, mean [95 %% CI, Student's t over the rounds], min .. max.\n"
+	printf "The control row starts nothing: this machine's noise.\n\n"
 	printf "| workload | metric | alone (median) | recorder | overhead median | mean [95 %% CI] | min .. max |\n"
 	printf "|---|---|---:|---|---:|---:|---:|\n"
 	for (i = 1; i <= nw; i++) {
@@ -209,13 +224,14 @@ BEGIN {
 
 	if (("mmhitmd" in have_mode) || ("mmhitmd-count" in have_mode)) {
 		printf "\n### mmhitmd's own cost\n\n"
-		printf "From its database (intervals.cpu_user_ns + cpu_sys_ns over event_rates.count), peak\n"
-		printf "RSS from /proc/PID/status VmHWM; median [min .. max] over rounds. This is the\n"
-		printf "daemon's own CPU time; what counting costs inside the kernel shows as overhead above.\n\n"
-		printf "Armed = share of wall time the windows had anything armed in the kernel\n"
-		printf "(continuous: all of it).\n\n"
-		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | armed | peak RSS |\n"
-		printf "|---|---|---:|---:|---:|---:|---:|\n"
+		printf "CPU per 1M events from its database (intervals.cpu_user_ns + cpu_sys_ns over\n"
+		printf "event_rates.count); CPU %% of one CPU in the slot and the start-up's CPU from\n"
+		printf "/proc/PID/stat; peak RSS from /proc/PID/status VmHWM; medians over rounds.\n"
+		printf "This is the daemon's own CPU time; what counting costs inside the kernel shows as\n"
+		printf "overhead above. Armed = share of wall time the windows had anything armed in\n"
+		printf "the kernel (continuous: all of it).\n\n"
+		printf "| workload | mmhitmd | kernel events/s counted | CPU s per 1M events | CPU (%% of one CPU) | start-up CPU | armed | peak RSS |\n"
+		printf "|---|---|---:|---:|---:|---:|---:|---:|\n"
 		for (i = 1; i <= nw; i++) {
 			w = order[i]
 			for (d = 1; d <= nd; d++) {
@@ -226,15 +242,18 @@ BEGIN {
 				nc = load_sorted(cpm[k], xc)
 				np = load_sorted(cpupct[k], xp)
 				nar = load_sorted(armed[k], xar)
-				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.1f%% | %.1f MiB |\n",
+				ns = load_sorted(slotpct[k], xs)
+				nsu = load_sorted(startcpu[k], xsu)
+				printf "| %s | %s | %s | %.4f [%.4f .. %.4f] | %.2f%% | %.2f s | %.1f%% | %.1f MiB |\n",
 					w, label[dmodes[d]],
 					human(quant(xe, ne, 0.5)), quant(xc, nc, 0.5), nc ? xc[1] : 0,
-					nc ? xc[nc] : 0, quant(xp, np, 0.5), quant(xar, nar, 0.5), hwm[k] / 1024
+					nc ? xc[nc] : 0, quant(xs, ns, 0.5), quant(xsu, nsu, 0.5),
+					quant(xar, nar, 0.5), hwm[k] / 1024
 			}
 		}
 	}
 	if ("perf-record" in have_mode) {
-		printf "\nperf record -a wrote, per %d s run (median): ", secs
+		printf "\nperf record -a wrote, per %d s slot (median): ", secs
 		sep = ""
 		for (i = 1; i <= nw; i++) {
 			w = order[i]
@@ -257,7 +276,7 @@ BEGIN {
 
 	# JSON
 	printf "{\"stamp\": %s, \"host\": %s, \"kernel\": %s, \"cpus\": %d, \"rounds\": %d, ", jstr(stamp), jstr(host), jstr(kernel), cpus, rounds > json
-	printf "\"seconds_per_run\": %d, \"mmhitmd_interval\": %s, \"command\": %s, \"elapsed_s\": %d, ", secs, jstr(interval), jstr(command), elapsed > json
+	printf "\"design\": \"switchback\", \"seconds_per_slot\": %d, \"seconds_alone_per_slot\": %d, \"mmhitmd_interval\": %s, \"command\": %s, \"elapsed_s\": %d, ", secs, offsecs, jstr(interval), jstr(command), elapsed > json
 	ne = split(events, evlist, " ")
 	printf "\"tracepoints\": [" > json
 	for (i = 1; i <= ne; i++)
@@ -287,9 +306,9 @@ BEGIN {
 			k = w SUBSEP dmodes[d]
 			if (!(dmodes[d] in have_mode))
 				continue
-			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"proc_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s, \"armed_pct\": %s}",
-				sep, jstr(dmodes[d]), jstats(cpm[k]), jstats(evs[k]), jstats(cpupct[k]),
-				jstats(dcpu[k]), jstats(pcpu[k]), jnum(hwm[k]), jnum(dbrss[k]), jstats(armed[k]) > json
+			printf "%s%s: {\"cpu_s_per_million_events\": %s, \"events_per_s\": %s, \"cpu_pct_of_one_cpu\": %s, \"cpu_s\": %s, \"slot_cpu_s\": %s, \"startup_cpu_s\": %s, \"peak_rss_kb\": %s, \"max_interval_rss_kb\": %s, \"armed_pct\": %s}",
+				sep, jstr(dmodes[d]), jstats(cpm[k]), jstats(evs[k]), jstats(slotpct[k]),
+				jstats(dcpu[k]), jstats(pcpu[k]), jstats(startcpu[k]), jnum(hwm[k]), jnum(dbrss[k]), jstats(armed[k]) > json
 			sep = ", "
 		}
 		printf "}" > json
