@@ -34,6 +34,24 @@ require_tracefs() {
 	[ -d "$TRACING/instances" ] || skip "tracefs has no instances/ (kernel too old)"
 }
 
+# Whether this machine's CPUs contend a spinlock at all: the
+# lock:contention_begin events perf counts while the helper's lockstorm
+# runs (four threads on one page table lock, 1 s). Prints the count, or
+# "unknown" when perf cannot count it. A VM whose vCPUs never run at the
+# same time counts 0 (seen on one build VM: 0 where others count 40k+/s),
+# and no test can cause lock contention there.
+lock_contention_probe() {
+	command -v perf >/dev/null && [ -x "$HELPER" ] || { echo unknown; return; }
+	_probe=$(mktemp /tmp/mmhitm-probe.XXXXXX)
+	if perf stat -a -x, -e lock:contention_begin -o "$_probe" -- "$HELPER" lockstorm 1000 \
+		>/dev/null 2>&1; then
+		awk -F, '$3 == "lock:contention_begin" { n = $1 } END { print (n == "" ? "unknown" : n) }' "$_probe"
+	else
+		echo unknown
+	fi
+	rm -f "$_probe"
+}
+
 # check DESCRIPTION ACTUAL OP EXPECTED (OP as for test(1): -eq -ge -le ...)
 check() {
 	if [ "$2" "$3" "$4" ] 2>/dev/null; then

@@ -88,8 +88,15 @@ slow=$(awk 'NR == 1 {print $3}' "$WORK/lru_locks")
 [ -n "$slow" ] || slow=$(grep -q ' __pv_queued_spin_lock_slowpath$' /proc/kallsyms &&
 	echo __pv_queued_spin_lock_slowpath || echo native_queued_spin_lock_slowpath)
 echo "lru_lock contention seen at: ${lru_locks:-none} (slow path $slow)"
-# (a one-CPU machine never contends: the lruvec groups are then left out, said so)
-[ -s "$WORK/lru_locks" ] || [ "$(nproc)" -lt 2 ] || fail "no lru_lock contention in 3 rounds on $(nproc) CPUs"
+# (a one-CPU machine never contends, nor one whose CPUs never run at the
+# same time: the lruvec groups and P4's lock samples are then left out, said so)
+if [ ! -s "$WORK/lru_locks" ] && [ "$(nproc)" -ge 2 ]; then
+	if [ "$(lock_contention_probe)" = 0 ]; then
+		echo "not on this machine: its CPUs never contend a spinlock (perf counted 0 lock:contention_begin in a 1 s lockstorm)"
+	else
+		fail "no lru_lock contention in 3 rounds on $(nproc) CPUs"
+	fi
+fi
 
 # --- the samples -------------------------------------------------------------
 fork_pids=$(awk '/^pid/ {printf "%s%s", n++ ? "," : "", $2}' "$WORK/fork.out")
@@ -205,7 +212,12 @@ printf '# no P4 for this test\ndisable p4-drain-lock\n' >"$WORK/nop4.rules"
 check "a changed rule set is warned about" "$(grep -c 'rebuild' "$WORK/nop4.err")" -ge 1
 imp_p4() { q "SELECT coalesce(sum(lcl_hitm + rmt_hitm), 0) FROM path_intervals p JOIN intervals i USING (interval_id) WHERE i.boot_id = $imp AND p.path = 'P4'"; }
 p4=$(imp_p4)
-check "without --rebuild the old attribution stays" "$p4" -gt 0
+# P4's samples here are the drain's on the contended lru_lock.
+if [ -n "$lru_locks" ]; then
+	check "without --rebuild the old attribution stays" "$p4" -gt 0
+else
+	echo "not on this run: no lru_lock contention, so no P4 samples to move"
+fi
 "$O/mmhitm" analyze --db "$DB" --rules "$WORK/nop4.rules" --rebuild >/dev/null 2>&1
 check "the rebuild with P4 disabled leaves no P4" "$(imp_p4)" -eq 0
 "$O/mmhitm" analyze --db "$DB" --rebuild >/dev/null 2>&1

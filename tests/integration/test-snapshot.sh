@@ -122,21 +122,26 @@ stop_daemon usr1
 # A small ring makes the storm threshold (lock_burst: an eighth of the ring
 # in lock records per drain) a few hundred records, which four threads
 # faulting and zapping one page reach within a drain.
-start_daemon storm 60s --snapshot-dir "$TMP/storm" --buffer-size-kb 64
-tries=0
-while [ $tries -lt 3 ] && [ "$(snapshots)" -lt 1 ]; do
-	tries=$((tries + 1))
-	wait_until 25 armed || continue
-	"$HELPER" lockstorm 3000 >/dev/null || fail "storm: helper lockstorm"
-	wait_until 10 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]"
-done
-check_str "storm: a snapshot taken by the storm" \
-	"$(q "SELECT trigger FROM snapshots ORDER BY snapshot_id LIMIT 1")" "lock-storm"
-spath=$(q "SELECT path FROM snapshots ORDER BY snapshot_id LIMIT 1")
-trace-cmd report "$spath" >"$TMP/storm.report" 2>"$TMP/storm.err" ||
-	fail "storm: trace-cmd report failed: $(cat "$TMP/storm.err")"
-check "storm: the contention is in it" "$(grep -c 'contention_begin' "$TMP/storm.report")" -gt 100
-stop_daemon storm
+if [ "$(lock_contention_probe)" != 0 ]; then
+	start_daemon storm 60s --snapshot-dir "$TMP/storm" --buffer-size-kb 64
+	tries=0
+	while [ $tries -lt 3 ] && [ "$(snapshots)" -lt 1 ]; do
+		tries=$((tries + 1))
+		wait_until 25 armed || continue
+		"$HELPER" lockstorm 3000 >/dev/null || fail "storm: helper lockstorm"
+		wait_until 10 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]"
+	done
+	check_str "storm: a snapshot taken by the storm" \
+		"$(q "SELECT trigger FROM snapshots ORDER BY snapshot_id LIMIT 1")" "lock-storm"
+	spath=$(q "SELECT path FROM snapshots ORDER BY snapshot_id LIMIT 1")
+	trace-cmd report "$spath" >"$TMP/storm.report" 2>"$TMP/storm.err" ||
+		fail "storm: trace-cmd report failed: $(cat "$TMP/storm.err")"
+	check "storm: the contention is in it" "$(grep -c 'contention_begin' "$TMP/storm.report")" -gt 100
+	stop_daemon storm
+else
+	echo "not on this machine: its CPUs never contend a spinlock (perf counted 0"
+	echo "lock:contention_begin in a 1 s lockstorm), so no storm can be caused"
+fi
 
 # --- snapshot_max_size under one snapshot: removed at once -------------------------
 start_daemon size 30s --snapshot-dir "$TMP/small" --snapshot-max-size 64K
