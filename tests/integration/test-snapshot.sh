@@ -122,7 +122,7 @@ stop_daemon usr1
 # A small ring makes the storm threshold (lock_burst: an eighth of the ring
 # in lock records per drain) a few hundred records, which four threads
 # faulting and zapping one page reach within a drain.
-if [ "$(lock_contention_probe)" != 0 ]; then
+if lock_storms_possible; then
 	start_daemon storm 60s --snapshot-dir "$TMP/storm" --buffer-size-kb 64
 	tries=0
 	while [ $tries -lt 3 ] && [ "$(snapshots)" -lt 1 ]; do
