@@ -383,6 +383,11 @@ struct daemon {
 	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
 	struct disarm_job *job;		/* the last slice's disarming, while it runs */
 	bool learned;			/* a slice of this interval armed the learning */
+	bool active;			/* this interval is this host's turn */
+	/* The overhead budget's cost model and balance (window.h). */
+	struct window_prices learn_price, slice_price;
+	double per_armed;		/* kernel ns per armed ns; < 0: not seen */
+	double balance;			/* ns of CPU saved (< 0: overspent) */
 	bool slice_learns;		/* the open slice does */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 	bool recording;			/* the recorder has started */
@@ -1181,6 +1186,81 @@ static int64_t next_switch_window(struct daemon *d, int64_t mono, int64_t until_
 /* --- windowed recording ------------------------------------------------- */
 
 /*
+ * After an interval is written: its slices' prices into the cost model,
+ * and what it spent against what it earned into the balance (only the
+ * intervals that were this host's turn earn: fleet_share must not pile
+ * up a share's savings into one window).
+ */
+static void budget_account(struct daemon *d)
+{
+	const struct recorder *r = &d->rec;
+	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
+	size_t plain = r->last_slices - r->last_learn_slices;
+
+	if (plain)
+		window_prices_add(&d->slice_price, (r->last_window_cpu_ns - r->last_learn_cpu_ns) /
+							   (int64_t)plain);
+	if (r->last_learn_slices)
+		window_prices_add(&d->learn_price, r->last_learn_cpu_ns /
+						   (int64_t)r->last_learn_slices);
+	if (r->last_armed_ns > 0)
+		d->per_armed = (double)r->last_window_events * d->event_price_ns /
+			       (double)r->last_armed_ns;
+	if (!d->active)
+		return;
+	d->balance = window_balance_after(d->balance, budget, (double)r->last_est_cost_ns);
+}
+
+/*
+ * The window the budget allows (window.h): *n slices and *armed ns, the
+ * learning or not; the note says what was cut and why. False: none.
+ */
+static bool plan_budget(struct daemon *d, double budget, size_t *n, int64_t *armed)
+{
+	struct window_cost c;
+	struct window_budget b;
+	int64_t learn = window_prices_median(&d->learn_price);
+	int64_t slice = window_prices_median(&d->slice_price);
+	bool want = d->stream != NULL, ok;
+	char note[320];
+	double avail = budget + d->balance;
+
+	/* Nothing measured yet (the first window): as configured. */
+	if (learn < 0 && slice < 0)
+		return true;
+	c.learn_ns = (double)(learn >= 0 ? learn : slice);
+	c.slice_ns = (double)(slice >= 0 ? slice : learn);
+	c.per_armed = d->per_armed > 0 ? d->per_armed : 0;
+	ok = window_budget_plan(&c, budget, avail, *n, *armed, want, &b);
+	if (want && !b.learn)
+		d->learned = true;	/* no learning slice in this interval */
+	if (!ok) {
+		snprintf(note, sizeof(note), "no window: one slice would cost %.3g ms, over "
+			 "overhead_budget %g%% (%.3g ms, %.3g ms in the balance)", b.cost_ns / 1e6,
+			 d->cfg.overhead_budget * 100, budget / 1e6, d->balance / 1e6);
+		recorder_window_note(&d->rec, note);
+		return false;
+	}
+	if (b.shortened || (want && !b.learn)) {
+		int len = snprintf(note, sizeof(note), "window %.0f ms in %zu slices of %.0f ms asked",
+				   b.armed_ns / 1e6, b.n, *armed / 1e6);
+
+		if (want && !b.learn)
+			len += snprintf(note + len, sizeof(note) - len, ", no learning slice (%.3g ms, %s)",
+					c.learn_ns / 1e6, b.saving ? "the balance saves for it" :
+					"more than the balance can ever hold");
+		snprintf(note + len, sizeof(note) - len, ": %.2g ms a slice and %.3g%% of the armed "
+			 "time against overhead_budget %g%% (%.3g ms, %.3g ms in the balance)",
+			 c.slice_ns / 1e6, c.per_armed * 100, d->cfg.overhead_budget * 100,
+			 budget / 1e6, d->balance / 1e6);
+		recorder_window_note(&d->rec, note);
+	}
+	*n = b.n;
+	*armed = b.armed_ns;
+	return true;
+}
+
+/*
  * Plans the slices of the interval that ends at next_flush (wall clock):
  * none when it is not this host's turn (fleet_share) or the budget leaves
  * too little; otherwise `window` of armed time, shortened to what the
@@ -1198,6 +1278,7 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 	d->plan.n = 0;
 	d->next_slice = 0;
 	d->learned = false;
+	d->active = false;
 	/* A partial interval (the first) gets its share of the window: a
 	 * daemon restarted often must not be armed more often. */
 	if (next_flush - wall < d->cfg.interval_ns)
@@ -1208,37 +1289,9 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 		recorder_window_note(&d->rec, note);
 		return;
 	}
-	/*
-	 * The cost model, from the last interval's windows: a fixed price per
-	 * slice (mmhitmd's CPU arming and disarming, reading what it saw)
-	 * plus the kernel's price of the events per armed nanosecond.
-	 */
-	if (d->rec.last_slices && d->rec.last_armed_ns > 0) {
-		double fixed = (double)d->rec.last_window_cpu_ns / (double)d->rec.last_slices;
-		double var = (double)d->rec.last_window_events * d->event_price_ns /
-			     (double)d->rec.last_armed_ns;
-
-		if ((double)n * fixed + var * (double)armed > budget) {
-			int64_t asked = armed;
-
-			while (n > 1 && (double)n * fixed + var * (double)n * WINDOW_MIN_SLICE_NS > budget)
-				n--;
-			armed = var > 0 ? (int64_t)((budget - (double)n * fixed) / var) : 0;
-			if (armed > asked)
-				armed = asked;
-			if (armed < WINDOW_MIN_SLICE_NS)
-				snprintf(note, sizeof(note), "no window: one slice would cost %.3g ms, over "
-					 "overhead_budget %g%% (%.3g ms)",
-					 (fixed + var * WINDOW_MIN_SLICE_NS) / 1e6,
-					 d->cfg.overhead_budget * 100, budget / 1e6);
-			else
-				snprintf(note, sizeof(note), "window %.0f ms in %zu slices of %.0f ms asked: "
-					 "%.2g ms a slice and %.3g%% of the armed time would exceed "
-					 "overhead_budget %g%% (%.3g ms)", armed / 1e6, n, asked / 1e6,
-					 fixed / 1e6, var * 100, d->cfg.overhead_budget * 100, budget / 1e6);
-			recorder_window_note(&d->rec, note);
-		}
-	}
+	d->active = true;
+	if (!plan_budget(d, budget, &n, &armed))
+		return;
 	if (armed < WINDOW_MIN_SLICE_NS)
 		return;
 	while (n > 1 && armed / (int64_t)n < WINDOW_MIN_SLICE_NS)
@@ -1304,26 +1357,36 @@ static void *disarm_run(void *arg)
 static int disarm_finish(struct daemon *d, bool wait)
 {
 	struct disarm_job *j = d->job;
+	bool spike, learned;
+	int64_t cpu0;
 	int r;
 
 	if (!j || (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)))
 		return 0;
 	pthread_join(j->thread, NULL);
-	if (j->spike) {
+	spike = j->spike;
+	learned = j->stream != NULL;
+	if (spike) {
 		recorder_spike_cost(&d->rec, 0, j->cpu_ns);
 		d->spike_price_ns = d->spike_main_cpu + j->cpu_ns;
 	} else {
-		recorder_window_cpu(&d->rec, j->cpu_ns);
+		recorder_window_cpu(&d->rec, j->cpu_ns, learned);
 	}
 	free(j);
 	d->job = NULL;
 	if (!d->stream)
 		return 0;
+	cpu0 = process_cpu_time_ns();
 	r = stream_drain(d->stream, d->learner, false);
 	/* The window's last records: a short window (a spike's, a slice
 	 * shorter than drain_interval) has no other drain to see a storm. */
 	if (r >= 0)
 		storm_check(d);
+	/* What the slice streamed, read: part of what it cost. */
+	if (spike)
+		recorder_spike_cost(&d->rec, 0, process_cpu_time_ns() - cpu0);
+	else
+		recorder_window_cpu(&d->rec, process_cpu_time_ns() - cpu0, learned);
 	return r;
 }
 
@@ -1381,7 +1444,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
-	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed) < 0) {
+	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed, d->slice_learns) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
 		if (d->slice_learns) {
 			stream_arm(d->stream, false);
@@ -1391,7 +1454,17 @@ static void slice_open(struct daemon *d, int64_t mono)
 			sampler_window(d->sampler, false, now_ns(CLOCK_MONOTONIC));
 		return;
 	}
-	d->slice_off = sl->end_ns;
+	/*
+	 * Counted for as long as planned, from the moment the counting
+	 * started: arming the learning events takes tens of milliseconds
+	 * (hundreds on a host with slow cross-CPU calls), and a slice they
+	 * ate down to a millisecond would count the moment right after the
+	 * kernel's text was patched, when the CPUs run slow (a third of the
+	 * rate, measured), scaled up to the whole interval.
+	 */
+	d->slice_off = sl->end_ns + (counters_enabled_ns(d->counters) - mono);
+	log_debug("Window slice of %.0f ms%s", (d->slice_off - counters_enabled_ns(d->counters)) / 1e6,
+		  d->slice_learns ? ", learning" : "");
 	d->learned |= d->slice_learns;
 }
 
@@ -1486,8 +1559,9 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 		log_debug("Spike in %s: the interval's own window opens sooner", what);
 		return;
 	}
-	if (!price && d->rec.last_slices)
-		price = d->rec.last_window_cpu_ns / (int64_t)d->rec.last_slices;
+	/* None yet: a learning slice's, which arms the same. */
+	if (!price && window_prices_median(&d->learn_price) > 0)
+		price = window_prices_median(&d->learn_price);
 	if ((double)(planned + d->rec.spike_cpu_ns + price) > budget) {
 		/* Said once per holdoff, like a window. */
 		d->spike_last = mono;
@@ -1743,6 +1817,15 @@ static int turn_slices(struct daemon *d, struct deadlines *t, int64_t mono, int6
 		t->drain = INT64_MAX;
 	}
 	if (mono >= next_slice_on(d) && wall < t->flush_wall) {
+		/* A slice stretched by its arming (slice_open) into the next:
+		 * one slice, on to the next one's end. */
+		if (d->slice_off != INT64_MAX && !d->slice_spike) {
+			const struct window_slice *sl = &d->plan.s[d->next_slice++];
+
+			if (sl->end_ns > d->slice_off)
+				d->slice_off = sl->end_ns;
+			return 0;
+		}
 		/* A spike window still open (planned before the slice was):
 		 * it ends here, and the slice is skipped if its disarming is
 		 * not over (slice_open). */
@@ -1800,6 +1883,8 @@ static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 		counters_refresh_cpus(d->counters);
 	/* A failed write is logged and folded into the next. */
 	if (recorder_flush(&d->rec, wall, false) == 0) {
+		if (d->windowed)
+			budget_account(d);
 		after_flush(d, wall);
 		if (!d->windowed)
 			lock_mode_after_flush(d);

@@ -92,7 +92,7 @@ static void armed_add(struct recorder *r, const char *armed)
 	}
 }
 
-int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed)
+int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed, bool learns)
 {
 	int ret;
 
@@ -105,6 +105,7 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 	/* The slice is what was counted: from the moment the counters were
 	 * enabled, after the milliseconds that opening them takes. */
 	r->slice_start = counters_enabled_ns(r->counters);
+	r->slice_learns = learns;
 	(void)now_mono;
 	armed_add(r, armed);
 	return 0;
@@ -113,7 +114,7 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 int recorder_slice_end(struct recorder *r, int64_t now_mono)
 {
 	size_t n = counters_count(r->counters);
-	uint64_t *row;
+	uint64_t *row, slice_events = 0;
 	int ret;
 
 	if (!r->windowed || !r->slice_start)
@@ -133,21 +134,28 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 	}
 	for (size_t i = 0; i < n; i++) {
 		row[i] += r->t_cur[i].count;
+		slice_events += r->t_cur[i].count;
 		r->window_events += r->t_cur[i].count;
 		r->slice_ena[i] += r->t_cur[i].ena;
 		r->slice_run[i] += r->t_cur[i].run;
 	}
+	log_debug("Window slice %zu: %.1f ms counted%s, %" PRIu64 " events", r->n_slices,
+		  (now_mono - r->slice_start) / 1e6, r->slice_learns ? " (learning)" : "", slice_events);
 	r->slice_len[r->n_slices++] += now_mono - r->slice_start;
 	r->armed_ns += now_mono - r->slice_start;
-	r->window_cpu_ns += process_cpu_ns() - r->slice_cpu0;
+	recorder_window_cpu(r, process_cpu_ns() - r->slice_cpu0, r->slice_learns);
+	r->learn_slices += r->slice_learns;
 	r->slice_start = 0;
 	return 0;
 }
 
-void recorder_window_cpu(struct recorder *r, int64_t cpu_ns)
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns, bool learns)
 {
-	if (cpu_ns > 0)
-		r->window_cpu_ns += cpu_ns;
+	if (cpu_ns <= 0)
+		return;
+	r->window_cpu_ns += cpu_ns;
+	if (learns)
+		r->learn_cpu_ns += cpu_ns;
 }
 
 void recorder_window_note(struct recorder *r, const char *note)
@@ -715,6 +723,8 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->last_armed_ns = r->armed_ns;
 	r->last_slices = r->n_slices;
 	r->last_window_cpu_ns = r->window_cpu_ns;
+	r->last_learn_cpu_ns = r->learn_cpu_ns;
+	r->last_learn_slices = r->learn_slices;
 	r->last_window_events = r->window_events;
 	r->last_est_cost_ns = est_cost_ns(r);
 	r->last_spike_cpu_ns = r->spike_cpu_ns;
@@ -728,7 +738,8 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		memset(r->slice_ena, 0, counters_count(r->counters) * sizeof(*r->slice_ena));
 		memset(r->slice_run, 0, counters_count(r->counters) * sizeof(*r->slice_run));
 	}
-	r->armed_ns = r->window_cpu_ns = 0;
+	r->armed_ns = r->window_cpu_ns = r->learn_cpu_ns = 0;
+	r->learn_slices = 0;
 	r->window_events = 0;
 	r->armed[0] = r->window_note[0] = '\0';
 	if (r->sampler) {

@@ -86,6 +86,9 @@ struct recorder {
 	int64_t slice_cpu0;		/* process CPU time at the slice's start */
 	int64_t armed_ns;		/* slices' total length */
 	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
+	int64_t learn_cpu_ns;		/* ... of it, the learning slices' */
+	size_t learn_slices;
+	bool slice_learns;		/* the open slice arms the learning */
 	uint64_t window_events;		/* events counted in them */
 	char armed[64];			/* what the slices armed */
 	char window_note[320];		/* why no or a shorter window; spikes */
@@ -95,6 +98,8 @@ struct recorder {
 	int64_t last_armed_ns;
 	size_t last_slices;
 	int64_t last_window_cpu_ns;
+	int64_t last_learn_cpu_ns;
+	size_t last_learn_slices;
 	uint64_t last_window_events;
 	int64_t last_est_cost_ns;
 	int64_t armed_total_ns;		/* since start (continuous: all written) */
@@ -116,11 +121,11 @@ struct recorder {
  * caller then retires the counters, see counters_retire()). armed says
  * what the slice armed besides the counters, for the interval row.
  */
-int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed);
+int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed, bool learns);
 int recorder_slice_end(struct recorder *r, int64_t now_mono);
 /* mmhitmd's CPU time spent for the windows outside a slice (the switch
  * sample after it), for the window cost. */
-void recorder_window_cpu(struct recorder *r, int64_t cpu_ns);
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns, bool learns);
 /* Why this interval had no window or a shorter one; kept with the row. */
 void recorder_window_note(struct recorder *r, const char *note);
 /*

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "window.h"
@@ -105,8 +106,10 @@ struct window_estimate window_estimate(const uint64_t *c, const int64_t *len, si
 		return e;
 	scale = (double)total_ns / sum_len;
 	e.value = sum_c * scale;
-	/* A Poisson count: the floor of its uncertainty. */
-	poisson = sum_c * scale * scale;
+	/* A Poisson count: the floor of its uncertainty. None counted is
+	 * no proof of none (a rate of one per armed time reads 0 a third of
+	 * the time): the floor of one event. */
+	poisson = (sum_c > 0 ? sum_c : 1) * scale * scale;
 	f = sum_len / (double)total_ns;
 	if (f >= 1) {
 		e.variance = 0;		/* counted all along */
@@ -144,4 +147,104 @@ struct window_estimate window_estimate(const uint64_t *c, const int64_t *len, si
 	if (e.variance < poisson * (1 - f))
 		e.variance = poisson * (1 - f);
 	return e;
+}
+
+void window_prices_add(struct window_prices *p, int64_t ns)
+{
+	if (ns < 0)
+		return;
+	p->v[p->next] = ns;
+	p->next = (p->next + 1) % WINDOW_PRICES;
+	if (p->n < WINDOW_PRICES)
+		p->n++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int64_t window_prices_median(const struct window_prices *p)
+{
+	int64_t v[WINDOW_PRICES];
+
+	if (!p->n)
+		return -1;
+	memcpy(v, p->v, p->n * sizeof(*v));
+	qsort(v, p->n, sizeof(*v), cmp_i64);
+	/* An even count: the lower middle, the cheaper guess of two. */
+	return v[(p->n - 1) / 2];
+}
+
+static double plan_cost(const struct window_cost *c, size_t n, int64_t armed, bool learn)
+{
+	double fixed = learn ? c->learn_ns + (double)(n - 1) * c->slice_ns : (double)n * c->slice_ns;
+
+	return fixed + c->per_armed * (double)armed;
+}
+
+/* The most slices and armed time under limit, n and armed at most. */
+static bool fit(const struct window_cost *c, double limit, size_t n, int64_t armed, bool learn,
+		struct window_budget *out)
+{
+	double fixed1 = plan_cost(c, 1, 0, learn);
+	int64_t a;
+
+	out->n = n;
+	out->armed_ns = armed;
+	out->learn = learn;
+	out->shortened = false;
+	out->cost_ns = plan_cost(c, n, armed, learn);
+	if (out->cost_ns <= limit)
+		return true;
+	out->shortened = true;
+	while (n > 1 && plan_cost(c, n, (int64_t)n * WINDOW_MIN_SLICE_NS, learn) > limit)
+		n--;
+	a = c->per_armed > 0 ? (int64_t)((limit - (fixed1 + (double)(n - 1) * c->slice_ns)) /
+					 c->per_armed) : armed;
+	if (a > armed)
+		a = armed;
+	out->n = n;
+	out->armed_ns = a;
+	if (a < WINDOW_MIN_SLICE_NS) {
+		out->n = 1;
+		out->armed_ns = 0;
+		out->cost_ns = plan_cost(c, 1, WINDOW_MIN_SLICE_NS, learn);
+		return false;
+	}
+	out->cost_ns = plan_cost(c, n, a, learn);
+	return true;
+}
+
+bool window_budget_plan(const struct window_cost *c, double budget, double avail, size_t n,
+			int64_t armed_ns, bool learn, struct window_budget *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!n || armed_ns <= 0)
+		return false;
+	if (learn && fit(c, avail, n, armed_ns, true, out))
+		return true;
+	/* Saving for the learning slice, unless no balance could ever pay
+	 * it: half of this interval's budget at most. */
+	if (learn && plan_cost(c, 1, WINDOW_MIN_SLICE_NS, true) > budget * (1 + WINDOW_BALANCE_MAX))
+		learn = false;
+	else if (learn && avail > budget / 2)
+		avail = budget / 2;
+	/* Not as asked: learning wanted, and none. */
+	if (!fit(c, avail, n, armed_ns, false, out)) {
+		out->saving = learn;
+		return false;
+	}
+	out->saving = learn;
+	return true;
+}
+
+double window_balance_after(double balance, double budget, double spent)
+{
+	balance += budget - spent;
+	if (balance < -budget)
+		return -budget;
+	return balance > WINDOW_BALANCE_MAX * budget ? WINDOW_BALANCE_MAX * budget : balance;
 }

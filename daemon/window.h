@@ -62,7 +62,9 @@ size_t window_plan_make(struct window_plan *p, int64_t from, int64_t to, size_t 
  * more the variance comes from the spread of the slices' rates, with the
  * finite-population correction (1 - armed share), widened so that a
  * normal 95 % interval from it is as wide as Student's t for that many
- * slices; it is never taken below the Poisson variance of the count.
+ * slices; it is never taken below the Poisson variance of the count
+ * (of one event when none was counted: a window that saw none does not
+ * know the interval had none).
  * One slice tells nothing of the spread between slices: its variance is
  * value^2 (1 - armed share), a standard error the size of the estimate.
  */
@@ -72,6 +74,70 @@ struct window_estimate {
 };
 struct window_estimate window_estimate(const uint64_t *c, const int64_t *len, size_t n,
 				       int64_t total_ns);
+
+/*
+ * The overhead budget's prices: what one kind of slice cost mmhitmd's CPU
+ * (arming, reading, disarming), the median of the last WINDOW_PRICES
+ * seen. A slice's price swings fourfold from one interval to the next on
+ * a host whose cross-CPU calls are slow; one dear slice must not empty
+ * the next interval, nor one cheap one overfill it.
+ */
+#define WINDOW_PRICES 5
+
+struct window_prices {
+	int64_t v[WINDOW_PRICES];
+	size_t n, next;
+};
+
+void window_prices_add(struct window_prices *p, int64_t ns);
+/* The median; -1 while none was seen. */
+int64_t window_prices_median(const struct window_prices *p);
+
+/*
+ * The cost model of an interval's window: `learn_ns` for the slice that
+ * arms the learning events and takes the sched_switch sample (text
+ * patches, the sample's thousands of records), `slice_ns` for each other
+ * slice, and `per_armed` for the kernel's price of the counted events per
+ * armed ns.
+ */
+struct window_cost {
+	double learn_ns, slice_ns, per_armed;
+};
+
+/*
+ * The budget carries over: each interval earns `budget` (ns of CPU), its
+ * windows spend what they cost, and what is left (or overspent) carries
+ * to the next, between -1 and WINDOW_BALANCE_MAX intervals' budgets. A
+ * learning slice dearer than one interval's budget is so paid from what
+ * the intervals before it saved: while it cannot be, the interval's
+ * window counts without learning and spends at most half its budget, so
+ * that the balance grows until it can (a learning slice dearer than the
+ * most the balance can hold is never taken). Over any run the windows
+ * cost at most the budget on average, give or take the model's error.
+ */
+#define WINDOW_BALANCE_MAX 8
+
+struct window_budget {
+	size_t n;		/* slices */
+	int64_t armed_ns;	/* their total length */
+	bool learn;		/* the first one learns */
+	double cost_ns;		/* the model's cost of the plan */
+	bool shortened;		/* fewer slices or less armed time than asked */
+	bool saving;		/* learning asked, none: the balance cannot pay it yet */
+};
+
+/*
+ * Plans a window of n slices and armed_ns in all (learning in the first
+ * if `learn`) that costs at most `avail` (the balance plus this
+ * interval's budget), by the cost model c. Returns false when not even
+ * one slice of WINDOW_MIN_SLICE_NS fits (*out then says what it would
+ * cost).
+ */
+bool window_budget_plan(const struct window_cost *c, double budget, double avail, size_t n,
+			int64_t armed_ns, bool learn, struct window_budget *out);
+
+/* The balance after an interval that earned budget and spent spent. */
+double window_balance_after(double balance, double budget, double spent);
 
 /* xorshift64*: the daemon's cheap random numbers. */
 uint64_t window_random(uint64_t *state);

@@ -93,6 +93,13 @@ check "shortened windows' estimated cost: within 1.5x the budget (median)" \
 	"$(q "SELECT coalesce((SELECT est_cost_ns FROM intervals WHERE partial = 0 AND window_note
 		LIKE '%overhead_budget%' ORDER BY est_cost_ns LIMIT 1 OFFSET (SELECT count(*) / 2 FROM
 		intervals WHERE partial = 0 AND window_note LIKE '%overhead_budget%')), 0) <= 1.5 * $BUDGET_NS")" -eq 1
+# The budget is kept on average: a learning slice dearer than one
+# interval's budget is paid from what the intervals before it saved.
+check "over the run, the windows' estimated cost on average within 1.5x the budget" \
+	"$(q "SELECT avg(est_cost_ns) <= 1.5 * $BUDGET_NS FROM intervals WHERE partial = 0
+		AND window_note IS NOT 'no window: not this host''s turn (fleet_share 1)'")" -eq 1
+check "learning slices still taken (intervals that learned)" \
+	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND armed LIKE '%learn%'")" -ge 2
 check "what was armed is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE 'counters%'")" -eq "$n"
 check "the windows' cost is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND est_cost_ns > 0")" -eq "$n"
 check "windowed counts carry their raw count and variance" \

@@ -135,6 +135,15 @@ static void test_estimate_edges(void)
 	CHECK(fabs(e.variance - e.value * 10.0 / 9.9) < 1e-9);
 	e = window_estimate(c, len, 0, 10 * S);
 	CHECK(e.value == 0 && e.variance == 0);
+	/* None counted in a tenth of the interval: 0, but not surely 0. */
+	c[0] = c[1] = 0;
+	len[0] = len[1] = S / 2;
+	e = window_estimate(c, len, 2, 10 * S);
+	CHECK(e.value == 0);
+	CHECK(fabs(e.variance - 10.0 * 10.0 * 0.9) < 1e-6);
+	/* ... counted all along, it is. */
+	e = window_estimate(c, len, 2, 1 * S);
+	CHECK(e.value == 0 && e.variance == 0);
 }
 
 static double uniform(uint64_t *rnd)
@@ -241,11 +250,121 @@ static void test_estimate_coverage(void)
 	coverage("trend", trend, true);
 }
 
+/* The median of the last WINDOW_PRICES prices: one outlier moves nothing. */
+static void test_prices(void)
+{
+	struct window_prices p = { 0 };
+
+	CHECK_INT(window_prices_median(&p), ==, -1);
+	window_prices_add(&p, -5);		/* not a price */
+	CHECK_INT(window_prices_median(&p), ==, -1);
+	window_prices_add(&p, 10 * MS);
+	CHECK_INT(window_prices_median(&p), ==, 10 * MS);
+	window_prices_add(&p, 40 * MS);
+	CHECK_INT(window_prices_median(&p), ==, 10 * MS);	/* the cheaper middle */
+	window_prices_add(&p, 12 * MS);
+	window_prices_add(&p, 11 * MS);
+	window_prices_add(&p, 13 * MS);
+	CHECK_INT(window_prices_median(&p), ==, 12 * MS);
+	/* Full: the oldest (10) goes; a second outlier still moves little. */
+	window_prices_add(&p, 50 * MS);
+	CHECK_INT(window_prices_median(&p), ==, 13 * MS);
+	for (int i = 0; i < WINDOW_PRICES; i++)
+		window_prices_add(&p, 2 * MS);
+	CHECK_INT(window_prices_median(&p), ==, 2 * MS);
+}
+
+/* Each plan costs at most what is available, by the model. */
+static void test_budget_plan(void)
+{
+	const double budget = 24.0 * MS;
+	struct window_cost cheap = { 5.0 * MS, 1.0 * MS, 0.01 };
+	struct window_cost dear = { 60.0 * MS, 1.2 * MS, 0.017 };
+	struct window_cost never = { 24.0 * MS * (WINDOW_BALANCE_MAX + 2), 1.0 * MS, 0.01 };
+	struct window_budget b;
+
+	/* As asked: 5 + 3 x 1 + 1 s x 1 % = 18 ms. */
+	CHECK(window_budget_plan(&cheap, budget, budget, 4, S, true, &b));
+	CHECK(b.learn && !b.shortened && !b.saving);
+	CHECK_INT(b.n, ==, 4);
+	CHECK_INT(b.armed_ns, ==, S);
+	CHECK(fabs(b.cost_ns - 18.0 * MS) < 1);
+	/* Shorter under a smaller budget, learning kept. */
+	CHECK(window_budget_plan(&cheap, 12.0 * MS, 12.0 * MS, 4, S, true, &b));
+	CHECK(b.learn && b.shortened && b.cost_ns <= 12.0 * MS + 1);
+	CHECK(b.armed_ns < S && b.armed_ns >= (int64_t)b.n * WINDOW_MIN_SLICE_NS);
+	/* A learning slice the interval cannot pay: none, half the budget. */
+	CHECK(window_budget_plan(&dear, budget, budget, 4, S, true, &b));
+	CHECK(!b.learn && b.saving && b.shortened);
+	CHECK(b.cost_ns <= budget / 2 + 1);
+	/* ... which the balance pays once it holds enough. */
+	CHECK(window_budget_plan(&dear, budget, budget + 50.0 * MS, 4, S, true, &b));
+	CHECK(b.learn && b.cost_ns <= budget + 50.0 * MS + 1);
+	/* No learning wanted: the whole budget for counting. */
+	CHECK(window_budget_plan(&dear, budget, budget, 4, S, false, &b));
+	CHECK(!b.learn && !b.saving && b.cost_ns > budget / 2 && b.cost_ns <= budget + 1);
+	/* Dearer than any balance: never saved for, the budget counts. */
+	CHECK(window_budget_plan(&never, budget, budget, 4, S, true, &b));
+	CHECK(!b.learn && !b.saving && b.cost_ns > budget / 2 && b.cost_ns <= budget + 1);
+	/* Overspent: nothing fits, and the plan says what one slice costs. */
+	CHECK(!window_budget_plan(&cheap, budget, 0, 4, S, true, &b));
+	CHECK(b.cost_ns > 0);
+	CHECK(!window_budget_plan(&cheap, budget, budget, 0, S, true, &b));
+}
+
+/*
+ * Over a run, the balance keeps the average at the budget and still lets
+ * the learning slice in, even one dearer than two intervals' budgets;
+ * with prices that swing (a slow host's cross-CPU calls) around the
+ * model's, the average stays within the swing.
+ */
+static void test_budget_run(void)
+{
+	const double budget = 24.0 * MS;
+	struct window_cost model = { 60.0 * MS, 1.2 * MS, 0.017 };
+	uint64_t rnd = 7;
+	double balance = 0, spent = 0;
+	int learned = 0, longest_gap = 0, gap = 0, windows = 0;
+	const int runs = 600;
+
+	for (int i = 0; i < runs; i++) {
+		struct window_budget b;
+		/* The real price: the model's times 0.5 .. 1.5. */
+		double swing = 0.5 + (double)(window_random(&rnd) % 1000) / 1000.0;
+		double cost = 0;
+
+		if (window_budget_plan(&model, budget, budget + balance, 4, S, true, &b)) {
+			cost = b.cost_ns * swing;
+			windows++;
+		}
+		spent += cost;
+		balance = window_balance_after(balance, budget, cost);
+		if (b.learn) {
+			learned++;
+			gap = 0;
+		} else if (++gap > longest_gap) {
+			longest_gap = gap;
+		}
+	}
+	printf("budget run: %d windows of %d intervals, %d learning, longest gap %d, "
+	       "average %.1f ms of %.1f\n", windows, runs, learned, longest_gap, spent / runs / MS,
+	       budget / MS);
+	CHECK(spent / runs <= budget * 1.05);
+	CHECK(spent / runs >= budget * 0.5);
+	CHECK(windows >= runs * 9 / 10);
+	CHECK(learned >= runs / 8);
+	CHECK_INT(longest_gap, <=, 8);
+	CHECK(balance <= WINDOW_BALANCE_MAX * budget && balance >= -budget);
+}
+
 int main(void)
 {
 	RUN(test_fleet_share);
 	RUN(test_plan);
 	RUN(test_estimate_edges);
 	RUN(test_estimate_coverage);
+	RUN(test_prices);
+	RUN(test_budget_plan);
+	RUN(test_budget_run);
 	return test_failures ? 1 : 0;
 }
