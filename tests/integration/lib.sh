@@ -86,6 +86,14 @@ wait_until() {
 }
 
 # What other tools own and we must never change: the top-level instance.
+# What top_level_state hashes, one "file:value" line each (a failed
+# comparison can then say what changed).
+top_level_dump() {
+	(cd "$TRACING" && grep -H '' tracing_on current_tracer trace_clock buffer_size_kb \
+		set_event 2>/dev/null; find events -name enable -o -name filter -o -name trigger |
+		sort | xargs grep -H '' 2>/dev/null)
+}
+
 top_level_state() {
 	(cd "$TRACING" && cat tracing_on current_tracer trace_clock buffer_size_kb set_event \
 		2>/dev/null; find events -name enable -o -name filter -o -name trigger | sort |
