@@ -18,6 +18,18 @@
 #   control             nothing started: the slot alone against its
 #                       neighbours, which shows this machine's noise;
 #   mmhitmd             the daemon as it ships (windowed);
+#   mmhitmd-amplified   the windowed daemon's timeline compressed
+#                       BENCH_AMPLIFY-fold (default 10): its interval,
+#                       spike_check and spike_holdoff divided by the factor
+#                       and its overhead_budget multiplied by it, from the
+#                       configuration the default mode runs with
+#                       (--print-config). It does per second what the
+#                       default does per interval, times the factor: the
+#                       same windows, learning slices, switch samples,
+#                       flushes and spike checks, the factor times as often.
+#                       Its overhead divided by the factor is the default's,
+#                       measured at a scale this machine's noise can
+#                       resolve (the summary prints both rows);
 #   mmhitmd-continuous  --record-mode continuous (the lab mode);
 #   perf-stat           perf stat -a of the tracepoints mmhitmd counts;
 # BENCH_MODES can add perf-record (perf record -a of the same tracepoints)
@@ -32,11 +44,10 @@
 # $BENCH_OUT/bench-<time>.json (and latest.json, latest.txt).
 #
 # Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (20, per
-# recorder slot; the windowed daemon's slices are spread evenly over its
-# interval, so a slot shorter than the interval still sees its share),
+# recorder slot; the windowed daemon's slot is one whole interval instead),
 # BENCH_OFF_SECONDS (10), BENCH_INTERVAL (mmhitmd --interval; default: the
-# daemon's own, 60s), BENCH_WORKLOADS (default: all), BENCH_MODES (default:
-# all of "$MODES" below), BENCH_OUT (bench/results), BENCH_INGEST_LEARNED
+# daemon's own, 60s), BENCH_AMPLIFY (10), BENCH_WORKLOADS (default: all),
+# BENCH_MODES (default: all of "$MODES" below), BENCH_OUT (bench/results), BENCH_INGEST_LEARNED
 # (learned objects per ingest flush, see bench/bench-ingest.c).
 
 set -u
@@ -45,12 +56,13 @@ ROUNDS=${BENCH_ROUNDS:-5}
 SECS=${BENCH_SECONDS:-20}
 OFF=${BENCH_OFF_SECONDS:-10}
 INTERVAL=${BENCH_INTERVAL:-}
+AMPLIFY=${BENCH_AMPLIFY:-10}
 WORKLOADS=${BENCH_WORKLOADS:-"ctxswitch ctxswitch-private pwrite tlbflush aging"}
 OUT=${BENCH_OUT:-bench/results}
 LOAD=$O/mmhitm-load
 DAEMON=$O/mmhitmd
 INGEST=$O/bench/bench-ingest
-MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-continuous perf-stat"}
+MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-amplified mmhitmd-continuous perf-stat"}
 TRACEFS=/sys/kernel/tracing
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -165,35 +177,75 @@ case $IVL in
 esac
 startup_s=5	# the windowed daemon's start-up, as last measured, plus margin
 
+# The amplified daemon's flags: the default configuration's clocks run
+# AMPLIFY times faster (interval, spike_check, spike_holdoff) and its
+# budget is AMPLIFY times larger, so that each interval gets what a default
+# interval gets. Sets AIVL (its interval, s) and AFLAGS.
+to_s() {	# VALUE as --print-config prints it: seconds (durations), fraction (%)
+	echo "$1" | awk '{
+		v = $1 + 0; u = $1; sub(/^[0-9.]+/, "", u)
+		if (u == "ms") v /= 1000
+		else if (u == "m" || u == "min") v *= 60
+		else if (u == "h") v *= 3600
+		else if (u == "d") v *= 86400
+		else if (u == "%") v /= 100
+		else if (u != "s" && u != "") { print "bad"; exit }
+		printf "%.9g\n", v }'
+}
+AIVL= AFLAGS=
+amplified_flags() {
+	conf=$("$DAEMON" --print-config ${INTERVAL:+--interval "$INTERVAL"} 2>/dev/null) ||
+		{ note "mmhitmd --print-config failed: mmhitmd-amplified skipped"; return 1; }
+	val() { echo "$conf" | awk -v k="$1" '$1 == k && $2 == "=" { print $3 }'; }
+	ivl=$(to_s "$(val interval)") check=$(to_s "$(val spike_check)")
+	hold=$(to_s "$(val spike_holdoff)") budget=$(to_s "$(val overhead_budget)")
+	win=$(to_s "$(val window)")
+	# shellcheck disable=SC2046
+	set -- $(awk -v a="$AMPLIFY" -v ivl="$ivl" -v check="$check" -v hold="$hold" \
+		-v budget="$budget" -v win="$win" 'BEGIN {
+		if (a !~ /^[0-9]+$/ || a < 2) { print "bad factor"; exit }
+		if (ivl / a < 1) { print "interval under 1 s"; exit }
+		if (ivl / a < 2 * win) { print "interval under twice the window"; exit }
+		if (budget * a > 1) { print "budget over 100 %"; exit }
+		if (hold / a < 1) { print "spike_holdoff under 1 s"; exit }
+		printf "ok %.6g %.6gs %.6gs %.6g%%\n", ivl / a, check / a, hold / a, budget * a * 100 }')
+	[ "${1:-}" = ok ] || { note "BENCH_AMPLIFY=$AMPLIFY: $*: mmhitmd-amplified skipped"; return 1; }
+	AIVL=$2
+	AFLAGS="--interval ${2}s --spike-check $3 --spike-holdoff $4 --overhead-budget $5"
+}
+
 # The windowed daemon's slot is one whole interval of its steady state:
 # its intervals end on multiples of the interval (wall clock), and each
 # has its slices (one of them learning, with the sched_switch sample) and
 # its flush. The slot alone before it runs on until the daemon must start
 # to be ready at the next boundary; the measured slot is that boundary to
-# the next one, plus a second for the flush.
-slot_windowed() {	# WORKLOAD ROUND
+# the next one, plus a second for the flush. The amplified daemon's slot
+# starts one interval later (its first whole interval is its warm-up) and
+# spans as many of its intervals as fit in BENCH_SECONDS.
+slot_windowed() {	# WORKLOAD ROUND MODE INTERVAL_S WARMUP_INTERVALS INTERVALS
 	now=$(date +%s.%N)
-	wait_s=$(awk -v now="$now" -v ivl="$IVL" -v off="$OFF" -v su="$startup_s" 'BEGIN {
+	wait_s=$(awk -v now="$now" -v ivl="$4" -v off="$OFF" -v su="$startup_s" 'BEGIN {
 		b = (int((now + off + su) / ivl) + 1) * ivl
 		print b - su - now }')
 	measure "$1" alone "$2" "$wait_s"
-	slot_daemon "$1" mmhitmd "$2" align
+	slot_daemon "$1" "$3" "$2" "$4" "$5" "$6"
 }
 
-slot_daemon() {	# WORKLOAD MODE ROUND [align]
-	w=$1 dmode=$2 r=$3 align=${4:-}
+slot_daemon() {	# WORKLOAD MODE ROUND [INTERVAL_S WARMUP_INTERVALS INTERVALS]
+	w=$1 dmode=$2 r=$3 align=${4:-} warm=${5:-0} nivl=${6:-1}
 	db=$tmp/mmhitmd.db log=$tmp/mmhitmd.log inst=mmhitm-bench-$$-$r
 	rm -f "$db" "$db-wal" "$db-shm"
-	learn=
+	flags=${INTERVAL:+--interval $INTERVAL}
 	case $dmode in
-	mmhitmd-count)	learn="--record-mode continuous --learn-mm false --learn-pages false --learn-locks false" ;;
-	mmhitmd-continuous) learn="--record-mode continuous" ;;
+	mmhitmd-count)	flags="$flags --record-mode continuous --learn-mm false --learn-pages false --learn-locks false" ;;
+	mmhitmd-continuous) flags="$flags --record-mode continuous" ;;
+	mmhitmd-amplified) flags=$AFLAGS ;;
 	esac
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
-	# shellcheck disable=SC2086
 	t_start=$(date +%s.%N)
-	"$DAEMON" --db "$db" ${INTERVAL:+--interval "$INTERVAL"} --duration "$((SECS * 2 + 240))s" \
-		--instance "$inst" $learn --foreground 2>"$log" &
+	# shellcheck disable=SC2086
+	"$DAEMON" --db "$db" --duration "$((SECS * 2 + 240))s" \
+		--instance "$inst" $flags --foreground 2>"$log" &
 	dpid=$!
 	i=0
 	until grep -q "Recording into" "$log" 2>/dev/null; do
@@ -206,12 +258,13 @@ slot_daemon() {	# WORKLOAD MODE ROUND [align]
 	if [ -n "$align" ]; then
 		ready=$(date +%s.%N)
 		# shellcheck disable=SC2046
-		set -- $(awk -v now="$ready" -v ivl="$IVL" -v t0="$t_start" 'BEGIN {
-			b = (int(now / ivl) + 1) * ivl
-			printf "%.3f %d\n", b - now, now - t0 + 1.5 }')
+		set -- $(awk -v now="$ready" -v ivl="$align" -v t0="$t_start" -v warm="$warm" \
+			-v n="$nivl" 'BEGIN {
+			b = (int(now / ivl) + 1 + warm) * ivl
+			printf "%.3f %d %d\n", b - now, now - t0 + 1.5, n * ivl + 1 }')
 		sleep "$1"	# the start of a whole interval
 		startup_s=$2
-		len=$((${IVL%.*} + 1))
+		len=$3
 	fi
 	cpu0=$(proc_cpu_s "$dpid")
 	measure "$w" "$dmode" "$r" "$len"
@@ -262,7 +315,10 @@ slot() {	# WORKLOAD MODE ROUND
 			"$(sed -n 's/.*lost \([0-9]*\) chunks.*/\1/p' "$tmp/record.err" | head -n 1)" >>"$rec"
 		rm -f "$tmp/perf.data" "$tmp/perf.data.old" ;;
 	mmhitmd)
-		slot_windowed "$w" "$r" ;;
+		slot_windowed "$w" "$r" mmhitmd "$IVL" 0 1 ;;
+	mmhitmd-amplified)
+		slot_windowed "$w" "$r" mmhitmd-amplified "$AIVL" 1 \
+			"$(awk -v s="$SECS" -v i="$AIVL" 'BEGIN { n = int(s / i + 0.5); print n < 1 ? 1 : n }')" ;;
 	mmhitmd-continuous|mmhitmd-count)
 		slot_daemon "$w" "$mode" "$r" ;;
 	esac
@@ -270,6 +326,7 @@ slot() {	# WORKLOAD MODE ROUND
 
 mode_enabled() {
 	case $1 in
+	mmhitmd-amplified)	[ -n "$have_daemon" ] && [ -n "$AIVL" ] ;;
 	mmhitmd*)		[ -n "$have_daemon" ] ;;
 	perf-stat|perf-record)	[ -n "$have_perf" ] ;;
 	*)			true ;;
@@ -323,6 +380,9 @@ unit_of() {
 
 # --- the rounds -------------------------------------------------------------
 
+case " $MODES " in
+*" mmhitmd-amplified "*) [ -z "$have_daemon" ] || amplified_flags ;;
+esac
 on_modes=
 for m in $MODES; do
 	[ "$m" = alone ] || ! mode_enabled "$m" || on_modes="$on_modes $m"
@@ -344,7 +404,10 @@ for w in $supported; do
 		for next in $order; do
 			printf 'bench: round %d/%d %-17s %-18s\r' "$r" "$ROUNDS" "$w" "$next" >&2
 			# (the windowed daemon's slot brings its own slot alone)
-			[ "$next" = mmhitmd ] || slot "$w" alone "$r"
+			case $next in
+			mmhitmd|mmhitmd-amplified) ;;
+			*) slot "$w" alone "$r" ;;
+			esac
 			slot "$w" "$next" "$r"
 		done
 	done
@@ -381,7 +444,7 @@ awk -f bench/summarize.awk \
 	-v kernel="$(uname -r)" -v cpus="$(nproc)" -v host="$(hostname)" \
 	-v stamp="$stamp" -v elapsed="$(($(date +%s) - start))" -v command="$command" \
 	-v events="$(echo $events | sed 's/-e //g')" \
-	-v json="$json" -v ingest="$ingest" \
+	-v json="$json" -v ingest="$ingest" -v amplify="$AMPLIFY" -v amplified="$AFLAGS" \
 	-v raw="$raw" -v dmn="$dmn" -v rec="$rec" /dev/null >"$txt" || die "summary failed"
 cat "$txt"
 cp "$json" "$OUT/latest.json"

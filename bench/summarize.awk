@@ -6,7 +6,8 @@
 # Inputs (-v): raw (workload mode round value higher_is_better metric unit
 # baseline), dmn (workload mode round cpu_s events seconds hwm_kb rss_kb
 # slot_cpu_s armed_s start_cpu_s slot_s), rec (workload round bytes lost_chunks),
-# ingest (a JSON object file or ""), secs and offsecs (the slot lengths).
+# ingest (a JSON object file or ""), secs and offsecs (the slot lengths),
+# amplify and amplified (the amplified daemon's factor and flags).
 #
 # Overhead of a mode in a round = throughput lost against its baseline, the
 # workload alone in the slots on either side of it, in %: (1 - mode/alone)
@@ -157,10 +158,12 @@ BEGIN {
 			ingest_json = ingest_json line
 	}
 
-	nm = split("control mmhitmd mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
-	nd = split("mmhitmd mmhitmd-continuous mmhitmd-count", dmodes, " ")
+	nm = split("control mmhitmd mmhitmd-amplified mmhitmd-derived mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
+	nd = split("mmhitmd mmhitmd-amplified mmhitmd-continuous mmhitmd-count", dmodes, " ")
 	label["control"] = "nothing (control)"
 	label["mmhitmd"] = "mmhitmd (default, windowed)"
+	label["mmhitmd-amplified"] = sprintf("mmhitmd amplified x%d", amplify)
+	label["mmhitmd-derived"] = sprintf("mmhitmd (default), from x%d / %d", amplify, amplify)
 	label["mmhitmd-continuous"] = "mmhitmd, continuous"
 	label["mmhitmd-count"] = "mmhitmd, continuous, counting only"
 	label["perf-stat"] = "perf stat -a"
@@ -185,6 +188,13 @@ BEGIN {
 					continue
 				ov = (hib[w] == "true") ? (1 - vm / va) * 100 : (1 - va / vm) * 100
 				ovh[w, m] = ovh[w, m] " " ov
+				# The amplified daemon does per second what the
+				# default does, amplify times: its overhead over
+				# amplify is the default's, round by round.
+				if (m == "mmhitmd-amplified" && amplify > 0) {
+					ovh[w, "mmhitmd-derived"] = ovh[w, "mmhitmd-derived"] " " ov / amplify
+					have_mode["mmhitmd-derived"] = 1
+				}
 			}
 		}
 	}
@@ -198,7 +208,15 @@ BEGIN {
 	printf "%s.\n", events
 	printf "Overhead = throughput lost against the slots alone just before and after (positive =\n"
 	printf "slower): median over rounds, mean [95 %% CI, Student's t over the rounds], min .. max.\n"
-	printf "The control row starts nothing: this machine's noise.\n\n"
+	printf "The control row starts nothing: this machine's noise.\n"
+	if ("mmhitmd-amplified" in have_mode) {
+		printf "The amplified daemon runs the default configuration's clocks %d times faster\n", amplify
+		printf "(%s, its first whole interval a warm-up, the slot\n", amplified
+		printf "the whole intervals that fit in %d s, plus 1 s for the flush): per second it does\n", secs
+		printf "what the default does, %d times over. Its overhead over %d, round by round, is the\n", amplify, amplify
+		printf "default's measured at a scale this machine's noise can resolve (\"from x%d / %d\").\n", amplify, amplify
+	}
+	printf "\n"
 	printf "| workload | metric | alone (median) | recorder | overhead median | mean [95 %% CI] | min .. max |\n"
 	printf "|---|---|---:|---|---:|---:|---:|\n"
 	for (i = 1; i <= nw; i++) {
@@ -222,7 +240,7 @@ BEGIN {
 		}
 	}
 
-	if (("mmhitmd" in have_mode) || ("mmhitmd-count" in have_mode)) {
+	if (("mmhitmd" in have_mode) || ("mmhitmd-amplified" in have_mode) || ("mmhitmd-continuous" in have_mode) || ("mmhitmd-count" in have_mode)) {
 		printf "\n### mmhitmd's own cost\n\n"
 		printf "CPU per 1M events from its database (intervals.cpu_user_ns + cpu_sys_ns over\n"
 		printf "event_rates.count); CPU %% of one CPU in the slot and the start-up's CPU from\n"
@@ -277,6 +295,7 @@ BEGIN {
 	# JSON
 	printf "{\"stamp\": %s, \"host\": %s, \"kernel\": %s, \"cpus\": %d, \"rounds\": %d, ", jstr(stamp), jstr(host), jstr(kernel), cpus, rounds > json
 	printf "\"design\": \"switchback\", \"seconds_per_slot\": %d, \"seconds_alone_per_slot\": %d, \"mmhitmd_interval\": %s, \"command\": %s, \"elapsed_s\": %d, ", secs, offsecs, jstr(interval), jstr(command), elapsed > json
+	printf "\"amplify\": %d, \"amplified_flags\": %s, ", amplify, jstr(amplified) > json
 	ne = split(events, evlist, " ")
 	printf "\"tracepoints\": [" > json
 	for (i = 1; i <= ne; i++)

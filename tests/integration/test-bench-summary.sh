@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make bench's summary (bench/summarize.awk) from slots whose throughputs
+# are chosen here, so that every figure it prints is known in advance: the
+# overhead of a slot against the mean of its neighbours alone, the median
+# and Student's t interval over the rounds, and the amplified daemon's
+# overhead divided by its factor, round by round ("from x10 / 10"). No
+# root, no workload: the arithmetic the performance claims rest on.
+. "$(dirname "$0")/lib.sh"
+
+WORK=$(mktemp -d /tmp/mmhitm-bench-summary.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# Three rounds of ctxswitch. Every slot alone runs at 1000/s; the control
+# loses 1 %, 0 % and 2 %, the amplified daemon 3 %, 4 % and 2 %.
+raw=$WORK/raw.tsv dmn=$WORK/daemon.tsv
+: >"$dmn"
+{
+	for r in 1 2 3; do
+		c=$(echo "$r" | awk '{ split("990 1000 980", v, " "); print v[$1] }')
+		a=$(echo "$r" | awk '{ split("970 960 980", v, " "); print v[$1] }')
+		printf 'ctxswitch\tcontrol\t%d\t%s\ttrue\tsched_yield_per_s\tyields/s\t1000\n' "$r" "$c"
+		printf 'ctxswitch\tmmhitmd-amplified\t%d\t%s\ttrue\tsched_yield_per_s\tyields/s\t1000\n' "$r" "$a"
+		printf 'ctxswitch\talone\t%d\t1000\ttrue\tsched_yield_per_s\tyields/s\t\n' "$r"
+	done
+} >"$raw"
+# The amplified daemon's own cost: 0.6 s of CPU over 20 s, 3 s armed.
+for r in 1 2 3; do
+	printf 'ctxswitch\tmmhitmd-amplified\t%d\t0.6\t6000000\t20\t40000\t20000\t0.6\t3\t1.5\t19\n' "$r" >>"$dmn"
+done
+
+awk -f bench/summarize.awk -v rounds=3 -v secs=20 -v offsecs=10 -v interval=60s \
+	-v kernel=test -v cpus=2 -v host=test -v stamp=test -v elapsed=1 -v command=test \
+	-v events=sched:sched_switch -v json="$WORK/out.json" -v ingest= \
+	-v amplify=10 -v amplified="--interval 6s" \
+	-v raw="$raw" -v dmn="$dmn" -v rec=/dev/null /dev/null >"$WORK/out.txt" 2>"$WORK/err" ||
+	{ cat "$WORK/err"; fail "summarize.awk failed"; finish; }
+[ -s "$WORK/err" ] && { cat "$WORK/err"; fail "summarize.awk wrote to stderr"; }
+
+# row LABEL: the table row of that recorder.
+row() { grep -F "| $1 |" "$WORK/out.txt"; }
+expect_row() {	# LABEL MEDIAN MEAN LO HI MIN MAX
+	got=$(row "$1" | head -n 1 | awk -F'|' '{ gsub(/ /, ""); print $6, $7, $8 }')
+	want="$2 $3[$4..$5] $6..$7"
+	if [ "$got" = "$want" ]; then
+		pass "$1: $got"
+	else
+		fail "$1: got '$got', want '$want'"
+		cat "$WORK/out.txt"
+	fi
+}
+# Control: 1, 0, 2 -> median 1, mean 1, t(2) = 4.303 * 1/sqrt(3) = 2.484.
+expect_row "nothing (control)" +1.0% +1.0% -1.5% +3.5% +0.0% +2.0%
+# Amplified: 3, 4, 2 -> the same spread around 3.
+expect_row "mmhitmd amplified x10" +3.0% +3.0% +0.5% +5.5% +2.0% +4.0%
+# Divided by 10 round by round: 0.3, 0.4, 0.2 -> 0.3 [0.05 .. 0.55].
+expect_row "mmhitmd (default), from x10 / 10" +0.3% +0.3% +0.1% +0.5% +0.2% +0.4%
+
+# The JSON carries the same, unrounded.
+if command -v python3 >/dev/null; then
+	python3 - "$WORK/out.json" <<'EOF' || fail "JSON: derived overheads"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["workloads"][0]["recorders"]["mmhitmd-derived"]
+lo, hi = r["overhead_ci95_pct"]
+ok = (abs(r["overhead_pct"]["median"] - 0.3) < 1e-9 and abs(r["overhead_mean_pct"] - 0.3) < 1e-9
+      and abs(lo - (0.3 - 4.303 * 0.1 / 3 ** 0.5)) < 1e-6 and abs(hi - (0.3 + 4.303 * 0.1 / 3 ** 0.5)) < 1e-6
+      and d["amplify"] == 10)
+print("JSON derived:", r["overhead_pct"]["values"], r["overhead_ci95_pct"], "amplify", d["amplify"])
+sys.exit(0 if ok else 1)
+EOF
+else
+	fail "python3 is missing: the JSON cannot be read"
+fi
+
+# The amplified daemon's own cost row: 0.6 s over 20 s is 3 % of one CPU
+# in the slot (0.6 / 19), armed 3 / 20 = 15 %.
+if row "mmhitmd amplified x10" | grep -q "| 15.0% |"; then
+	pass "own cost: armed 15.0 %"
+else
+	fail "own cost: armed share not 15.0 %"; cat "$WORK/out.txt"
+fi
+
+finish
