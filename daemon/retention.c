@@ -78,6 +78,10 @@ static void shipped_pred(char *buf, size_t size, bool detail, int64_t grain_s)
  * Fills temp.doomed with the intervals to act on: those ending before
  * cutoff, or (cutoff 0) the oldest RETENTION_BATCH, never the newest one.
  * With keep_unshipped, age (cutoff) passes over what ship has not sent.
+ * This runs after every interval: an interval starts before it ends, so
+ * start_ns <= cutoff bounds the index range (intervals_by_time, or
+ * intervals_detail_kept for the detail), and with nothing due the step
+ * reads no row, however long the history.
  */
 static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, bool keep_unshipped,
 		int64_t grain_s, int64_t *ret_n)
@@ -93,9 +97,10 @@ static int pick(sqlite3 *db, bool want_detail, int64_t cutoff, bool keep_unshipp
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO temp.doomed SELECT interval_id FROM intervals"
 		 " WHERE %s AND interval_id != (SELECT max(interval_id) FROM intervals)"
-		 " AND (?1 = 0 OR end_ns <= ?1) AND %s"
+		 " AND %s AND %s"
 		 " ORDER BY start_ns LIMIT %d",
 		 want_detail ? "detail_dropped = 0" : "1",
+		 cutoff ? "start_ns <= ?1 AND end_ns <= ?1" : "?1 = 0",
 		 keep_unshipped && cutoff ? shipped : "1",
 		 cutoff ? -1 : RETENTION_BATCH);
 	return exec_bind(db, sql, cutoff, ret_n);
@@ -174,6 +179,7 @@ static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
 		}
 		cutoff = before;
 	}
+	/* hour_ns: the *_by_hour indexes, so that no hour due reads no row. */
 	r = exec_bind(db, "DELETE FROM hourly_events WHERE hour_ns < ?1", cutoff, &a);
 	if (r >= 0)
 		r = exec_bind(db, "DELETE FROM hourly_paths WHERE hour_ns < ?1", cutoff, &b);

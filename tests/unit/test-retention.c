@@ -267,6 +267,65 @@ static void test_ship_required(void)
 	ship_required_run(false);
 }
 
+/* SQLite's progress handler, called after every virtual machine instruction. */
+static int count_op(void *arg)
+{
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/*
+ * The SQLite instructions one enforcement with nothing due executes, on a
+ * database holding DAYS_KEPT days of intervals and HOURS_KEPT hours of
+ * rollups under the shipped defaults (detail 14 days, intervals 35, rollups
+ * 400), after a first enforcement has done what was due.
+ */
+static uint64_t steady_ops(int64_t days_kept, int64_t hours_kept)
+{
+	struct retention_policy pol = { 14 * DAY_NS, 35 * DAY_NS, 400 * DAY_NS, 0 };
+	int64_t n = days_kept * DAY_NS / STEP_NS;
+	int64_t now = T0 + n * STEP_NS;
+	sqlite3 *db = fresh_db();
+	uint64_t ops = 0;
+	char sql[512];
+
+	CHECK_INT(db_exec(db, "BEGIN"), ==, 0);
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	/* Rollups of the hours before the intervals, two events each. */
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE h(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM h WHERE k < %" PRId64 ")"
+		 " INSERT INTO hourly_events(boot_id, hour_ns, event_id, count, seconds)"
+		 " SELECT 1, %" PRId64 " - k * %" PRId64 ", e, 100, 3600 FROM h, (SELECT 1 AS e UNION ALL SELECT 2)",
+		 hours_kept, (int64_t)T0, (int64_t)HOUR_NS);
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	CHECK_INT(db_exec(db, "COMMIT"), ==, 0);
+	CHECK_INT(retention_enforce(db, now, &pol, NULL), ==, 0);
+
+	sqlite3_progress_handler(db, 1, count_op, &ops);
+	CHECK_INT(retention_enforce(db, now + STEP_NS / 2, &pol, NULL), ==, 0);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	db_close(db);
+	return ops;
+}
+
+/*
+ * Enforcement runs after every interval, for the life of the host: with
+ * nothing due, its work must not grow with the history it keeps. Counted
+ * in SQLite instructions, not time: a day against ten days of intervals and
+ * 380 days of rollups, where scanning them would take 10 and 380 times
+ * the work.
+ */
+static void test_steady_cost(void)
+{
+	uint64_t day = steady_ops(1, 24), month = steady_ops(10, 380 * 24);
+
+	printf("  SQLite instructions of an enforcement with nothing due: %" PRIu64
+	       " with 1 day kept, %" PRIu64 " with 10 days and 380 days of rollups\n", day, month);
+	CHECK(day > 0);
+	CHECK(month <= day + day / 2);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
@@ -275,6 +334,7 @@ int main(void)
 	RUN(test_size);
 	RUN(test_ship_required);
 	RUN(test_ship_required_rollup);
+	RUN(test_steady_cost);
 	unlink(path);
 	return test_exit();
 }

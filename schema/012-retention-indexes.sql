@@ -1,0 +1,14 @@
+-- SPDX-License-Identifier: GPL-2.0
+--
+-- mmhitm schema, version 12: what retention looks for after every
+-- interval, found by range instead of by scanning the history. Its age
+-- steps ask for intervals ending before a cutoff (whose detail is still
+-- kept, for the detail step) and for rollup hours before one; with
+-- nothing due, each is now an index seek that finds no row, where it
+-- read every interval and every rollup row kept (weeks of intervals,
+-- 400 days of rollups by default) once a minute.
+
+CREATE INDEX intervals_detail_kept ON intervals (start_ns) WHERE detail_dropped = 0;
+CREATE INDEX hourly_events_by_hour ON hourly_events (hour_ns);
+CREATE INDEX hourly_paths_by_hour ON hourly_paths (hour_ns);
+CREATE INDEX hourly_health_by_hour ON hourly_health (hour_ns);
