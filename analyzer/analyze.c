@@ -1256,6 +1256,33 @@ static int next_batch(sqlite3 *db, int64_t boot_id, int64_t after, struct ival *
 	return 0;
 }
 
+/*
+ * Whether a boot analyzed up to interval last can have nothing new: a live
+ * boot learns objects only in the transactions that add its intervals (the
+ * daemon's flush), so with no interval after last, nothing it knows changed
+ * since. An imported boot borrows the objects of the live boot it was
+ * recorded in, which may still be learning: never.
+ */
+static int boot_unchanged(sqlite3 *db, int64_t boot_id, int64_t last, bool *ret)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	/* intervals_by_boot_id: a seek, however long the history. */
+	r = db_prepare(db, &st, "SELECT source = 'live' AND NOT EXISTS (SELECT 1 FROM intervals"
+				" WHERE boot_id = ?1 AND interval_id > ?2) FROM boots WHERE boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, last);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read boot %" PRId64 ": %s", boot_id,
+				       sqlite3_errmsg(db));
+	*ret = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+	return 0;
+}
+
 static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 			unsigned int flags, struct analyze_stats *stats)
 {
@@ -1293,6 +1320,15 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 			    "attribute it all again", boot_id, s.digest, digest);
 		s.mixed = true;
 		stats->stale_boots++;
+	}
+	/* The daemon analyzes after every interval: the boots of the host's
+	 * past must not cost it their objects' loading each time. */
+	if (s.exists) {
+		bool unchanged = false;
+
+		r = boot_unchanged(db, boot_id, s.last, &unchanged);
+		if (r < 0 || unchanged)
+			return r;
 	}
 
 	r = store_running_symbols(db, boot_id, s.last, &added);

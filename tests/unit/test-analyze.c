@@ -612,6 +612,89 @@ out:
 	fix_unlink();
 }
 
+/* SQLite's progress handler, called after every virtual machine instruction. */
+static int count_op(void *arg)
+{
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/*
+ * SQLite instructions of an analysis with nothing new, on a database of
+ * `boots` live boots of the past, each with its layouts, learned objects,
+ * page pairs and two intervals of samples, analyzed once already.
+ */
+static uint64_t quiet_ops(int boots, struct rules *rules)
+{
+	struct analyze_stats st;
+	sqlite3 *db = setup();
+	uint64_t ops = 0;
+
+	CHECK(db != NULL);
+	if (!db)
+		return 0;
+	for (int64_t b = 2; b <= boots; b++) {
+		int64_t t = T0 + b * 1000 * S, iv = b * 10;
+
+		CHECK_INT(ex(db, "INSERT INTO boots(boot_id, host_id, boot_uuid, first_seen_ns, last_seen_ns,"
+			     " kernel_release, kernel_version, kernel_build_id, arch, nr_cpus_online,"
+			     " nr_cpus_possible, cache_line_size, page_size, pmu_kind, lru_gen, source)"
+			     " SELECT %" PRId64 ", host_id, 'b-%" PRId64 "', %" PRId64 ", %" PRId64 ","
+			     " kernel_release, kernel_version, kernel_build_id, arch, nr_cpus_online,"
+			     " nr_cpus_possible, cache_line_size, page_size, pmu_kind, lru_gen, source"
+			     " FROM boots WHERE boot_id = 1", b, b, t, t + 20 * S), ==, 0);
+		CHECK_INT(ex(db, "INSERT INTO btf_layouts SELECT %" PRId64 ", struct, field, offset, size,"
+			     " bit_offset, bit_size, type FROM btf_layouts WHERE boot_id = 1", b), ==, 0);
+		CHECK_INT(ex(db, "INSERT INTO ksyms SELECT %" PRId64 ", addr, size, name, module FROM ksyms"
+			     " WHERE boot_id = 1", b), ==, 0);
+		CHECK_INT(ex(db, "INSERT INTO page_pairs SELECT %" PRId64 ", pfn, folio_addr, seen_ns"
+			     " FROM page_pairs WHERE boot_id = 1", b), ==, 0);
+		CHECK_INT(ex(db, "INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, alloc_ns,"
+			     " first_seen_ns, last_seen_ns) VALUES (%" PRId64 ", %" PRId64 ", 1, 'x', 'fork',"
+			     " %" PRId64 ", %" PRId64 ", %" PRId64 ")", b, (int64_t)FIX_MM, t, t, t), ==, 0);
+		for (int64_t k = 0; k < 2; k++) {
+			interval(db, iv + k, b, t + k * 10 * S, t + (k + 1) * 10 * S, true);
+			count(db, iv + k, "sched:sched_switch", 1000);
+			line(db, iv + k, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 10, 5, 1);
+		}
+	}
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_INT(st.boots, ==, (size_t)boots);
+	CHECK_INT(q(db, "SELECT count(*) FROM analysis_state"), ==, boots);
+
+	sqlite3_progress_handler(db, 1, count_op, &ops);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	CHECK_INT(st.intervals, ==, 0);
+	CHECK_INT(st.retried, ==, 0);
+	db_close(db);
+	fix_unlink();
+	return ops;
+}
+
+/*
+ * mmhitmd analyzes after every interval, for the life of the host, and the
+ * database keeps the boots of its past: analyzed once, they must cost
+ * next to nothing, not the loading of their objects every time.
+ */
+static void test_past_boots_cost(void)
+{
+	struct rules *rules = rules_default();
+	uint64_t one, many;
+
+	CHECK(rules != NULL);
+	if (!rules)
+		return;
+	one = quiet_ops(1, rules);
+	many = quiet_ops(13, rules);
+	printf("  SQLite instructions of an analysis with nothing new: %" PRIu64 " with one boot,"
+	       " %" PRIu64 " with 12 more, %" PRIu64 " a boot\n", one, many, (many - one) / 12);
+	CHECK(one > 0);
+	/* A boot of the past: its state and one seek, not its objects. */
+	CHECK((many - one) / 12 < 100);
+	rules_free(rules);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_ERR);	/* the stale-rules warning is expected */
@@ -621,5 +704,6 @@ int main(void)
 	RUN(test_multiplexed_work);
 	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
+	RUN(test_past_boots_cost);
 	return test_exit();
 }

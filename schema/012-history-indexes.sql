@@ -12,3 +12,8 @@ CREATE INDEX intervals_detail_kept ON intervals (start_ns) WHERE detail_dropped 
 CREATE INDEX hourly_events_by_hour ON hourly_events (hour_ns);
 CREATE INDEX hourly_paths_by_hour ON hourly_paths (hour_ns);
 CREATE INDEX hourly_health_by_hour ON hourly_health (hour_ns);
+
+-- And what analysis looks for after every interval: whether a boot has
+-- intervals after the last one analyzed, a seek on (boot_id, rowid), so
+-- that the boots of a host's past cost nothing once analyzed.
+CREATE INDEX intervals_by_boot_id ON intervals (boot_id);
