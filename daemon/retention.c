@@ -116,11 +116,20 @@ static int drop_detail(sqlite3 *db)
 		"UPDATE intervals SET detail_dropped = 1 WHERE interval_id IN (SELECT interval_id FROM temp.doomed);");
 }
 
+static int oldest_start(sqlite3 *db, int64_t *ret)
+{
+	return db_query_int(db, ret, "SELECT coalesce(min(start_ns), 0) FROM intervals");
+}
+
 /* Adds the doomed intervals into the hourly tables, then deletes them. */
 static int rollup_and_delete(sqlite3 *db)
 {
+	int64_t before = 0, after = 0;
 	int r;
 
+	r = oldest_start(db, &before);
+	if (r < 0)
+		return r;
 	r = db_exec(db,
 		"INSERT INTO hourly_events(boot_id, hour_ns, event_id, count, seconds)"
 		" SELECT i.boot_id, i.start_ns - i.start_ns % 3600000000000, c.event_id,"
@@ -154,7 +163,13 @@ static int rollup_and_delete(sqlite3 *db)
 	if (r < 0)
 		return r;
 	/* Objects that died before the oldest interval kept can't be the
-	 * target of anything we still hold. */
+	 * target of anything we still hold. Finding them reads every learned
+	 * object, and past the raw retention every interval recorded pushes
+	 * one out: pruned when the oldest interval kept moves into another
+	 * hour, so that the dead are kept an hour longer at most. */
+	r = oldest_start(db, &after);
+	if (r < 0 || after / HOUR_NS == before / HOUR_NS)
+		return r;
 	return db_exec(db,
 		"DELETE FROM mm_objects WHERE coalesce(free_ns, last_seen_ns) <"
 		" coalesce((SELECT min(start_ns) FROM intervals), 0);"

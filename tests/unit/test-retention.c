@@ -310,6 +310,46 @@ static uint64_t steady_ops(int64_t days_kept, int64_t hours_kept)
 }
 
 /*
+ * The SQLite instructions of one enforcement at steady state, when the
+ * interval just recorded pushes the oldest one out (rolled up and
+ * deleted) and the oldest kept stays in the same hour, with `objects`
+ * learned mm_structs alive.
+ */
+static uint64_t rollup_ops(int64_t objects)
+{
+	struct retention_policy pol = { 1 * DAY_NS, 2 * DAY_NS, 400 * DAY_NS, 0 };
+	int64_t n = 3 * DAY_NS / STEP_NS;	/* a whole number of hours */
+	int64_t now = T0 + n * STEP_NS;
+	sqlite3 *db = fresh_db();
+	uint64_t ops = 0;
+	char sql[512];
+
+	CHECK_INT(db_exec(db, "BEGIN"), ==, 0);
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE o(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM o WHERE k < %" PRId64 ")"
+		 " INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, first_seen_ns, last_seen_ns)"
+		 " SELECT 1, k * 4096, k, 'c', 'fork', %" PRId64 ", %" PRId64 " FROM o",
+		 objects, (int64_t)T0, now);
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	CHECK_INT(db_exec(db, "COMMIT"), ==, 0);
+	CHECK_INT(retention_enforce(db, now, &pol, NULL), ==, 0);
+	CHECK_INT(q(db, "SELECT min(start_ns) % 3600000000000 FROM intervals"), ==, 0);
+
+	add_interval(db, n);
+	sqlite3_progress_handler(db, 1, count_op, &ops);
+	CHECK_INT(retention_enforce(db, now + STEP_NS, &pol, NULL), ==, 0);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	/* one interval went: the oldest kept is 15 minutes later */
+	snprintf(sql, sizeof(sql), "SELECT min(start_ns) - %" PRId64 " FROM intervals", (int64_t)(now - 2 * DAY_NS));
+	CHECK_INT(q(db, sql), ==, STEP_NS);
+	CHECK_INT(q(db, "SELECT count(*) FROM mm_objects"), ==, objects);
+	db_close(db);
+	return ops;
+}
+
+/*
  * Enforcement runs after every interval, for the life of the host: with
  * nothing due, its work must not grow with the history it keeps. Counted
  * in SQLite instructions, not time: a day against ten days of intervals and
@@ -326,6 +366,61 @@ static void test_steady_cost(void)
 	CHECK(month <= day + day / 2);
 }
 
+/*
+ * Past the raw retention, every interval recorded pushes one out, so the
+ * rollup runs after every interval. Pruning the learned objects that died
+ * before the oldest interval kept reads all of them (hundreds of thousands
+ * on a host that forks a lot): once an hour is enough, not every time.
+ */
+/*
+ * Learned objects that died before the oldest interval kept go, when the
+ * oldest interval kept moves into another hour: kept an hour longer at
+ * most, never pruned while an interval they could explain is kept.
+ */
+static void test_prune_hourly(void)
+{
+	struct retention_policy pol = { 1 * DAY_NS, 2 * DAY_NS, 400 * DAY_NS, 0 };
+	int64_t n = 3 * DAY_NS / STEP_NS, now = T0 + n * STEP_NS, oldest = now - 2 * DAY_NS;
+	sqlite3 *db = fresh_db();
+	char sql[512];
+
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	/* 10 dead on the first day, 5 dying a minute after the oldest kept
+	 * once the first day is gone, 5 alive */
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE o(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM o WHERE k < 20)"
+		 " INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, first_seen_ns,"
+		 " last_seen_ns, free_ns) SELECT 1, k * 4096, k, 'c', 'fork', %" PRId64 ","
+		 " CASE WHEN k <= 10 THEN %" PRId64 " WHEN k <= 15 THEN %" PRId64 " ELSE %" PRId64 " END,"
+		 " CASE WHEN k <= 10 THEN %" PRId64 " WHEN k <= 15 THEN %" PRId64 " END FROM o",
+		 (int64_t)T0, (int64_t)(T0 + 60 * NSEC_PER_SEC), (int64_t)(oldest + 60 * NSEC_PER_SEC), now,
+		 (int64_t)(T0 + 60 * NSEC_PER_SEC), (int64_t)(oldest + 60 * NSEC_PER_SEC));
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	CHECK_INT(retention_enforce(db, now, &pol, NULL), ==, 0);
+	CHECK_INT(q(db, "SELECT min(start_ns) FROM intervals"), ==, oldest);
+	CHECK_INT(q(db, "SELECT count(*) FROM mm_objects"), ==, 10);
+	/* Three more intervals: the oldest kept moves on within its hour, past
+	 * the five that died; they stay until it leaves the hour. */
+	for (int64_t k = 1; k <= 4; k++) {
+		add_interval(db, n + k - 1);
+		CHECK_INT(retention_enforce(db, now + k * STEP_NS, &pol, NULL), ==, 0);
+		CHECK_INT(q(db, "SELECT min(start_ns) FROM intervals"), ==, oldest + k * STEP_NS);
+		CHECK_INT(q(db, "SELECT count(*) FROM mm_objects"), ==, k < 4 ? 10 : 5);
+	}
+	db_close(db);
+}
+
+static void test_rollup_cost(void)
+{
+	uint64_t few = rollup_ops(100), many = rollup_ops(20000);
+
+	printf("  SQLite instructions of a rollup of one interval: %" PRIu64 " with 100 learned"
+	       " mm_structs, %" PRIu64 " with 20000\n", few, many);
+	CHECK(few > 0);
+	CHECK(many <= few + few / 2);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
@@ -335,6 +430,8 @@ int main(void)
 	RUN(test_ship_required);
 	RUN(test_ship_required_rollup);
 	RUN(test_steady_cost);
+	RUN(test_rollup_cost);
+	RUN(test_prune_hourly);
 	unlink(path);
 	return test_exit();
 }
