@@ -949,33 +949,14 @@ struct ival {
 	int64_t id, t0, t1;
 };
 
-static int retry_rows(struct ctx *c, bool all)
+/* Attributes rows[0..n) again and rewrites the sums of their intervals. */
+static int retry_apply(struct ctx *c, struct row *rows, size_t n)
 {
 	struct u64map *touched = u64map_new();
-	struct row *rows = NULL;
-	size_t n = 0, alloc = 0;
-	int r = 0, rc;
+	int r = 0;
 
 	if (!touched)
 		return log_oom();
-	/* read first: rewriting rows under a live SELECT of the same table
-	 * could visit them twice */
-	sqlite3_reset(c->retry_rows);
-	sqlite3_bind_int64(c->retry_rows, 1, c->boot_id);
-	sqlite3_bind_int(c->retry_rows, 2, all);
-	while ((rc = sqlite3_step(c->retry_rows)) == SQLITE_ROW) {
-		if (grow_array((void **)&rows, &alloc, sizeof(*rows), n + 1) < 0) {
-			r = log_oom();
-			goto out;
-		}
-		row_read(c->retry_rows, &rows[n++]);
-	}
-	sqlite3_reset(c->retry_rows);
-	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read line_attribution: %s",
-				    sqlite3_errmsg(c->db));
-		goto out;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct attribution a;
 
@@ -1004,6 +985,121 @@ static int retry_rows(struct ctx *c, bool all)
 	}
 out:
 	u64map_free(touched);
+	return r;
+}
+
+/* Appends the rows a statement returns (row_read()'s columns). */
+static int rows_collect(struct ctx *c, sqlite3_stmt *st, struct row **rows, size_t *n, size_t *alloc)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow_array((void **)rows, alloc, sizeof(**rows), *n + 1) < 0)
+			return log_oom();
+		row_read(st, &(*rows)[(*n)++]);
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s",
+				       sqlite3_errmsg(c->db));
+	return 0;
+}
+
+/* Retries every unresolved row of the boot (and, all, every one new symbols
+ * could name): after what changes the typing of any address. */
+static int retry_rows(struct ctx *c, bool all)
+{
+	struct row *rows = NULL;
+	size_t n = 0, alloc = 0;
+	int r;
+
+	/* read first: rewriting rows under a live SELECT of the same table
+	 * could visit them twice */
+	sqlite3_reset(c->retry_rows);
+	sqlite3_bind_int64(c->retry_rows, 1, c->boot_id);
+	sqlite3_bind_int(c->retry_rows, 2, all);
+	r = rows_collect(c, c->retry_rows, &rows, &n, &alloc);
+	sqlite3_reset(c->retry_rows);
+	if (r >= 0)
+		r = retry_apply(c, rows, n);
+	free(rows);
+	return r;
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+
+	if (a->interval_id != b->interval_id)
+		return a->interval_id < b->interval_id ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->ip != b->ip)
+		return a->ip < b->ip ? -1 : 1;
+	if (a->callchain_id != b->callchain_id)
+		return a->callchain_id < b->callchain_id ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Only mm_structs and locks were learned since ids mm_id and lock_id: the
+ * rows they can type are those inside them (an mm_struct's span; a lock's
+ * word). Each new object is one seek in line_attribution_unsettled,
+ * however long the boot's history; retrying every unresolved row of the
+ * boot, as after other news, grew with it on every interval that learned
+ * anything.
+ */
+static int retry_near_learned(struct ctx *c, int64_t mm_id, int64_t lock_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *objs = NULL, *near = NULL;
+	uint64_t span = objects_mm_span(c->obj);
+	struct row *rows = NULL;
+	size_t n = 0, alloc = 0, kept = 0;
+	int r, rc;
+
+	r = db_prepare(c->db, &objs,
+		       "SELECT addr, ?3 FROM mm_objects WHERE mm_object_id > ?1"
+		       " AND instr(' ' || ?2 || ' ', ' ' || boot_id || ' ') > 0"
+		       " UNION ALL SELECT addr, 4 FROM lock_objects WHERE lock_object_id > ?4"
+		       " AND instr(' ' || ?2 || ' ', ' ' || boot_id || ' ') > 0");
+	if (r >= 0)
+		r = db_prepare(c->db, &near,
+			       "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
+			       /* CROSS JOIN: the address range first, never the boot's intervals */
+			       " a.callchain_id FROM line_attribution a CROSS JOIN intervals i"
+			       " ON i.interval_id = a.interval_id"
+			       " WHERE (a.path = 'unresolved' OR a.grade = 'path')"
+			       " AND a.line_addr BETWEEN ?2 AND ?3 AND i.boot_id = ?1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(objs, 1, mm_id);
+	sqlite3_bind_text(objs, 2, objects_boots(c->obj), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(objs, 3, (int64_t)span);
+	sqlite3_bind_int64(objs, 4, lock_id);
+	sqlite3_bind_int64(near, 1, c->boot_id);
+	while (r >= 0 && (rc = sqlite3_step(objs)) == SQLITE_ROW) {
+		uint64_t addr = (uint64_t)sqlite3_column_int64(objs, 0);
+		uint64_t len = (uint64_t)sqlite3_column_int64(objs, 1);
+
+		if (!len)	/* no mm_struct layout: an mm types nothing */
+			continue;
+		sqlite3_reset(near);
+		sqlite3_bind_int64(near, 2, (int64_t)(addr & ~63ULL));
+		sqlite3_bind_int64(near, 3, (int64_t)((addr + len - 1) & ~63ULL));
+		r = rows_collect(c, near, &rows, &n, &alloc);
+	}
+	if (r >= 0 && rc != SQLITE_DONE)
+		r = log_error_errno(db_errno(rc), "Failed to read learned objects: %s", sqlite3_errmsg(c->db));
+	sqlite3_reset(near);
+	if (r >= 0 && n) {
+		/* objects side by side find the same rows */
+		qsort(rows, n, sizeof(*rows), row_cmp);
+		for (size_t i = 0; i < n; i++)
+			if (!kept || row_cmp(&rows[kept - 1], &rows[i]) != 0)
+				rows[kept++] = rows[i];
+		r = retry_apply(c, rows, kept);
+	}
 	free(rows);
 	return r;
 }
@@ -1412,6 +1508,8 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		goto out;
 	if (strcmp(before, s.knowledge) != 0) {
 		bool symbols = objects_signature_symbols_differ(before, s.knowledge);
+		int64_t mm_id, lock_id;
+		bool learned = objects_signature_learned_only(before, s.knowledge, &mm_id, &lock_id);
 
 		r = db_begin(db);
 		if (r < 0)
@@ -1421,7 +1519,7 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		if (symbols)
 			r = anchors_scan(&c, 0, s.last);
 		if (r >= 0)
-			r = retry_rows(&c, symbols);
+			r = learned ? retry_near_learned(&c, mm_id, lock_id) : retry_rows(&c, symbols);
 		if (r >= 0)
 			r = objects_signature(c.obj, before, s.knowledge, sizeof(s.knowledge));
 		if (r >= 0)

@@ -1194,6 +1194,47 @@ int objects_signature(struct objects *o, const char *prev, char *buf, size_t siz
 	return 0;
 }
 
+/* The part of a signature after key (" pairs=..."), up to before stop, into buf. */
+static bool signature_part(const char *sig, const char *key, const char *stop, char *buf, size_t size)
+{
+	const char *p = strstr(sig, key), *e = stop ? strstr(sig, stop) : NULL;
+	size_t len;
+
+	if (!p || (stop && (!e || e < p)))
+		return false;
+	len = e ? (size_t)(e - p) : strlen(p);
+	if (len >= size)
+		return false;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return true;
+}
+
+bool objects_signature_learned_only(const char *a, const char *b, int64_t *mm_id, int64_t *lock_id)
+{
+	char x[512], y[512];
+
+	if (!a || !b || strncmp(a, "mm_id=", 6) != 0 || strncmp(b, "mm_id=", 6) != 0)
+		return false;
+	/* "mm_id=N pairs=... anchored=N lock_id=N layouts=... boots=..." */
+	if (!signature_part(a, " pairs=", " lock_id=", x, sizeof(x)) ||
+	    !signature_part(b, " pairs=", " lock_id=", y, sizeof(y)) || strcmp(x, y) != 0)
+		return false;
+	if (!signature_part(a, " layouts=", NULL, x, sizeof(x)) ||
+	    !signature_part(b, " layouts=", NULL, y, sizeof(y)) || strcmp(x, y) != 0)
+		return false;
+	*mm_id = signature_value(a, "mm_id=");
+	*lock_id = signature_value(a, "lock_id=");
+	return true;
+}
+
+uint64_t objects_mm_span(const struct objects *o)
+{
+	const struct layout *l = objects_layout(o, "mm_struct");
+
+	return l && l->size ? l->size + mm_tail(o) : 0;
+}
+
 bool objects_signature_symbols_differ(const char *a, const char *b)
 {
 	const char *x = a ? strstr(a, " ksyms=") : NULL, *y = b ? strstr(b, " ksyms=") : NULL;

@@ -140,6 +140,18 @@ int objects_signature(struct objects *o, const char *prev, char *buf, size_t siz
 bool objects_signature_symbols_differ(const char *a, const char *b);
 
 /*
+ * Whether signature a (before) and b (now) differ only in the learned
+ * mm_structs and locks, whose ids only grow: then only rows at the
+ * objects with ids above a's can be typed anew. Sets *mm_id and *lock_id
+ * to a's ids.
+ */
+bool objects_signature_learned_only(const char *a, const char *b, int64_t *mm_id, int64_t *lock_id);
+
+/* The bytes from a learned mm_struct's start that can be inside it
+ * (sizeof(mm_struct) and its cpumasks), 0 without its layout. */
+uint64_t objects_mm_span(const struct objects *o);
+
+/*
  * What would type more of this boot's addresses, for the reasons of
  * unresolved lines: "--btf", "--vmemmap-base (or import on the recording
  * host)", ... joined by "; ", or "" when nothing is missing.

@@ -17,3 +17,9 @@ CREATE INDEX hourly_health_by_hour ON hourly_health (hour_ns);
 -- intervals after the last one analyzed, a seek on (boot_id, rowid), so
 -- that the boots of a host's past cost nothing once analyzed.
 CREATE INDEX intervals_by_boot_id ON intervals (boot_id);
+
+-- The rows a newly learned object can type: the unresolved ones and those
+-- typed by the code path alone, at its addresses. Every interval that
+-- learns an mm_struct or a lock looks for them, one seek per object.
+CREATE INDEX line_attribution_unsettled ON line_attribution (line_addr)
+	WHERE path = 'unresolved' OR grade = 'path';

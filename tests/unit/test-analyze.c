@@ -673,6 +673,101 @@ static uint64_t quiet_ops(int boots, struct rules *rules)
 }
 
 /*
+ * SQLite instructions of the analysis of one new interval that also brings
+ * one newly learned mm_struct, far from every address sampled before, on a
+ * boot of `n` intervals with 10 unresolved lines each.
+ */
+static uint64_t learn_ops(int n, struct rules *rules)
+{
+	struct analyze_stats st;
+	sqlite3 *db = setup();
+	uint64_t ops = 0;
+
+	CHECK(db != NULL);
+	if (!db)
+		return 0;
+	for (int64_t iv = 2; iv <= n; iv++) {
+		interval(db, iv, 1, T0 + iv * 10 * S, T0 + (iv + 1) * 10 * S, true);
+		for (int k = 0; k < 10; k++)
+			line(db, iv, UNKNOWN + 0x100000 * (uint64_t)k + 64 * (uint64_t)iv,
+			     sym("__schedule", 0x51f), 0, 2, 0, 1);
+	}
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	interval(db, n + 1, 1, T0 + (n + 1) * 10 * S, T0 + (n + 2) * 10 * S, true);
+	line(db, n + 1, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 1, 0, 1);
+	CHECK_INT(ex(db, "INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, alloc_ns,"
+		     " first_seen_ns, last_seen_ns) VALUES (1, %" PRId64 ", 9, 'y', 'fork', %" PRId64 ","
+		     " %" PRId64 ", %" PRId64 ")", (int64_t)(FIX_MM + 0x40000000ULL), T0, T0, T0), ==, 0);
+	sqlite3_progress_handler(db, 1, count_op, &ops);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	CHECK_INT(st.intervals, ==, 1);
+	printf("    %d intervals: retried %zu rows\n", n, st.retried);
+	db_close(db);
+	fix_unlink();
+	return ops;
+}
+
+/*
+ * An mm_struct learned after its samples types them, and only the rows
+ * inside it are attributed again: 5 of the 91 unresolved rows, one of them
+ * interval 5's at the new mm's lru_gen.bitmap, which becomes P1's.
+ */
+static void test_learned_retypes(void)
+{
+	struct rules *rules = rules_default();
+	uint64_t x = UNKNOWN + 64 * 5;		/* interval 5's row, k = 0 */
+	struct analyze_stats st;
+	sqlite3 *db = setup();
+
+	CHECK(db && rules);
+	if (!db || !rules)
+		goto out;
+	for (int64_t iv = 2; iv <= 10; iv++) {
+		interval(db, iv, 1, T0 + iv * 10 * S, T0 + (iv + 1) * 10 * S, true);
+		for (int k = 0; k < 10; k++)
+			line(db, iv, UNKNOWN + 0x100000 * (uint64_t)k + 64 * (uint64_t)iv,
+			     sym("__schedule", 0x51f), 0, 2, 0, 1);
+	}
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_STR(path_of(db, 5, x), "unresolved");
+	interval(db, 11, 1, T0 + 110 * S, T0 + 120 * S, true);
+	CHECK_INT(ex(db, "INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, first_seen_ns,"
+		     " last_seen_ns) VALUES (1, %" PRId64 ", 9, 'y', 'mmap_lock', %" PRId64 ", %" PRId64 ")",
+		     (int64_t)(x - 1312), T0 + 110 * S, T0 + 110 * S), ==, 0);
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	/* inside the new mm_struct (1344 bytes and its cpumasks from x - 1312):
+	 * interval 1's row at UNKNOWN and intervals 2-5's (k = 0) */
+	CHECK_INT(st.retried, ==, 5);
+	CHECK_STR(path_of(db, 5, x), "P1");
+	CHECK_STR(path_of(db, 4, x - 64), "other:mm_struct");
+	CHECK_STR(path_of(db, 6, x + 64), "unresolved");
+	CHECK_STR(path_of(db, 5, x + 0x100000), "unresolved");
+	CHECK_INT(q(db, "SELECT lcl_hitm FROM path_intervals WHERE interval_id = 5 AND path = 'P1'"), ==, 2);
+out:
+	rules_free(rules);
+	db_close(db);
+	fix_unlink();
+}
+
+static void test_learning_cost(void)
+{
+	struct rules *rules = rules_default();
+	uint64_t few, many;
+
+	CHECK(rules != NULL);
+	if (!rules)
+		return;
+	few = learn_ops(10, rules);
+	many = learn_ops(100, rules);
+	printf("  SQLite instructions of an interval that learns one mm_struct: %" PRIu64
+	       " after 10 intervals, %" PRIu64 " after 100\n", few, many);
+	CHECK(few > 0);
+	CHECK(many <= few + few / 2);
+	rules_free(rules);
+}
+
+/*
  * mmhitmd analyzes after every interval, for the life of the host, and the
  * database keeps the boots of its past: analyzed once, they must cost
  * next to nothing, not the loading of their objects every time.
@@ -705,5 +800,7 @@ int main(void)
 	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
 	RUN(test_past_boots_cost);
+	RUN(test_learned_retypes);
+	RUN(test_learning_cost);
 	return test_exit();
 }
