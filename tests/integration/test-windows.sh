@@ -83,10 +83,12 @@ BUDGET_NS=$((6000000000 / 500 * $(nproc)))
 check "armed share of full intervals the budget left alone: within 10 % of 1/6" \
 	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
 		AND window_note IS NULL AND abs(armed_share - 1.0 / 6) > 0.1 / 6")" -eq 0
+# A note may also say only that the learning slice was left out (the
+# balance saves for it) while the counting slices kept their full length.
 check "shortened windows say why and are shorter" \
 	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
 		AND window_note IS NOT NULL AND (window_note NOT LIKE '%overhead_budget%'
-		OR armed_share >= 1.0 / 6)")" -eq 0
+		OR (armed_share >= 1.0 / 6 AND window_note NOT LIKE '%no learning slice%'))")" -eq 0
 q "SELECT interval_id, round(armed_share, 3), slices, est_cost_s, window_note FROM interval_summary" |
 	sed 's/^/  interval|armed share|slices|est. cost s|note: /'
 check "shortened windows' estimated cost: within 1.5x the budget (median)" \
@@ -162,12 +164,15 @@ check "their P4 work is not measured (NULL), not zero" \
 # --- 3. objects on demand: an idle process older than the daemon ----------
 # It never allocates, forks, execs or write-locks its mm while a window is
 # open; the task iterator must still list it, and close it once it exited.
+# The snapshot is taken by learning slices, which the default budget at 1 s
+# intervals (4 ms) pays for only every ten or more intervals, fewer on a
+# loaded machine: the budget is not this part's subject.
 DB=$WORK/snap.db
 sleep 60 &
 OLD=$!
 PIDS="$PIDS $OLD"
 "$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --analyze no \
-	2>"$WORK/snap.log" &
+	--overhead-budget 20% 2>"$WORK/snap.log" &
 D=$!
 PIDS="$PIDS $D"
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 2 ]"
