@@ -672,6 +672,18 @@ static uint64_t quiet_ops(int boots, struct rules *rules)
 	return ops;
 }
 
+/* Intervals 2..n, each with 10 lines no learned object covers: interval
+ * iv's k-th at UNKNOWN + k MiB + 64 * iv, sampled in __schedule. */
+static void add_unresolved(sqlite3 *db, int n)
+{
+	for (int64_t iv = 2; iv <= n; iv++) {
+		interval(db, iv, 1, T0 + iv * 10 * S, T0 + (iv + 1) * 10 * S, true);
+		for (int k = 0; k < 10; k++)
+			line(db, iv, UNKNOWN + 0x100000 * (uint64_t)k + 64 * (uint64_t)iv,
+			     sym("__schedule", 0x51f), 0, 2, 0, 1);
+	}
+}
+
 /*
  * SQLite instructions of the analysis of one new interval that also brings
  * one newly learned mm_struct, far from every address sampled before, on a
@@ -686,12 +698,7 @@ static uint64_t learn_ops(int n, struct rules *rules)
 	CHECK(db != NULL);
 	if (!db)
 		return 0;
-	for (int64_t iv = 2; iv <= n; iv++) {
-		interval(db, iv, 1, T0 + iv * 10 * S, T0 + (iv + 1) * 10 * S, true);
-		for (int k = 0; k < 10; k++)
-			line(db, iv, UNKNOWN + 0x100000 * (uint64_t)k + 64 * (uint64_t)iv,
-			     sym("__schedule", 0x51f), 0, 2, 0, 1);
-	}
+	add_unresolved(db, n);
 	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
 	interval(db, n + 1, 1, T0 + (n + 1) * 10 * S, T0 + (n + 2) * 10 * S, true);
 	line(db, n + 1, FIX_MM + 1312, sym("__schedule", 0x51f), 0, 1, 0, 1);
@@ -723,12 +730,7 @@ static void test_learned_retypes(void)
 	CHECK(db && rules);
 	if (!db || !rules)
 		goto out;
-	for (int64_t iv = 2; iv <= 10; iv++) {
-		interval(db, iv, 1, T0 + iv * 10 * S, T0 + (iv + 1) * 10 * S, true);
-		for (int k = 0; k < 10; k++)
-			line(db, iv, UNKNOWN + 0x100000 * (uint64_t)k + 64 * (uint64_t)iv,
-			     sym("__schedule", 0x51f), 0, 2, 0, 1);
-	}
+	add_unresolved(db, 10);
 	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
 	CHECK_STR(path_of(db, 5, x), "unresolved");
 	interval(db, 11, 1, T0 + 110 * S, T0 + 120 * S, true);
