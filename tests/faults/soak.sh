@@ -9,7 +9,7 @@
 # analyzed_ns minus the end of the interval it analyzed: flush plus
 # analysis time). Prints per-minute figures and the slopes over the second
 # half (after warm-up), and fails when RSS grows more than SOAK_RSS_KB_MIN
-# (default 1024 kB) a minute or fds grow at all over that half: generous
+# (default 1024 kB) a minute or the fewest fds grow at all over that half: generous
 # bounds for "flat", not timing thresholds. SOAK_SAMPLES=FILE keeps the
 # raw samples (time, RSS kB, fds, analysis lag ms) after the run.
 
@@ -22,8 +22,13 @@ DB=$WORK/soak.db
 INST=mmhitm-soak-$$
 trap 'kill $CHURN $LOADS $DPID 2>/dev/null; cleanup_instances "$INST"; rm -rf "$WORK"' EXIT
 
+# The budget is not the soak's subject, what windows and learning leave in
+# memory is: the default at 1 s intervals (4 ms) buys no learning slice
+# under this load, and in a 120-minute soak on 2026-12-02 the windows
+# stopped for good after 15 intervals (a slice priced at 60 ms, never
+# measured again). 20 % keeps windows and learning in every interval.
 "$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --metrics-file "" \
-	2>"$WORK/daemon.log" &
+	--overhead-budget 20% 2>"$WORK/daemon.log" &
 DPID=$!
 wait_until 60 grep -q "Recording into" "$WORK/daemon.log" || { cat "$WORK/daemon.log"; fail "no start"; finish; }
 
@@ -49,6 +54,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	echo "$(date +%s) $rss $fds ${lag:-0}" >>"$WORK/samples"
 done
 kill $CHURN $LOADS 2>/dev/null
+# What the soak exercised: intervals with windows, and with learning.
+q "SELECT count(*), sum(slices > 0), sum(armed LIKE '%snapshot%') FROM intervals WHERE partial = 0" |
+	awk -F'|' '{ printf "intervals: %d, with a window: %d, with a learning slice: %d\n", $1, $2, $3 }'
 
 echo "minute  rss_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
 start=$(head -1 "$WORK/samples" | cut -d' ' -f1)
@@ -77,9 +85,16 @@ awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR > half {
 read -r rss_slope fd_slope <"$WORK/slopes"
 echo "intervals: $(q 'SELECT count(*) FROM intervals'), lost events: $(q 'SELECT sum(events_lost) FROM intervals'), dropped intervals: $(q 'SELECT sum(dropped_intervals) FROM intervals')"
 check "RSS flat (kB/min over the second half)" "$rss_slope" -le "$SOAK_RSS_KB_MIN"
-fd_first=$(awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR == half + 1 { print $3 }' "$WORK/samples")
-fd_last=$(tail -1 "$WORK/samples" | cut -d' ' -f3)
-check "fds flat over the second half" "$fd_last" -le "$fd_first"
+# A window open holds its counters' fds, so a sample reads more or fewer
+# by chance: a leak raises the floor. The fewest fds in the last quarter
+# of the samples against the fewest in the quarter before it.
+# shellcheck disable=SC2046
+set -- $(awk '{ f[NR] = $3 } END {
+		h = int(NR / 2); q = int((NR - h) / 2); if (q < 1) q = 1
+		a = f[h + 1]; for (i = h + 1; i <= h + q; i++) if (f[i] < a) a = f[i]
+		b = f[NR]; for (i = NR - q + 1; i <= NR; i++) if (f[i] < b) b = f[i]
+		print a, b }' "$WORK/samples")
+check "fds flat over the second half (fewest in its last half against its first)" "$2" -le "$1"
 kill -TERM $DPID
 wait $DPID
 check "clean stop" $? -eq 0
