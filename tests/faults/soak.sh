@@ -55,7 +55,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 kill $CHURN $LOADS 2>/dev/null
 # What the soak exercised: intervals with windows, and with learning.
-q "SELECT count(*), sum(slices > 0), sum(armed LIKE '%snapshot%') FROM intervals WHERE partial = 0" |
+q "SELECT count(*), sum(slices > 0), sum(armed LIKE '%learn%') FROM intervals WHERE partial = 0" |
 	awk -F'|' '{ printf "intervals: %d, with a window: %d, with a learning slice: %d\n", $1, $2, $3 }'
 
 echo "minute  rss_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
