@@ -389,6 +389,7 @@ struct daemon {
 	double per_armed;		/* kernel ns per armed ns; < 0: not seen */
 	double balance;			/* ns of CPU saved (< 0: overspent) */
 	bool slice_learns;		/* the open slice does */
+	int64_t slice_cpu0;		/* process CPU time before it was armed */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
 	bool recording;			/* the recorder has started */
 
@@ -1186,29 +1187,45 @@ static int64_t next_switch_window(struct daemon *d, int64_t mono, int64_t until_
 /* --- windowed recording ------------------------------------------------- */
 
 /*
- * After an interval is written: its slices' prices into the cost model,
- * and what it spent against what it earned into the balance (only the
- * intervals that were this host's turn earn: fleet_share must not pile
- * up a share's savings into one window).
+ * The cost model from the prices seen (window.h); false while none was
+ * (the first window is taken as configured).
+ */
+static bool budget_model(const struct daemon *d, struct window_cost *c)
+{
+	int64_t learn = window_prices_median(&d->learn_price);
+	int64_t slice = window_prices_median(&d->slice_price);
+
+	if (learn < 0 && slice < 0)
+		return false;
+	c->learn_ns = (double)(learn >= 0 ? learn : slice);
+	c->slice_ns = (double)(slice >= 0 ? slice : learn);
+	c->per_armed = d->per_armed > 0 ? d->per_armed : 0;
+	return true;
+}
+
+/*
+ * After an interval is written: the kernel's price per armed ns into the
+ * cost model, and what it spent against what it earned into the balance
+ * (only the intervals that were this host's turn earn: fleet_share must
+ * not pile up a share's savings into one window). The slices' own prices
+ * come in as each one's disarming ends (slice_priced()), whichever
+ * interval that falls in.
  */
 static void budget_account(struct daemon *d)
 {
 	const struct recorder *r = &d->rec;
 	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
-	size_t plain = r->last_slices - r->last_learn_slices;
+	double cap = WINDOW_BALANCE_MAX * budget;
+	struct window_cost c;
 
-	if (plain)
-		window_prices_add(&d->slice_price, (r->last_window_cpu_ns - r->last_learn_cpu_ns) /
-							   (int64_t)plain);
-	if (r->last_learn_slices)
-		window_prices_add(&d->learn_price, r->last_learn_cpu_ns /
-						   (int64_t)r->last_learn_slices);
 	if (r->last_armed_ns > 0)
 		d->per_armed = (double)r->last_window_events * d->event_price_ns /
 			       (double)r->last_armed_ns;
 	if (!d->active)
 		return;
-	d->balance = window_balance_after(d->balance, budget, (double)r->last_est_cost_ns);
+	if (budget_model(d, &c))
+		cap = window_balance_cap(&c, budget, d->stream != NULL);
+	d->balance = window_balance_after(d->balance, budget, (double)r->last_est_cost_ns, cap);
 }
 
 /*
@@ -1219,21 +1236,24 @@ static bool plan_budget(struct daemon *d, double budget, size_t *n, int64_t *arm
 {
 	struct window_cost c;
 	struct window_budget b;
-	int64_t learn = window_prices_median(&d->learn_price);
-	int64_t slice = window_prices_median(&d->slice_price);
 	bool want = d->stream != NULL, ok;
 	char note[320];
 	double avail = budget + d->balance;
 
 	/* Nothing measured yet (the first window): as configured. */
-	if (learn < 0 && slice < 0)
+	if (!budget_model(d, &c))
 		return true;
-	c.learn_ns = (double)(learn >= 0 ? learn : slice);
-	c.slice_ns = (double)(slice >= 0 ? slice : learn);
-	c.per_armed = d->per_armed > 0 ? d->per_armed : 0;
 	ok = window_budget_plan(&c, budget, avail, *n, *armed, want, &b);
 	if (want && !b.learn)
 		d->learned = true;	/* no learning slice in this interval */
+	if (!ok && b.saving) {
+		snprintf(note, sizeof(note), "no window: saving for a learning slice of %.3g ms, "
+			 "one counting slice would cost %.3g ms, over half of overhead_budget %g%% "
+			 "(%.3g ms, %.3g ms in the balance)", c.learn_ns / 1e6, b.cost_ns / 1e6,
+			 d->cfg.overhead_budget * 100, budget / 1e6, d->balance / 1e6);
+		recorder_window_note(&d->rec, note);
+		return false;
+	}
 	if (!ok) {
 		snprintf(note, sizeof(note), "no window: one slice would cost %.3g ms, over "
 			 "overhead_budget %g%% (%.3g ms, %.3g ms in the balance)", b.cost_ns / 1e6,
@@ -1248,7 +1268,7 @@ static bool plan_budget(struct daemon *d, double budget, size_t *n, int64_t *arm
 		if (want && !b.learn)
 			len += snprintf(note + len, sizeof(note) - len, ", no learning slice (%.3g ms, %s)",
 					c.learn_ns / 1e6, b.saving ? "the balance saves for it" :
-					"more than the balance can ever hold");
+					"more than the balance may save");
 		snprintf(note + len, sizeof(note) - len, ": %.2g ms a slice and %.3g%% of the armed "
 			 "time against overhead_budget %g%% (%.3g ms, %.3g ms in the balance)",
 			 c.slice_ns / 1e6, c.per_armed * 100, d->cfg.overhead_budget * 100,
@@ -1317,7 +1337,9 @@ struct disarm_job {
 	struct stream *stream;		/* NULL: no learning events */
 	int64_t switch_ns;		/* the sample's length; 0: none */
 	int64_t cpu_ns;			/* the thread's CPU time */
+	int64_t main_ns;		/* the main loop's CPU for the slice, arming on */
 	bool spike;			/* a spike window's: its cost is the spike's */
+	bool inline_run;		/* no thread: run by the main loop */
 	bool done;			/* atomic: the thread finished */
 };
 
@@ -1358,35 +1380,53 @@ static int disarm_finish(struct daemon *d, bool wait)
 {
 	struct disarm_job *j = d->job;
 	bool spike, learned;
-	int64_t cpu0;
-	int r;
+	int64_t cpu0, price, main_ns, thread_ns;
+	int r = 0;
 
 	if (!j || (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE)))
 		return 0;
-	pthread_join(j->thread, NULL);
+	if (!j->inline_run)
+		pthread_join(j->thread, NULL);
 	spike = j->spike;
 	learned = j->stream != NULL;
+	main_ns = j->main_ns;
+	thread_ns = j->cpu_ns;
+	price = main_ns + thread_ns;
 	if (spike) {
 		recorder_spike_cost(&d->rec, 0, j->cpu_ns);
 		d->spike_price_ns = d->spike_main_cpu + j->cpu_ns;
 	} else {
-		recorder_window_cpu(&d->rec, j->cpu_ns, learned);
+		recorder_window_cpu(&d->rec, j->cpu_ns);
 	}
 	free(j);
 	d->job = NULL;
-	if (!d->stream)
-		return 0;
 	cpu0 = process_cpu_time_ns();
-	r = stream_drain(d->stream, d->learner, false);
-	/* The window's last records: a short window (a spike's, a slice
-	 * shorter than drain_interval) has no other drain to see a storm. */
-	if (r >= 0)
-		storm_check(d);
+	if (d->stream) {
+		r = stream_drain(d->stream, d->learner, false);
+		/* The window's last records: a short window (a spike's, a
+		 * slice shorter than drain_interval) has no other drain to
+		 * see a storm. */
+		if (r >= 0)
+			storm_check(d);
+	}
 	/* What the slice streamed, read: part of what it cost. */
-	if (spike)
-		recorder_spike_cost(&d->rec, 0, process_cpu_time_ns() - cpu0);
-	else
-		recorder_window_cpu(&d->rec, process_cpu_time_ns() - cpu0, learned);
+	cpu0 = process_cpu_time_ns() - cpu0;
+	if (spike) {
+		recorder_spike_cost(&d->rec, 0, cpu0);
+	} else {
+		recorder_window_cpu(&d->rec, cpu0);
+		/*
+		 * The slice's price, by its own kind, from its arming to the
+		 * last of its records read: the learning slice's disarming
+		 * often ends in the next interval, which must not price it
+		 * as that interval's (a counting slice at a learning
+		 * slice's price shut the windows off in a soak).
+		 */
+		window_prices_add(learned ? &d->learn_price : &d->slice_price, price + cpu0);
+		log_debug("Window slice%s priced at %.1f ms: %.1f ms arming to closing, %.1f "
+			  "disarming, %.1f reading what it streamed", learned ? " (learning)" : "",
+			  (price + cpu0) / 1e6, main_ns / 1e6, thread_ns / 1e6, cpu0 / 1e6);
+	}
 	return r;
 }
 
@@ -1416,6 +1456,8 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	if (disarm_finish(d, false) < 0)
 		log_warning("Failed to drain the learning streams, ignoring");
+	/* The slice's price counts from here: arming is most of it. */
+	d->slice_cpu0 = process_cpu_time_ns();
 	/*
 	 * The learning events and the sched_switch sample in one slice per
 	 * interval: every tracepoint armed and disarmed is a kernel text patch
@@ -1444,7 +1486,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
-	if (recorder_slice_begin(&d->rec, now_ns(CLOCK_MONOTONIC), armed, d->slice_learns) < 0) {
+	if (recorder_slice_begin(&d->rec, d->slice_cpu0, armed, d->slice_learns) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
 		if (d->slice_learns) {
 			stream_arm(d->stream, false);
@@ -1649,13 +1691,13 @@ static int slice_close(struct daemon *d, int64_t mono)
 	j->counters = counters_retire(d->counters);
 	j->stream = d->slice_learns ? d->stream : NULL;
 	j->switch_ns = d->slice_learns ? d->cfg.switch_sample_ns : 0;
+	j->main_ns = process_cpu_time_ns() - d->slice_cpu0;
 	d->job = j;
 	if (pthread_create(&j->thread, NULL, disarm_run, j) != 0) {
 		/* No thread: the same work here, the main loop waiting. */
+		j->inline_run = true;
 		disarm_run(j);
-		free(j);
-		d->job = NULL;
-		return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
+		return disarm_finish(d, true);
 	}
 	return 0;
 }

@@ -92,13 +92,13 @@ static void armed_add(struct recorder *r, const char *armed)
 	}
 }
 
-int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed, bool learns)
+int recorder_slice_begin(struct recorder *r, int64_t cpu0, const char *armed, bool learns)
 {
 	int ret;
 
 	if (!r->windowed || r->slice_start)
 		return 0;
-	r->slice_cpu0 = process_cpu_ns();
+	r->slice_cpu0 = cpu0 > 0 ? cpu0 : process_cpu_ns();
 	ret = counters_arm(r->counters);
 	if (ret < 0)
 		return ret;
@@ -106,7 +106,6 @@ int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed
 	 * enabled, after the milliseconds that opening them takes. */
 	r->slice_start = counters_enabled_ns(r->counters);
 	r->slice_learns = learns;
-	(void)now_mono;
 	armed_add(r, armed);
 	return 0;
 }
@@ -143,19 +142,15 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono)
 		  (now_mono - r->slice_start) / 1e6, r->slice_learns ? " (learning)" : "", slice_events);
 	r->slice_len[r->n_slices++] += now_mono - r->slice_start;
 	r->armed_ns += now_mono - r->slice_start;
-	recorder_window_cpu(r, process_cpu_ns() - r->slice_cpu0, r->slice_learns);
-	r->learn_slices += r->slice_learns;
+	recorder_window_cpu(r, process_cpu_ns() - r->slice_cpu0);
 	r->slice_start = 0;
 	return 0;
 }
 
-void recorder_window_cpu(struct recorder *r, int64_t cpu_ns, bool learns)
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns)
 {
-	if (cpu_ns <= 0)
-		return;
-	r->window_cpu_ns += cpu_ns;
-	if (learns)
-		r->learn_cpu_ns += cpu_ns;
+	if (cpu_ns > 0)
+		r->window_cpu_ns += cpu_ns;
 }
 
 void recorder_window_note(struct recorder *r, const char *note)
@@ -722,9 +717,6 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	}
 	r->last_armed_ns = r->armed_ns;
 	r->last_slices = r->n_slices;
-	r->last_window_cpu_ns = r->window_cpu_ns;
-	r->last_learn_cpu_ns = r->learn_cpu_ns;
-	r->last_learn_slices = r->learn_slices;
 	r->last_window_events = r->window_events;
 	r->last_est_cost_ns = est_cost_ns(r);
 	r->last_spike_cpu_ns = r->spike_cpu_ns;
@@ -738,8 +730,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		memset(r->slice_ena, 0, counters_count(r->counters) * sizeof(*r->slice_ena));
 		memset(r->slice_run, 0, counters_count(r->counters) * sizeof(*r->slice_run));
 	}
-	r->armed_ns = r->window_cpu_ns = r->learn_cpu_ns = 0;
-	r->learn_slices = 0;
+	r->armed_ns = r->window_cpu_ns = 0;
 	r->window_events = 0;
 	r->armed[0] = r->window_note[0] = '\0';
 	if (r->sampler) {

@@ -86,8 +86,6 @@ struct recorder {
 	int64_t slice_cpu0;		/* process CPU time at the slice's start */
 	int64_t armed_ns;		/* slices' total length */
 	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
-	int64_t learn_cpu_ns;		/* ... of it, the learning slices' */
-	size_t learn_slices;
 	bool slice_learns;		/* the open slice arms the learning */
 	uint64_t window_events;		/* events counted in them */
 	char armed[64];			/* what the slices armed */
@@ -97,9 +95,6 @@ struct recorder {
 	/* Of the last written interval, for the overhead budget. */
 	int64_t last_armed_ns;
 	size_t last_slices;
-	int64_t last_window_cpu_ns;
-	int64_t last_learn_cpu_ns;
-	size_t last_learn_slices;
 	uint64_t last_window_events;
 	int64_t last_est_cost_ns;
 	int64_t armed_total_ns;		/* since start (continuous: all written) */
@@ -119,13 +114,15 @@ struct recorder {
  * Windowed recording: a slice starts (counters armed from zero) and ends
  * (paused and read, its counts kept for the interval's estimate; the
  * caller then retires the counters, see counters_retire()). armed says
- * what the slice armed besides the counters, for the interval row.
+ * what the slice armed besides the counters, for the interval row; cpu0
+ * is the process CPU time before the caller armed anything for it (its
+ * cost counts from there), 0: now.
  */
-int recorder_slice_begin(struct recorder *r, int64_t now_mono, const char *armed, bool learns);
+int recorder_slice_begin(struct recorder *r, int64_t cpu0, const char *armed, bool learns);
 int recorder_slice_end(struct recorder *r, int64_t now_mono);
 /* mmhitmd's CPU time spent for the windows outside a slice (the switch
  * sample after it), for the window cost. */
-void recorder_window_cpu(struct recorder *r, int64_t cpu_ns, bool learns);
+void recorder_window_cpu(struct recorder *r, int64_t cpu_ns);
 /* Why this interval had no window or a shorter one; kept with the row. */
 void recorder_window_note(struct recorder *r, const char *note);
 /*

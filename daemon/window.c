@@ -202,8 +202,11 @@ static bool fit(const struct window_cost *c, double limit, size_t n, int64_t arm
 	out->shortened = true;
 	while (n > 1 && plan_cost(c, n, (int64_t)n * WINDOW_MIN_SLICE_NS, learn) > limit)
 		n--;
-	a = c->per_armed > 0 ? (int64_t)((limit - (fixed1 + (double)(n - 1) * c->slice_ns)) /
-					 c->per_armed) : armed;
+	/* With no price per armed ns, only the slices' own can be cut. */
+	if (c->per_armed > 0)
+		a = (int64_t)((limit - (fixed1 + (double)(n - 1) * c->slice_ns)) / c->per_armed);
+	else
+		a = fixed1 + (double)(n - 1) * c->slice_ns <= limit ? armed : 0;
 	if (a > armed)
 		a = armed;
 	out->n = n;
@@ -228,7 +231,7 @@ bool window_budget_plan(const struct window_cost *c, double budget, double avail
 		return true;
 	/* Saving for the learning slice, unless no balance could ever pay
 	 * it: half of this interval's budget at most. */
-	if (learn && plan_cost(c, 1, WINDOW_MIN_SLICE_NS, true) > budget * (1 + WINDOW_BALANCE_MAX))
+	if (learn && plan_cost(c, 1, WINDOW_MIN_SLICE_NS, true) > budget * WINDOW_SAVE_MAX)
 		learn = false;
 	else if (learn && avail > budget / 2)
 		avail = budget / 2;
@@ -241,10 +244,22 @@ bool window_budget_plan(const struct window_cost *c, double budget, double avail
 	return true;
 }
 
-double window_balance_after(double balance, double budget, double spent)
+double window_balance_cap(const struct window_cost *c, double budget, bool learn)
+{
+	double want = plan_cost(c, 1, WINDOW_MIN_SLICE_NS, learn);
+
+	if (learn && want > budget * WINDOW_SAVE_MAX)
+		want = plan_cost(c, 1, WINDOW_MIN_SLICE_NS, false);
+	if (want > budget * WINDOW_SAVE_MAX)
+		want = 0;
+	want += budget;
+	return want > WINDOW_BALANCE_MAX * budget ? want : WINDOW_BALANCE_MAX * budget;
+}
+
+double window_balance_after(double balance, double budget, double spent, double cap)
 {
 	balance += budget - spent;
 	if (balance < -budget)
 		return -budget;
-	return balance > WINDOW_BALANCE_MAX * budget ? WINDOW_BALANCE_MAX * budget : balance;
+	return balance > cap ? cap : balance;
 }

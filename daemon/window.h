@@ -111,11 +111,16 @@ struct window_cost {
  * learning slice dearer than one interval's budget is so paid from what
  * the intervals before it saved: while it cannot be, the interval's
  * window counts without learning and spends at most half its budget, so
- * that the balance grows until it can (a learning slice dearer than the
- * most the balance can hold is never taken). Over any run the windows
- * cost at most the budget on average, give or take the model's error.
+ * that the balance grows until it can. A slice dearer than
+ * WINDOW_BALANCE_MAX budgets raises the balance's ceiling to its price
+ * (window_balance_cap()): it is taken less often, never never, and so
+ * priced anew each time (a price only falls when it is measured again).
+ * One dearer than WINDOW_SAVE_MAX budgets is not saved for. Over any run
+ * the windows cost at most the budget on average, give or take the
+ * model's error.
  */
 #define WINDOW_BALANCE_MAX 8
+#define WINDOW_SAVE_MAX 1024
 
 struct window_budget {
 	size_t n;		/* slices */
@@ -136,8 +141,16 @@ struct window_budget {
 bool window_budget_plan(const struct window_cost *c, double budget, double avail, size_t n,
 			int64_t armed_ns, bool learn, struct window_budget *out);
 
+/*
+ * The most the balance may hold: WINDOW_BALANCE_MAX budgets, or the price
+ * of the cheapest window the plan saves for (the learning slice if
+ * `learn`, else one counting slice) and one budget more, up to
+ * WINDOW_SAVE_MAX budgets.
+ */
+double window_balance_cap(const struct window_cost *c, double budget, bool learn);
+
 /* The balance after an interval that earned budget and spent spent. */
-double window_balance_after(double balance, double budget, double spent);
+double window_balance_after(double balance, double budget, double spent, double cap);
 
 /* xorshift64*: the daemon's cheap random numbers. */
 uint64_t window_random(uint64_t *state);

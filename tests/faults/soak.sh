@@ -23,10 +23,11 @@ INST=mmhitm-soak-$$
 trap 'kill $CHURN $LOADS $DPID 2>/dev/null; cleanup_instances "$INST"; rm -rf "$WORK"' EXIT
 
 # The budget is not the soak's subject, what windows and learning leave in
-# memory is: the default at 1 s intervals (4 ms) buys no learning slice
-# under this load, and in a 120-minute soak on 2026-12-02 the windows
-# stopped for good after 15 intervals (a slice priced at 60 ms, never
-# measured again). 20 % keeps windows and learning in every interval.
+# memory is: the default at 1 s intervals (4 ms) buys a learning slice
+# every 7 to 11 intervals under this load (in a 120-minute soak on
+# 2026-12-02, before slices were priced by their own kind, the windows
+# stopped for good after 15). 20 % puts windows and learning in every
+# interval, as many as a soak of this length can give.
 "$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --metrics-file "" \
 	--overhead-budget 20% 2>"$WORK/daemon.log" &
 DPID=$!

@@ -280,7 +280,7 @@ static void test_budget_plan(void)
 	const double budget = 24.0 * MS;
 	struct window_cost cheap = { 5.0 * MS, 1.0 * MS, 0.01 };
 	struct window_cost dear = { 60.0 * MS, 1.2 * MS, 0.017 };
-	struct window_cost never = { 24.0 * MS * (WINDOW_BALANCE_MAX + 2), 1.0 * MS, 0.01 };
+	struct window_cost never = { 24.0 * MS * (WINDOW_SAVE_MAX + 2), 1.0 * MS, 0.01 };
 	struct window_budget b;
 
 	/* As asked: 5 + 3 x 1 + 1 s x 1 % = 18 ms. */
@@ -338,7 +338,8 @@ static void test_budget_run(void)
 			windows++;
 		}
 		spent += cost;
-		balance = window_balance_after(balance, budget, cost);
+		balance = window_balance_after(balance, budget, cost,
+					       window_balance_cap(&model, budget, true));
 		if (b.learn) {
 			learned++;
 			gap = 0;
@@ -357,6 +358,108 @@ static void test_budget_run(void)
 	CHECK(balance <= WINDOW_BALANCE_MAX * budget && balance >= -budget);
 }
 
+/*
+ * One interval of a daemon's budget keeping, as mmhitmd does it: plan by
+ * the median of the prices seen, pay the real price, price the slice
+ * taken by its kind, account the balance under its cap.
+ */
+struct keeper {
+	struct window_prices learn, slice;
+	double balance, spent;
+	int windows, learned, longest_gap, gap;
+};
+
+static void keeper_interval(struct keeper *k, double budget, double real_learn, double real_slice)
+{
+	int64_t learn = window_prices_median(&k->learn), slice = window_prices_median(&k->slice);
+	/* mmhitmd's budget_model(): a price not seen yet is the other's */
+	struct window_cost c = { (double)(learn >= 0 ? learn : slice),
+				 (double)(slice >= 0 ? slice : learn), 0 };
+	struct window_budget b;
+	double cost = 0;
+
+	if (window_budget_plan(&c, budget, budget + k->balance, 1, 250 * MS, true, &b)) {
+		cost = b.learn ? real_learn : real_slice;
+		window_prices_add(b.learn ? &k->learn : &k->slice, (int64_t)cost);
+		k->windows++;
+	}
+	k->spent += cost;
+	k->balance = window_balance_after(k->balance, budget, cost,
+					  window_balance_cap(&c, budget, true));
+	if (b.learn && cost > 0) {
+		k->learned++;
+		k->gap = 0;
+	} else if (++k->gap > k->longest_gap) {
+		k->longest_gap = k->gap;
+	}
+}
+
+/*
+ * The soak of 2026-12-02: 1 s intervals at the default budget on two
+ * CPUs (4 ms), a learning slice that costs 60 ms under load, and one
+ * that was once priced at 60 ms as a counting slice. Neither may shut
+ * the windows off for good: the balance saves for the dear slice, which
+ * is then taken, priced anew and, when the load is gone and it costs
+ * 20 ms, taken as often as that price allows; counting slices (1.5 ms)
+ * go on meanwhile, and the average stays within the budget throughout.
+ */
+static void test_budget_dear(void)
+{
+	const double budget = 4.0 * MS;
+	struct keeper k = { 0 };
+	int runs = 900, learned;
+
+	/* as the first window leaves them: both kinds priced */
+	window_prices_add(&k.learn, 60 * MS);
+	window_prices_add(&k.slice, 3 * MS / 2);
+	for (int i = 0; i < runs; i++)
+		keeper_interval(&k, budget, 60.0 * MS, 1.5 * MS);
+	printf("dear learning: %d windows of %d intervals, %d learning, longest gap %d, "
+	       "average %.2f ms of %.1f\n", k.windows, runs, k.learned, k.longest_gap,
+	       k.spent / runs / MS, budget / MS);
+	CHECK(k.spent / runs <= budget * 1.02);
+	/* Saving at half the budget: one 60 ms slice in about 30 intervals. */
+	CHECK_INT(k.learned, >=, runs / 40);
+	CHECK_INT(k.longest_gap, <=, 40);
+	CHECK(k.windows >= runs / 2);
+
+	/* The load is gone: the learning slice costs 20 ms, and the median
+	 * follows once three such are seen. */
+	learned = k.learned;
+	k.spent = 0;
+	for (int i = 0; i < runs; i++)
+		keeper_interval(&k, budget, 20.0 * MS, 1.5 * MS);
+	printf("cheaper learning: %d learning in %d intervals, average %.2f ms\n",
+	       k.learned - learned, runs, k.spent / runs / MS);
+	CHECK_INT(window_prices_median(&k.learn), ==, 20 * MS);
+	CHECK_INT(k.learned - learned, >=, runs / 15);
+	CHECK(k.spent / runs <= budget * 1.02);
+
+	/* A counting slice priced at 60 ms (and five of them, the whole
+	 * median) with no learning wanted: windows still come, less often. */
+	memset(&k, 0, sizeof(k));
+	for (int i = 0; i < WINDOW_PRICES; i++)
+		window_prices_add(&k.slice, 60 * MS);
+	for (int i = 0; i < runs; i++) {
+		struct window_cost c = { (double)window_prices_median(&k.slice),
+					 (double)window_prices_median(&k.slice), 0 };
+		struct window_budget b;
+		double cost = 0;
+
+		if (window_budget_plan(&c, budget, budget + k.balance, 1, 250 * MS, false, &b)) {
+			cost = 3.0 * MS;
+			window_prices_add(&k.slice, (int64_t)cost);
+			k.windows++;
+		}
+		k.spent += cost;
+		k.balance = window_balance_after(k.balance, budget, cost,
+						 window_balance_cap(&c, budget, false));
+	}
+	printf("dear counting slice: %d windows of %d intervals\n", k.windows, runs);
+	CHECK_INT(window_prices_median(&k.slice), ==, 3 * MS);
+	CHECK(k.windows >= runs * 9 / 10);
+}
+
 int main(void)
 {
 	RUN(test_fleet_share);
@@ -366,5 +469,6 @@ int main(void)
 	RUN(test_prices);
 	RUN(test_budget_plan);
 	RUN(test_budget_run);
+	RUN(test_budget_dear);
 	return test_failures ? 1 : 0;
 }
