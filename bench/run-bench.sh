@@ -30,6 +30,20 @@
 #                       Its overhead divided by the factor is the default's,
 #                       measured at a scale this machine's noise can
 #                       resolve (the summary prints both rows);
+#   mmhitmd-share       the interval switchback: after the rounds, one run
+#                       of BENCH_SHARE_SECONDS (300) of the daemon with its
+#                       clocks BENCH_SHARE_AMPLIFY-fold (20) faster, as
+#                       above, and --fleet-share 0.3, so that its turns
+#                       (3 s intervals with a default interval's windows)
+#                       alternate with intervals that are not. Each turn
+#                       is compared with the nearest quiet intervals
+#                       before and after it (bench/share-units.awk), not
+#                       with a slot half a minute away: the drift that
+#                       slots cannot outrun (ctxswitch: 741k to 956k
+#                       yields/s within ten minutes on the build VM)
+#                       cancels within seconds. Its control is every quiet
+#                       interval against its quiet neighbours; the turns'
+#                       overhead over the factor is the default's;
 #   mmhitmd-continuous  --record-mode continuous (the lab mode);
 #   perf-stat           perf stat -a of the tracepoints mmhitmd counts;
 # BENCH_MODES can add perf-record (perf record -a of the same tracepoints)
@@ -46,7 +60,8 @@
 # Environment: O (build dir), BENCH_ROUNDS (5), BENCH_SECONDS (20, per
 # recorder slot; the windowed daemon's slot is one whole interval instead),
 # BENCH_OFF_SECONDS (10), BENCH_INTERVAL (mmhitmd --interval; default: the
-# daemon's own, 60s), BENCH_AMPLIFY (10), BENCH_WORKLOADS (default: all),
+# daemon's own, 60s), BENCH_AMPLIFY (10), BENCH_SHARE_AMPLIFY (20),
+# BENCH_SHARE_SECONDS (300), BENCH_WORKLOADS (default: all),
 # BENCH_MODES (default: all of "$MODES" below), BENCH_OUT (bench/results), BENCH_INGEST_LEARNED
 # (learned objects per ingest flush, see bench/bench-ingest.c).
 
@@ -57,12 +72,14 @@ SECS=${BENCH_SECONDS:-20}
 OFF=${BENCH_OFF_SECONDS:-10}
 INTERVAL=${BENCH_INTERVAL:-}
 AMPLIFY=${BENCH_AMPLIFY:-10}
+SHARE_AMPLIFY=${BENCH_SHARE_AMPLIFY:-20}
+SHARE_SECS=${BENCH_SHARE_SECONDS:-300}
 WORKLOADS=${BENCH_WORKLOADS:-"ctxswitch ctxswitch-private pwrite tlbflush aging"}
 OUT=${BENCH_OUT:-bench/results}
 LOAD=$O/mmhitm-load
 DAEMON=$O/mmhitmd
 INGEST=$O/bench/bench-ingest
-MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-amplified mmhitmd-continuous perf-stat"}
+MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-continuous perf-stat"}
 TRACEFS=/sys/kernel/tracing
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -192,26 +209,27 @@ to_s() {	# VALUE as --print-config prints it: seconds (durations), fraction (%)
 		else if (u != "s" && u != "") { print "bad"; exit }
 		printf "%.9g\n", v }'
 }
-AIVL= AFLAGS=
-amplified_flags() {
+AIVL= AFLAGS= SIVL= SFLAGS=
+amplified_flags() {	# FACTOR MODE: sets FIVL and FFLAGS
+	factor=$1 FIVL= FFLAGS=
 	conf=$("$DAEMON" --print-config ${INTERVAL:+--interval "$INTERVAL"} 2>/dev/null) ||
-		{ note "mmhitmd --print-config failed: mmhitmd-amplified skipped"; return 1; }
+		{ note "mmhitmd --print-config failed: $2 skipped"; return 1; }
 	val() { echo "$conf" | awk -v k="$1" '$1 == k && $2 == "=" { print $3 }'; }
 	ivl=$(to_s "$(val interval)") check=$(to_s "$(val spike_check)")
 	hold=$(to_s "$(val spike_holdoff)") budget=$(to_s "$(val overhead_budget)")
 	win=$(to_s "$(val window)")
 	# shellcheck disable=SC2046
-	set -- $(awk -v a="$AMPLIFY" -v ivl="$ivl" -v check="$check" -v hold="$hold" \
+	set -- $(awk -v a="$factor" -v ivl="$ivl" -v check="$check" -v hold="$hold" \
 		-v budget="$budget" -v win="$win" 'BEGIN {
 		if (a !~ /^[0-9]+$/ || a < 2) { print "bad factor"; exit }
 		if (ivl / a < 1) { print "interval under 1 s"; exit }
+		if (hold / a < 1) hold = a
 		if (ivl / a < 2 * win) { print "interval under twice the window"; exit }
 		if (budget * a > 1) { print "budget over 100 %"; exit }
-		if (hold / a < 1) { print "spike_holdoff under 1 s"; exit }
 		printf "ok %.6g %.6gs %.6gs %.6g%%\n", ivl / a, check / a, hold / a, budget * a * 100 }')
-	[ "${1:-}" = ok ] || { note "BENCH_AMPLIFY=$AMPLIFY: $*: mmhitmd-amplified skipped"; return 1; }
-	AIVL=$2
-	AFLAGS="--interval ${2}s --spike-check $3 --spike-holdoff $4 --overhead-budget $5"
+	[ "${1:-}" = ok ] || { note "amplified x$factor: $*: $2 skipped"; return 1; }
+	FIVL=$2
+	FFLAGS="--interval ${2}s --spike-check $3 --spike-holdoff $4 --overhead-budget $5"
 }
 
 # The windowed daemon's slot is one whole interval of its steady state:
@@ -240,11 +258,12 @@ slot_daemon() {	# WORKLOAD MODE ROUND [INTERVAL_S WARMUP_INTERVALS INTERVALS]
 	mmhitmd-count)	flags="$flags --record-mode continuous --learn-mm false --learn-pages false --learn-locks false" ;;
 	mmhitmd-continuous) flags="$flags --record-mode continuous" ;;
 	mmhitmd-amplified) flags=$AFLAGS ;;
+	mmhitmd-share) flags=$SFLAGS ;;
 	esac
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
 	t_start=$(date +%s.%N)
 	# shellcheck disable=SC2086
-	"$DAEMON" --db "$db" --duration "$((SECS * 2 + 240))s" \
+	"$DAEMON" --db "$db" --duration "$((SECS * 2 + SHARE_SECS + 240))s" \
 		--instance "$inst" $flags --foreground 2>"$log" &
 	dpid=$!
 	i=0
@@ -324,9 +343,28 @@ slot() {	# WORKLOAD MODE ROUND
 	esac
 }
 
+# The interval switchback (mmhitmd-share): one daemon run of SHARE_SECS,
+# the default configuration's clocks SHARE_AMPLIFY times faster and
+# --fleet-share 0.3 (a turn, then two or three intervals that are not),
+# its whole intervals written to $tmp/WORKLOAD.units on
+# the progress clock ("start end turn") for bench/share-units.awk.
+share_run() {	# WORKLOAD
+	slot_daemon "$1" mmhitmd-share share "$SIVL" 1 \
+		"$(awk -v s="$SHARE_SECS" -v i="$SIVL" 'BEGIN { n = int(s / i); print n < 4 ? 4 : n }')" ||
+		return 1
+	# CLOCK_BOOTTIME minus CLOCK_REALTIME, to 10 ms (/proc/uptime's)
+	off=$(awk -v up="$(uptime_s)" -v now="$(date +%s.%N)" 'BEGIN { printf "%.3f", up - now }')
+	sqlite3 -separator '	' "$tmp/mmhitmd.db" "SELECT printf('%.3f', start_ns / 1e9 + $off),
+		printf('%.3f', end_ns / 1e9 + $off),
+		coalesce(window_note NOT LIKE 'no window: not this host''s turn%', 1)
+		FROM intervals WHERE partial = 0 ORDER BY start_ns" >"$tmp/$1.units" ||
+		{ note "cannot read the switchback's intervals"; return 1; }
+}
+
 mode_enabled() {
 	case $1 in
 	mmhitmd-amplified)	[ -n "$have_daemon" ] && [ -n "$AIVL" ] ;;
+	mmhitmd-share)		[ -n "$have_daemon" ] && [ -n "$SIVL" ] ;;
 	mmhitmd*)		[ -n "$have_daemon" ] ;;
 	perf-stat|perf-record)	[ -n "$have_perf" ] ;;
 	*)			true ;;
@@ -337,36 +375,8 @@ mode_enabled() {
 # interpolated at the slot's edges), each recorder slot with its baseline:
 # the mean of the slots alone just before and just after it.
 rates() {	# WORKLOAD PROGRESS-FILE METRIC UNIT
-	awk -v w="$1" -v metric="$3" -v unit="$4" -v slots="$slots" '
-	function ops_at(x,    i) {
-		for (i = 2; i <= n; i++)
-			if (t[i] >= x)
-				return o[i - 1] + (o[i] - o[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
-		return -1
-	}
-	$1 == "progress" { n++; t[n] = $2; o[n] = $3 }
-	END {
-		k = 0
-		while ((getline line < slots) > 0) {
-			split(line, f, "\t")
-			if (f[1] != w)
-				continue
-			a = ops_at(f[4]); b = ops_at(f[5])
-			if (a < 0 || b < 0 || f[5] <= f[4] || f[4] < t[1])
-				continue
-			k++
-			mode[k] = f[2]; round[k] = f[3]; rate[k] = (b - a) / (f[5] - f[4])
-		}
-		for (i = 1; i <= k; i++) {
-			base = ""
-			if (mode[i] != "alone" && i > 1 && i < k && mode[i - 1] == "alone" && mode[i + 1] == "alone")
-				base = (rate[i - 1] + rate[i + 1]) / 2
-			if (mode[i] != "alone" && base == "")
-				continue
-			printf "%s\t%s\t%s\t%.6f\ttrue\t%s\t%s\t%s\n", w, mode[i], round[i], rate[i],
-				metric, unit, base
-		}
-	}' "$2"
+	awk -f bench/progress.awk -f bench/slot-rates.awk -v w="$1" -v metric="$3" -v unit="$4" \
+		-v slots="$slots" "$2"
 }
 
 unit_of() {
@@ -381,21 +391,35 @@ unit_of() {
 # --- the rounds -------------------------------------------------------------
 
 case " $MODES " in
-*" mmhitmd-amplified "*) [ -z "$have_daemon" ] || amplified_flags ;;
+*" mmhitmd-amplified "*)
+	[ -z "$have_daemon" ] || ! amplified_flags "$AMPLIFY" mmhitmd-amplified ||
+		{ AIVL=$FIVL; AFLAGS=$FFLAGS; } ;;
 esac
-on_modes=
+case " $MODES " in
+*" mmhitmd-share "*)
+	[ -z "$have_daemon" ] || ! amplified_flags "$SHARE_AMPLIFY" mmhitmd-share ||
+		{ SIVL=$FIVL; SFLAGS="$FFLAGS --fleet-share 0.3"; } ;;
+esac
+on_modes= share=
 for m in $MODES; do
-	[ "$m" = alone ] || ! mode_enabled "$m" || on_modes="$on_modes $m"
+	case $m in
+	alone) ;;
+	mmhitmd-share) ! mode_enabled "$m" || share=1 ;;
+	*) ! mode_enabled "$m" || on_modes="$on_modes $m" ;;
+	esac
 done
 nmodes=$(echo $on_modes | wc -w)
+[ "$nmodes" -gt 0 ] || [ -n "$share" ] || die "no mode to measure in BENCH_MODES='$MODES'"
 start=$(date +%s)
-note "$ROUNDS rounds x ($supported ) x ($on_modes ), ${SECS} s each after ${OFF} s alone; tracepoints:$events"
+[ "$nmodes" -eq 0 ] || note "$ROUNDS rounds x ($supported ) x ($on_modes ), ${SECS} s each after ${OFF} s alone; tracepoints:$events"
+[ -z "$share" ] || note "then per workload ${SHARE_SECS} s of the interval switchback (mmhitmd-share: $SFLAGS)"
 for w in $supported; do
 	# shellcheck disable=SC2046
 	set -- $(args_of "$w")
 	"$LOAD" "$@" --duration 0 --progress 250ms --json >"$tmp/$w.json" 2>"$tmp/$w.progress" &
 	lpid=$!
 	sleep 3		# the workload settles; not measured
+	[ "$nmodes" -gt 0 ] &&
 	for r in $(seq 1 "$ROUNDS"); do
 		# Rotate the order: round r starts with mode number r (mod modes).
 		order=$(echo $on_modes | tr ' ' '\n' | awk -v k=$(((r - 1) % nmodes)) -v n=$nmodes \
@@ -411,7 +435,8 @@ for w in $supported; do
 			slot "$w" "$next" "$r"
 		done
 	done
-	slot "$w" alone "$ROUNDS"
+	[ "$nmodes" -eq 0 ] || slot "$w" alone "$ROUNDS"
+	[ -z "$share" ] || share_run "$w" || note "$w: the interval switchback failed"
 	sleep 0.5	# a progress line after the last slot's end
 	kill -TERM "$lpid"
 	wait "$lpid" || note "$w failed: $(grep -v '^progress' "$tmp/$w.progress" | tail -n 3)"
@@ -419,6 +444,10 @@ for w in $supported; do
 	grep -q '"interrupted":true' "$tmp/$w.json" || note "$w ended before it was stopped"
 	# shellcheck disable=SC2046
 	rates "$w" "$tmp/$w.progress" $(unit_of "$w") >>"$raw"
+	# shellcheck disable=SC2046
+	[ ! -s "$tmp/$w.units" ] || awk -f bench/progress.awk -f bench/share-units.awk -v w="$w" \
+		$(unit_of "$w" | awk '{ printf "-v metric=%s -v unit=%s", $1, $2 }') \
+		"$tmp/$w.units" "$tmp/$w.progress" >>"$raw"
 done
 printf '\n' >&2
 
@@ -445,6 +474,7 @@ awk -f bench/summarize.awk \
 	-v stamp="$stamp" -v elapsed="$(($(date +%s) - start))" -v command="$command" \
 	-v events="$(echo $events | sed 's/-e //g')" \
 	-v json="$json" -v ingest="$ingest" -v amplify="$AMPLIFY" -v amplified="$AFLAGS" \
+	-v share_amplify="$SHARE_AMPLIFY" -v shared="$SFLAGS" \
 	-v raw="$raw" -v dmn="$dmn" -v rec="$rec" /dev/null >"$txt" || die "summary failed"
 cat "$txt"
 cp "$json" "$OUT/latest.json"

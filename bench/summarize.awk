@@ -7,7 +7,9 @@
 # baseline), dmn (workload mode round cpu_s events seconds hwm_kb rss_kb
 # slot_cpu_s armed_s start_cpu_s slot_s), rec (workload round bytes lost_chunks),
 # ingest (a JSON object file or ""), secs and offsecs (the slot lengths),
-# amplify and amplified (the amplified daemon's factor and flags).
+# amplify and amplified (the amplified daemon's factor and flags),
+# share_amplify and shared (the interval switchback's factor and flags;
+# its rows' "round" is the interval, see bench/share-units.awk).
 #
 # Overhead of a mode in a round = throughput lost against its baseline, the
 # workload alone in the slots on either side of it, in %: (1 - mode/alone)
@@ -116,6 +118,8 @@ BEGIN {
 			order[++nw] = w
 		}
 		val[w, m, r] = f[4]
+		if (r + 0 > maxr[w, m] + 0)
+			maxr[w, m] = r + 0
 		if (f[8] != "")
 			base[w, m, r] = f[8]
 		hib[w] = f[5]
@@ -158,12 +162,15 @@ BEGIN {
 			ingest_json = ingest_json line
 	}
 
-	nm = split("control mmhitmd mmhitmd-amplified mmhitmd-derived mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
-	nd = split("mmhitmd mmhitmd-amplified mmhitmd-continuous mmhitmd-count", dmodes, " ")
+	nm = split("control mmhitmd mmhitmd-amplified mmhitmd-derived share-control mmhitmd-share mmhitmd-share-derived mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
+	nd = split("mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-continuous mmhitmd-count", dmodes, " ")
 	label["control"] = "nothing (control)"
 	label["mmhitmd"] = "mmhitmd (default, windowed)"
 	label["mmhitmd-amplified"] = sprintf("mmhitmd amplified x%d", amplify)
 	label["mmhitmd-derived"] = sprintf("mmhitmd (default), from x%d / %d", amplify, amplify)
+	label["share-control"] = "nothing, between its turns (control)"
+	label["mmhitmd-share"] = sprintf("mmhitmd x%d, its turns", share_amplify)
+	label["mmhitmd-share-derived"] = sprintf("mmhitmd (default), from turns x%d / %d", share_amplify, share_amplify)
 	label["mmhitmd-continuous"] = "mmhitmd, continuous"
 	label["mmhitmd-count"] = "mmhitmd, continuous, counting only"
 	label["perf-stat"] = "perf stat -a"
@@ -174,7 +181,7 @@ BEGIN {
 		w = order[i]
 		for (k = 1; k <= nm; k++) {
 			m = modes[k]
-			for (r = 1; r <= rounds; r++) {
+			for (r = 1; r <= maxr[w, m]; r++) {
 				if (!((w, m, r) in val))
 					continue
 				if ((w, m, r) in base)
@@ -194,6 +201,10 @@ BEGIN {
 				if (m == "mmhitmd-amplified" && amplify > 0) {
 					ovh[w, "mmhitmd-derived"] = ovh[w, "mmhitmd-derived"] " " ov / amplify
 					have_mode["mmhitmd-derived"] = 1
+				}
+				if (m == "mmhitmd-share" && share_amplify > 0) {
+					ovh[w, "mmhitmd-share-derived"] = ovh[w, "mmhitmd-share-derived"] " " ov / share_amplify
+					have_mode["mmhitmd-share-derived"] = 1
 				}
 			}
 		}
@@ -215,6 +226,17 @@ BEGIN {
 		printf "the whole intervals that fit in %d s, plus 1 s for the flush): per second it does\n", secs
 		printf "what the default does, %d times over. Its overhead over %d, round by round, is the\n", amplify, amplify
 		printf "default's measured at a scale this machine's noise can resolve (\"from x%d / %d\").\n", amplify, amplify
+	}
+	if ("mmhitmd-share" in have_mode) {
+		printf "The interval switchback is one run of the daemon beside the workload, its clocks\n"
+		printf "%d times faster (%s): each interval is\n", share_amplify, shared
+		printf "its turn or not, as the host id and the time decide. Each turn's throughput is\n"
+		printf "against the mean of the nearest intervals on either side that were not its turn\n"
+		printf "and did not follow one, and so is the control, a coin's half of those intervals;\n"
+		printf "the mean [95 %% CI] is over the turns. A turn holds a default interval's windows,\n"
+		printf "learning and budget; over %d, it is what they cost a default interval\n", share_amplify
+		printf "(\"from turns x%d / %d\"); what the daemon does between windows (free counters,\n", share_amplify, share_amplify
+		printf "the flush) is in both and shows in its CPU below.\n"
 	}
 	printf "\n"
 	printf "| workload | metric | alone (median) | recorder | overhead median | mean [95 %% CI] | min .. max |\n"
@@ -240,7 +262,7 @@ BEGIN {
 		}
 	}
 
-	if (("mmhitmd" in have_mode) || ("mmhitmd-amplified" in have_mode) || ("mmhitmd-continuous" in have_mode) || ("mmhitmd-count" in have_mode)) {
+	if (("mmhitmd" in have_mode) || ("mmhitmd-amplified" in have_mode) || ("mmhitmd-share" in have_mode) || ("mmhitmd-continuous" in have_mode) || ("mmhitmd-count" in have_mode)) {
 		printf "\n### mmhitmd's own cost\n\n"
 		printf "CPU per 1M events from its database (intervals.cpu_user_ns + cpu_sys_ns over\n"
 		printf "event_rates.count); CPU %% of one CPU in the slot and the start-up's CPU from\n"
@@ -296,6 +318,7 @@ BEGIN {
 	printf "{\"stamp\": %s, \"host\": %s, \"kernel\": %s, \"cpus\": %d, \"rounds\": %d, ", jstr(stamp), jstr(host), jstr(kernel), cpus, rounds > json
 	printf "\"design\": \"switchback\", \"seconds_per_slot\": %d, \"seconds_alone_per_slot\": %d, \"mmhitmd_interval\": %s, \"command\": %s, \"elapsed_s\": %d, ", secs, offsecs, jstr(interval), jstr(command), elapsed > json
 	printf "\"amplify\": %d, \"amplified_flags\": %s, ", amplify, jstr(amplified) > json
+	printf "\"share_amplify\": %d, \"share_flags\": %s, ", share_amplify, jstr(shared) > json
 	ne = split(events, evlist, " ")
 	printf "\"tracepoints\": [" > json
 	for (i = 1; i <= ne; i++)

@@ -4,8 +4,11 @@
 # are chosen here, so that every figure it prints is known in advance: the
 # overhead of a slot against the mean of its neighbours alone, the median
 # and Student's t interval over the rounds, and the amplified daemon's
-# overhead divided by its factor, round by round ("from x10 / 10"). No
-# root, no workload: the arithmetic the performance claims rest on.
+# overhead divided by its factor, round by round ("from x10 / 10"); and
+# the interval switchback's pairing (bench/share-units.awk): every turn
+# against the intervals on either side that neither were a turn nor
+# followed one. No root, no workload: the arithmetic the performance
+# claims rest on.
 . "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d /tmp/mmhitm-bench-summary.XXXXXX)
@@ -79,6 +82,50 @@ if row "mmhitmd amplified x10" | grep -q "| 15.0% |"; then
 	pass "own cost: armed 15.0 %"
 else
 	fail "own cost: armed share not 15.0 %"; cat "$WORK/out.txt"
+fi
+
+# --- the interval switchback (bench/share-units.awk) ----------------------
+# 60 intervals of 3 s, a turn where fleet_share 0.3 puts one (window.c's
+# rule at phase 0). The workload runs at 1000/s, 960/s in a turn (4 %
+# slower) and 900/s in the interval right after a turn (what a turn's
+# disarming spills, made large here): a baseline taken from those would
+# shrink the 4 %, and a control drawn from them would not be 0.
+awk 'BEGIN {
+	t = 100; ops = 0; prev = 0
+	for (i = 0; i < 60; i++) {
+		turn = int((i + 1) * 0.3) > int(i * 0.3)
+		rate = turn ? 960 : (prev ? 900 : 1000)
+		printf "%.3f\t%.3f\t%d\n", t, t + 3, turn > "'"$WORK"'/units"
+		for (k = 0; k < 12; k++) {
+			printf "progress %.3f %.3f\n", t, ops > "'"$WORK"'/progress"
+			t += 0.25; ops += rate * 0.25
+		}
+		prev = turn
+	}
+	printf "progress %.3f %.3f\n", t, ops > "'"$WORK"'/progress"
+}'
+awk -f bench/progress.awk -f bench/share-units.awk -v w=ctxswitch -v metric=sched_yield_per_s \
+	-v unit=yields/s "$WORK/units" "$WORK/progress" >"$WORK/share.tsv" 2>"$WORK/err" ||
+	{ cat "$WORK/err"; fail "share-units.awk failed"; finish; }
+turns=$(grep -c "	mmhitmd-share	" "$WORK/share.tsv")
+controls=$(grep -c "	share-control	" "$WORK/share.tsv")
+check "turns paired with baselines on both sides (of 18)" "$turns" -ge 16
+check "control intervals (a baseline against the others)" "$controls" -ge 16
+check "no interval right after a turn is a baseline or a control" \
+	"$(awk -F'\t' '$2 != "mmhitmd-share" && $4 + 0 < 950' "$WORK/share.tsv" | wc -l)" -eq 0
+awk -f bench/summarize.awk -v rounds=5 -v secs=20 -v offsecs=10 -v interval=60s \
+	-v kernel=test -v cpus=2 -v host=test -v stamp=test -v elapsed=1 -v command=test \
+	-v events=sched:sched_switch -v json="$WORK/share.json" -v ingest= -v amplify=10 \
+	-v amplified= -v share_amplify=20 -v shared="--interval 3s --fleet-share 0.3" \
+	-v raw="$WORK/share.tsv" -v dmn=/dev/null -v rec=/dev/null /dev/null >"$WORK/out.txt" 2>"$WORK/err" ||
+	{ cat "$WORK/err"; fail "summarize.awk failed on the switchback"; finish; }
+expect_row "nothing, between its turns (control)" +0.0% +0.0% +0.0% +0.0% +0.0% +0.0%
+expect_row "mmhitmd x20, its turns" +4.0% +4.0% +4.0% +4.0% +4.0% +4.0%
+expect_row "mmhitmd (default), from turns x20 / 20" +0.2% +0.2% +0.2% +0.2% +0.2% +0.2%
+if row "ctxswitch" | grep -q "| 1e+03 yields/s |"; then
+	pass "alone: the baselines' median, 1000/s"
+else
+	fail "alone: not the baselines' 1000/s"; cat "$WORK/out.txt"
 fi
 
 finish
