@@ -291,8 +291,10 @@ demo: all
 #
 # make bench: every reproducer this kernel supports, one run each, with
 # mmhitmd (windowed and continuous) and perf stat -a coming and going
-# around it in slots between slots alone (a switchback), and the DB
-# writer's ingest rate (bench/run-bench.sh). Results go to bench/results/.
+# around it in slots between slots alone (a switchback), then one daemon
+# whose turns alternate with quiet intervals (BENCH_SHARE_SECONDS), and
+# the DB writer's ingest rate (bench/run-bench.sh). Results go to
+# bench/results/.
 
 BENCH_ROUNDS	?= 5
 BENCH_SECONDS	?= 20
