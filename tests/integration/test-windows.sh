@@ -97,8 +97,12 @@ check "shortened windows' estimated cost: within 1.5x the budget (median)" \
 		intervals WHERE partial = 0 AND window_note LIKE '%overhead_budget%')), 0) <= 1.5 * $BUDGET_NS")" -eq 1
 # The budget is kept on average: a learning slice dearer than one
 # interval's budget is paid from what the intervals before it saved.
+# The first window is taken as configured, before any price is known
+# (its arming priced in, 0.17-0.34 s under this load), so it is not the
+# budget keeper's: the average is over the intervals after it.
 check "over the run, the windows' estimated cost on average within 1.5x the budget" \
 	"$(q "SELECT avg(est_cost_ns) <= 1.5 * $BUDGET_NS FROM intervals WHERE partial = 0
+		AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)
 		AND window_note IS NOT 'no window: not this host''s turn (fleet_share 1)'")" -eq 1
 check "learning slices still taken (intervals that learned)" \
 	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND armed LIKE '%learn%'")" -ge 2
