@@ -27,7 +27,7 @@ BEFORE=$(top_level_state)
 # --- 1. a steady reproducer, 6 s intervals with 1 s of windows ----------
 DB=$WORK/steady.db
 REF=$WORK/reference.db
-"$O/mmhitm-load" ctxswitch --duration 100s >/dev/null 2>&1 &
+"$O/mmhitm-load" ctxswitch --duration 120s >/dev/null 2>&1 &
 LOAD=$!
 PIDS="$PIDS $LOAD"
 "$O/mmhitmd" --foreground --db "$REF" --interval 6s --record-mode continuous --learn-mm no \
@@ -104,8 +104,13 @@ check "over the run, the windows' estimated cost on average within 1.5x the budg
 	"$(q "SELECT avg(est_cost_ns) <= 1.5 * $BUDGET_NS FROM intervals WHERE partial = 0
 		AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)
 		AND window_note IS NOT 'no window: not this host''s turn (fleet_share 1)'")" -eq 1
-check "learning slices still taken (intervals that learned)" \
-	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND armed LIKE '%learn%'")" -ge 2
+# Learning costs several budgets under this load (60-90 ms against 24 ms),
+# so the balance saves for it over about eight intervals: in a run of
+# twenty, it must come back at least once after the first window (the
+# last, partial interval counts; the first is taken as configured).
+check "learning slices still taken after the first window (intervals that learned)" \
+	"$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'
+		AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)")" -ge 1
 check "what was armed is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE 'counters%'")" -eq "$n"
 check "the windows' cost is recorded" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND est_cost_ns > 0")" -eq "$n"
 check "windowed counts carry their raw count and variance" \
