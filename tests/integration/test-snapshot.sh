@@ -60,6 +60,7 @@ while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	tries=$((tries + 1))
 	wait_until 25 armed || continue
 	: >"$TMP/pids"
+	forks_from=$(cut -d' ' -f1 /proc/uptime)
 	i=0
 	while [ $i -lt $N ]; do
 		/bin/true &
@@ -69,7 +70,9 @@ while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	done
 	# the forks must have happened inside the window: it is still open
 	armed || { sleep 1; continue; }
+	forks_to=$(cut -d' ' -f1 /proc/uptime)
 	kill -USR1 "$D"
+	usr1_at=$(cut -d' ' -f1 /proc/uptime)
 	done=1
 done
 check "usr1: a window caught the forks (tries)" "$done" -eq 1
@@ -92,6 +95,21 @@ while read -r pid; do
 	grep -q "sched_process_fork:.* child_pid=$pid\( \|$\)" "$TMP/report" || missing=$((missing + 1))
 done <"$TMP/pids"
 check "usr1: the N forks' records in the snapshot (missing)" "$missing" -eq 0
+if [ "$missing" -ne 0 ]; then
+	# what a failure needs to be understood where it cannot be rerun,
+	# printed last (the test runner shows a failed test's tail)
+	{ echo "forks at boot-clock $forks_from..$forks_to s, SIGUSR1 at $usr1_at s;" \
+		"our pids $(tr '\n' ' ' <"$TMP/pids")"
+	echo "the snapshot: $(wc -l <"$TMP/events") events, by kind:" \
+		"$(awk '{ print $2 }' "$TMP/events" | sort | uniq -c | tr '\n' ' ')"
+	echo "its first and last: $(head -1 "$TMP/events") / $(tail -1 "$TMP/events")"
+	echo "its forks: $(grep -o 'child_pid=[0-9]*' "$TMP/report" | tail -12 | tr '\n' ' ')"
+	grep -i 'lost' "$TMP/report" | head -5
+	echo "report's stderr: $(head -3 "$TMP/report.err")"
+	echo "the daemon's log:"
+	grep -iE 'snapshot|flight|slice|window|spike|learn' "$TMP/usr1.log" | tail -15
+	} >"$TMP/diag"
+fi
 # report prints microseconds: 1 us of rounding, and 1 ms for the two clocks
 # read at the trigger (boot and wall) drifting apart
 out=$(awk -v s="$start" -v e="$end" -v o="$off" '
@@ -185,4 +203,5 @@ check_str "gone: top-level tracing_on after a failing extract" "$(top_level_stat
 stop_daemon gone
 
 check_str "top-level tracing instance untouched" "$(top_level_state)" "$top_before"
+[ -s "$TMP/diag" ] && cat "$TMP/diag"
 finish
