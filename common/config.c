@@ -151,6 +151,8 @@ static const struct option_def options[] = {
 	  OPT_DURATION, OFF(spike_window_ns), "250ms", 10 * S / 1000, 10 * S },
 	{ { "spike_holdoff", "DURATION", "at most one spike window this often" },
 	  OPT_DURATION, OFF(spike_holdoff_ns), "60s", 1 * S, 86400 * S },
+	{ { "quiet_cpu", "PERCENT", "a host busy under this share of one CPU is quiet: one slice, learning every 10 min (0: never)" },
+	  OPT_FRACTION, OFF(quiet_cpu), "5%", 0, 1024LL * 1000000000 },
 	{ { "count_events", "EVENTS", "extra tracepoints to count, e.g. \"kmem:mm_page_alloc\"" },
 	  OPT_STRING, OFF(count_events), "", 0, 0, check_events },
 	{ { "retention_detail", "DURATION", "keep per-line and /proc detail this long (0: forever)" },

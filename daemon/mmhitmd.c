@@ -61,6 +61,9 @@
 /* How often the sample rings are read while sampling (ns). */
 #define SAMPLER_DRAIN_NS (200 * NSEC_PER_MSEC)
 
+/* A quiet host learns at least this often (plan_quiet()). */
+#define QUIET_LEARN_EVERY_NS (600 * NSEC_PER_SEC)
+
 /* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
 #define EXIT_CONFIG 78
 
@@ -384,6 +387,7 @@ struct daemon {
 	struct disarm_job *job;		/* the last slice's disarming, while it runs */
 	bool learned;			/* a slice of this interval armed the learning */
 	bool active;			/* this interval is this host's turn */
+	int64_t learn_last;		/* CLOCK_MONOTONIC of the last learning armed; 0: none */
 	/* The overhead budget's cost model and balance (window.h). */
 	struct window_prices learn_price, slice_price;
 	double per_armed;		/* kernel ns per armed ns; < 0: not seen */
@@ -1103,6 +1107,7 @@ static void reload(struct daemon *d)
 	d->cfg.spike_check_ns = c.spike_check_ns;
 	d->cfg.spike_factor = c.spike_factor;
 	d->cfg.spike_min_rate = c.spike_min_rate;
+	d->cfg.quiet_cpu = c.quiet_cpu;
 	d->cfg.spike_window_ns = c.spike_window_ns;
 	d->cfg.spike_holdoff_ns = c.spike_holdoff_ns;
 	free(d->cfg.metrics_file);
@@ -1232,11 +1237,11 @@ static void budget_account(struct daemon *d)
  * The window the budget allows (window.h): *n slices and *armed ns, the
  * learning or not; the note says what was cut and why. False: none.
  */
-static bool plan_budget(struct daemon *d, double budget, size_t *n, int64_t *armed)
+static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, int64_t *armed)
 {
 	struct window_cost c;
 	struct window_budget b;
-	bool want = d->stream != NULL, ok;
+	bool ok;
 	char note[320];
 	double avail = budget + d->balance;
 
@@ -1281,6 +1286,48 @@ static bool plan_budget(struct daemon *d, double budget, size_t *n, int64_t *arm
 }
 
 /*
+ * A quiet host (busy under quiet_cpu of one CPU in the interval just
+ * written, all its CPUs together, from /proc/stat) takes its window in one
+ * slice, and learns in
+ * it only every QUIET_LEARN_EVERY_NS. Every slice arms and disarms its
+ * tracepoints, kernel text patches with IPIs to every CPU, and learning
+ * arms seven more: on this build VM's idle host a learning slice costs
+ * 30 ms and a counting slice 4.5 ms, which at the default 60 s interval
+ * made the idle daemon 0.1 % of a CPU. What a quiet interval gives up: its
+ * counts' spread between slices (one slice's estimate says so in its
+ * variance, window_estimate()) and the lifetimes of processes that came
+ * and went in it; the mm snapshot taken in every slice still sees every
+ * live mm, and a spike in the free counters still opens a learning window.
+ * The armed time stays as configured. Returns whether the interval is
+ * quiet; *n and *learn are set for it.
+ */
+static bool plan_quiet(struct daemon *d, int64_t mono, size_t *n, bool *learn)
+{
+	double busy = d->rec.last_busy;
+	char note[200];
+
+	log_debug("Host busy %.3g%% of one CPU in the last interval (quiet_cpu %g%%)",
+		  busy * 100, d->cfg.quiet_cpu * 100);
+	if (d->cfg.quiet_cpu <= 0 || busy < 0 || busy >= d->cfg.quiet_cpu)
+		return false;
+	*n = 1;
+	*learn = !d->learn_last || mono - d->learn_last >= QUIET_LEARN_EVERY_NS;
+	if (!d->stream)
+		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice",
+			 busy * 100, d->cfg.quiet_cpu * 100);
+	else if (*learn)
+		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice, "
+			 "learning", busy * 100, d->cfg.quiet_cpu * 100);
+	else
+		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice, "
+			 "no learning (%.0f s ago, at most every %.0f s)", busy * 100,
+			 d->cfg.quiet_cpu * 100, (mono - d->learn_last) / 1e9,
+			 QUIET_LEARN_EVERY_NS / 1e9);
+	recorder_window_note(&d->rec, note);
+	return true;
+}
+
+/*
  * Plans the slices of the interval that ends at next_flush (wall clock):
  * none when it is not this host's turn (fleet_share) or the budget leaves
  * too little; otherwise `window` of armed time, shortened to what the
@@ -1293,6 +1340,7 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 	int64_t armed = window_len(&d->cfg);
 	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
 	size_t n = d->cfg.window_slices;
+	bool learn = true;
 	char note[160];
 
 	d->plan.n = 0;
@@ -1310,7 +1358,9 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 		return;
 	}
 	d->active = true;
-	if (!plan_budget(d, budget, &n, &armed))
+	if (plan_quiet(d, mono, &n, &learn))
+		d->learned = !learn;	/* slice_open() learns while this is false */
+	if (!plan_budget(d, budget, d->stream && learn, &n, &armed))
 		return;
 	if (armed < WINDOW_MIN_SLICE_NS)
 		return;
@@ -1466,6 +1516,8 @@ static void slice_open(struct daemon *d, int64_t mono)
 	 * patch) in every slice.
 	 */
 	d->slice_learns = d->stream && !d->learned;
+	if (d->slice_learns)
+		d->learn_last = mono;
 	if (d->slice_learns && learner_pages_full(d->learner))
 		stream_skip_pages(d->stream);
 	snprintf(armed, sizeof(armed), "counters%s%s%s%s", d->slice_learns ? " learn" : "",
@@ -1627,6 +1679,7 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 		stream_skip_pages(d->stream);
 	stream_arm(d->stream, true);
 	flight_arm(d->flight, true);
+	d->learn_last = mono;
 	d->slice_spike = true;
 	d->slice_learns = true;
 	d->slice_off = mono + d->cfg.spike_window_ns;

@@ -211,6 +211,7 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 	if (ret < 0)
 		return ret;
 	r->snap_prev = 0;
+	r->last_busy = -1;
 	getrusage(RUSAGE_SELF, &r->ru_prev);
 	r->start_ns = now_wall;
 	r->row_interval_ns = r->interval_ns;
@@ -746,6 +747,11 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -
 			 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
 	r->last_len_ns = now_wall - r->start_ns;
+	/* /proc/stat counts in USER_HZ ticks */
+	r->last_busy = cur->cpu_total && prev->cpu_total && cur->cpu_busy >= prev->cpu_busy &&
+		       r->last_len_ns > 0 ?
+		       (double)(cur->cpu_busy - prev->cpu_busy) /
+		       ((double)r->last_len_ns / NSEC_PER_SEC * (double)sysconf(_SC_CLK_TCK)) : -1;
 	if (!r->windowed)
 		r->armed_total_ns += r->last_len_ns;
 	r->cpu_ns_total += r->last_cpu_ns;

@@ -75,6 +75,7 @@ struct recorder {
 	int64_t cpu_ns_total;
 	int64_t last_cpu_ns;		/* of the last interval written */
 	int64_t last_len_ns;
+	double last_busy;		/* CPUs the host kept busy in it; < 0: unknown */
 	int64_t last_rss_kb;
 
 	/* Windowed: the slices since the last written interval. */

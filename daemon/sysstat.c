@@ -56,6 +56,36 @@ int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks)
 	return 0;
 }
 
+/*
+ * "cpu  user nice system idle iowait irq softirq steal guest guest_nice":
+ * guest time is inside user (and guest_nice inside nice), so it is not
+ * added again; steal is time the host took, busy from our side.
+ */
+int procstat_cpu_parse(const char *text, uint64_t *ret_busy, uint64_t *ret_total)
+{
+	uint64_t v[8] = {};
+	const char *p = text;
+	char *end;
+	int n = 0;
+
+	if (strncmp(p, "cpu ", 4) != 0)
+		return -EBADMSG;
+	p += 4;
+	for (; n < 8; n++) {
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		v[n] = strtoull(p, &end, 10);
+		p = end;
+	}
+	if (n < 4)	/* user nice system idle: every kernel has them */
+		return -EBADMSG;
+	*ret_total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*ret_busy = *ret_total - v[3] - v[4];
+	return 0;
+}
+
 const char *free_counter_name(enum free_counter i)
 {
 	static const char *const names[NR_FREE_COUNTERS] = {
@@ -250,6 +280,8 @@ int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen)
 	if (n < 0)
 		return log_error_errno(n, "Failed to read /proc/stat: %m");
 	r = procstat_parse(buf, &snap->ctxt, &snap->forks);
+	if (r == 0 && procstat_cpu_parse(buf, &snap->cpu_busy, &snap->cpu_total) < 0)
+		snap->cpu_busy = snap->cpu_total = 0;
 	free(buf);
 	if (r < 0)
 		return log_error_errno(r, "Failed to parse /proc/stat: %m");

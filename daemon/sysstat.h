@@ -47,6 +47,8 @@ struct sys_snapshot {
 	uint32_t free_present;	/* bit i: free[i] was read */
 	uint64_t ctxt;		/* /proc/stat ctxt */
 	uint64_t forks;		/* /proc/stat processes */
+	uint64_t cpu_busy;	/* /proc/stat cpu: all but idle and iowait, USER_HZ */
+	uint64_t cpu_total;	/* ... and all of it; 0: not read */
 	struct lru_gen_entry *lru_gen;
 	size_t n_lru_gen, alloc_lru_gen;
 	int lru_gen_read;	/* 0 read, or -errno why not */
@@ -55,6 +57,8 @@ struct sys_snapshot {
 /* Parsers of the files' text, for tests and for sys_snapshot_take(). */
 int vmstat_parse(const char *text, struct kv_list *ret);
 int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks);
+/* The first line ("cpu ..."): the host's busy and total time. */
+int procstat_cpu_parse(const char *text, uint64_t *ret_busy, uint64_t *ret_total);
 int lru_gen_parse(const char *text, struct sys_snapshot *snap);
 /* Each sets its counters and their free_present bits; -EBADMSG if none. */
 int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap);

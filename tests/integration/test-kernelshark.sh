@@ -60,7 +60,7 @@ compare() {
 DB=$TMP/k.db
 "$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 10s --window 5s --snapshots yes \
 	--window-slices 1 --overhead-budget 100% --analyze no --duration 90s --snapshot-dir "$TMP/snap" \
-	--spike-factor 0 2>"$TMP/d.log" &
+	--spike-factor 0 --quiet-cpu 0 2>"$TMP/d.log" &
 D=$!
 wait_until 90 sh -c "grep -q 'Recording into' '$TMP/d.log'" || { fail "daemon did not start: $(cat "$TMP/d.log")"; finish; }
 tries=0 done=0

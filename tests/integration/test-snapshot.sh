@@ -31,12 +31,13 @@ trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; mountpoint -q "$TMP/
 top_before=$(top_level_state)
 FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
 
-# start_daemon NAME DURATION ARGS...: one learning window of 5 s per 10 s
+# start_daemon NAME DURATION ARGS...: one learning window of 5 s per 10 s,
+# also while this machine is quiet (quiet_cpu 0: no interval without one)
 start_daemon() {
 	name=$1 dur=$2; shift 2
 	DB=$TMP/$name.db
 	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 10s --window 5s --snapshots yes \
-		--window-slices 1 --overhead-budget 100% --analyze no --duration "$dur" \
+		--window-slices 1 --overhead-budget 100% --quiet-cpu 0 --analyze no --duration "$dur" \
 		"$@" 2>"$TMP/$name.log" &
 	D=$!
 	wait_until 90 sh -c "grep -q 'Recording into' '$TMP/$name.log'" ||

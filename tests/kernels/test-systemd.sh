@@ -51,6 +51,9 @@ echo "interval = ${INTERVAL}s" >> "$R/etc/mmhitm/mmhitm.conf"
 # Under TCG a window costs a hundred times what it does on hardware: the
 # whole CPU as budget, so windows (and so counts) happen (see guest/record.sh).
 echo "overhead_budget = 100%" >> "$R/etc/mmhitm/mmhitm.conf"
+# The scenario's short-lived systemctl calls are learned by the learning
+# slices; a guest that idles between them would learn every 10 min only.
+echo "quiet_cpu = 0" >> "$R/etc/mmhitm/mmhitm.conf"
 # The node_exporter textfile as README says, in the directory Debian's
 # prometheus-node-exporter ships (root's, 0755) and read by its user.
 echo "metrics_file = /var/lib/prometheus/node-exporter/mmhitm.prom" >> "$R/etc/mmhitm/mmhitm.conf"

@@ -39,6 +39,29 @@ static void test_procstat(void)
 	CHECK_INT(procstat_parse("cpu 1\n", &ctxt, &forks), ==, -EBADMSG);
 }
 
+/* The host's busy time: all but idle and iowait; guest is inside user. */
+static void test_procstat_cpu(void)
+{
+	uint64_t busy = 0, total = 0;
+
+	/* this build VM's line, 30 s apart: 0.18 % busy */
+	CHECK_INT(procstat_cpu_parse("cpu  1782922 561314 2844458 7539012 30755 0 14254 0 0 0\n"
+				     "cpu0 1 2 3 4\n", &busy, &total), ==, 0);
+	CHECK_INT(busy, ==, 1782922 + 561314 + 2844458 + 14254);
+	CHECK_INT(total, ==, 1782922ULL + 561314 + 2844458 + 7539012 + 30755 + 14254);
+	/* steal is busy from the guest's side; guest and guest_nice not twice */
+	CHECK_INT(procstat_cpu_parse("cpu  10 0 5 100 20 1 2 7 10 3\n", &busy, &total), ==, 0);
+	CHECK_INT(busy, ==, 10 + 5 + 1 + 2 + 7);
+	CHECK_INT(total, ==, 10 + 5 + 100 + 20 + 1 + 2 + 7);
+	/* an old kernel's four fields */
+	CHECK_INT(procstat_cpu_parse("cpu 4 0 6 90\n", &busy, &total), ==, 0);
+	CHECK_INT(busy, ==, 10);
+	CHECK_INT(total, ==, 100);
+	CHECK_INT(procstat_cpu_parse("cpu 4 0 6\n", &busy, &total), ==, -EBADMSG);
+	CHECK_INT(procstat_cpu_parse("intr 5\ncpu 4 0 6 90\n", &busy, &total), ==, -EBADMSG);
+	CHECK_INT(procstat_cpu_parse("cpu0 4 0 6 90\n", &busy, &total), ==, -EBADMSG);
+}
+
 static void test_lru_gen(void)
 {
 	struct sys_snapshot s = {};
@@ -189,6 +212,7 @@ int main(void)
 	log_set_max_level(LOG_CRIT);
 	RUN(test_vmstat);
 	RUN(test_procstat);
+	RUN(test_procstat_cpu);
 	RUN(test_lru_gen);
 	RUN(test_free_counters);
 	RUN(test_live);

@@ -42,7 +42,7 @@ wait_for() {
 snapshot_step() {
 	t0=$(up)
 	mmhitmd --db "$snap_db" --interval 10s --window 5s --window-slices 1 --overhead-budget 100% \
-		--snapshots yes --snapshot-dir "$snap_dir" --snapshot-buffer-kb 512 --analyze no \
+		--quiet-cpu 0 --snapshots yes --snapshot-dir "$snap_dir" --snapshot-buffer-kb 512 --analyze no \
 		--duration 120s --instance "$snap_inst" --foreground > "$out/snap.mmhitmd.log" 2>&1 &
 	sd=$!
 	echo "snapshot step [$(up)]: mmhitmd pid $sd, windowed 5 s of 10 s, snapshots in $snap_dir"
