@@ -6,8 +6,9 @@
 # of one CPU takes its window in one slice, of the configured armed time,
 # and learns only if nothing has learned for ten minutes; its window_note
 # says so. quiet_cpu 10000% (a hundred CPUs) makes every interval after
-# the first quiet, whatever this machine does; quiet_cpu 0 none; and under
-# a reproducer that keeps a CPU busy the default (5%) makes none quiet.
+# the first quiet, whatever this machine does; quiet_cpu 0 none; a quiet
+# daemon wakes half as often for the spike check; and under a reproducer
+# that keeps a CPU busy the default (5%) makes none quiet.
 # 3 s intervals with 600 ms windows, a budget that never shortens them.
 
 . "$(dirname "$0")/lib.sh"
@@ -74,6 +75,34 @@ check "never: none quiet" "$(q "SELECT count(*) FROM intervals WHERE window_note
 check "never: slices in whole intervals (more than one each)" \
 	"$(q "SELECT sum(slices) FROM intervals WHERE $FULL")" -gt "$n"
 check "never: every window learned" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE '%learn%'")" -eq "$n"
+
+# --- spike checks half as often while quiet ------------------------------
+# One slice either way (the spike watch needs the learning streams: a
+# spike window arms them), so the daemon's wake-ups differ by the free
+# counters' readings, every 100 ms or 200 ms while quiet, and by a few for
+# the learning, which the quiet one does once. Its voluntary context
+# switches over 8 s of whole intervals: about 80 against about 40.
+wakeups() {	# QUIET_CPU: the daemon's voluntary context switches from 4 s to 12 s
+	DB=$WORK/wake-$1.db
+	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 3s --window 300ms \
+		--window-slices 1 --overhead-budget 100% --spike-check 100ms --quiet-cpu "$1" \
+		--learn-pages no --learn-locks no --switch-sample 0 --analyze no \
+		--duration 13s >/dev/null 2>"$WORK/wake-$1.log" &
+	D=$!
+	sleep 4
+	a=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$D/status)
+	sleep 8
+	b=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$D/status)
+	wait $D
+	D=
+	echo $((b - a))
+}
+busy_wakes=$(wakeups 0)
+quiet_wakes=$(wakeups 10000%)
+echo "  wake-ups in 8 s: quiet_cpu 0: $busy_wakes, quiet_cpu 10000%: $quiet_wakes"
+check "spike checks: wake-ups with quiet_cpu 0 (every 100 ms)" "$busy_wakes" -ge 70
+check "spike checks: quiet wake-ups x 4 under 3 x those with quiet_cpu 0" \
+	"$((quiet_wakes * 4))" -lt "$((busy_wakes * 3))"
 
 # --- the default under a reproducer: a busy host is never quiet -----------
 "$O/mmhitm-load" ctxswitch --duration 16 >/dev/null 2>&1 &
