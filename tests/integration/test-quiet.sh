@@ -65,15 +65,19 @@ check "always: each quiet estimate states its variance" \
 		WHERE $FULL AND method = 'window' AND variance IS NULL")" -eq 0
 
 # --- quiet_cpu 0: none ----------------------------------------------------
+# not_quiet NAME: no quiet interval in $WORK/NAME.db. Four slices planned
+# in each; two closer together than a disarming (100-200 ms) lose the
+# second, so not every interval has all four.
+not_quiet() {
+	DB=$WORK/$1.db
+	n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
+	check "$1: whole intervals after the first" "$n" -ge 2
+	check "$1: none quiet" "$(q "SELECT count(*) FROM intervals WHERE window_note LIKE 'quiet%'")" -eq 0
+	check "$1: slices in whole intervals (more than one each)" \
+		"$(q "SELECT sum(slices) FROM intervals WHERE $FULL")" -gt "$n"
+}
 record never 13 --quiet-cpu 0
-DB=$WORK/never.db
-n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
-check "never: whole intervals after the first" "$n" -ge 2
-check "never: none quiet" "$(q "SELECT count(*) FROM intervals WHERE window_note LIKE 'quiet%'")" -eq 0
-# Four slices planned in each; two closer together than a disarming
-# (100-200 ms) lose the second, so not every interval has all four.
-check "never: slices in whole intervals (more than one each)" \
-	"$(q "SELECT sum(slices) FROM intervals WHERE $FULL")" -gt "$n"
+not_quiet never
 check "never: every window learned" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE '%learn%'")" -eq "$n"
 
 # --- spike checks half as often while quiet ------------------------------
@@ -109,10 +113,5 @@ check "spike checks: quiet wake-ups x 4 under 3 x those with quiet_cpu 0" \
 LOAD=$!
 record busy 13
 wait $LOAD
-DB=$WORK/busy.db
-n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
-check "busy: whole intervals after the first" "$n" -ge 2
-check "busy: none quiet" "$(q "SELECT count(*) FROM intervals WHERE window_note LIKE 'quiet%'")" -eq 0
-check "busy: slices in whole intervals (more than one each)" \
-	"$(q "SELECT sum(slices) FROM intervals WHERE $FULL")" -gt "$n"
+not_quiet busy
 finish
