@@ -97,9 +97,15 @@ check "sched_switch <= /proc/stat ctxt over the run" "$(total sched:sched_switch
 check "/proc/stat ctxt recorded per interval" "$(q 'SELECT sum(ctxt) FROM intervals')" -ge "$switches"
 
 # --- mm_structs learned and bound to the right processes --------------------
+# A miss (seen once in CI, one child of eight) prints what was learned of
+# that tgid and what the streams lost, at the end where a CI log shows it.
 for pid in $(awk '/^pid/ {print $2}' "$WORK/fork.out"); do
-	check "forked child $pid's mm (allocated in the parent)" \
-		"$(q "SELECT count(*) FROM mm_objects WHERE tgid = $pid AND learned_from = 'fork' AND alloc_ns IS NOT NULL AND free_ns IS NOT NULL AND comm = 'mmhitm-test-hel'")" -eq 1
+	n=$(q "SELECT count(*) FROM mm_objects WHERE tgid = $pid AND learned_from = 'fork' AND alloc_ns IS NOT NULL AND free_ns IS NOT NULL AND comm = 'mmhitm-test-hel'")
+	check "forked child $pid's mm (allocated in the parent)" "$n" -eq 1
+	[ "$n" = 1 ] || echo "forked child $pid: mm_objects rows (addr|tgid|comm|learned_from|alloc_ns|free_ns):" \
+		"$(q "SELECT printf('%x', addr), tgid, comm, learned_from, alloc_ns, free_ns FROM mm_objects
+			WHERE tgid = $pid" | tr '\n' ' ')" \
+		"events lost $(q 'SELECT sum(events_lost) FROM intervals')" >>"$WORK/diag"
 done
 for pid in $(awk '/^pid/ {print $2}' "$WORK/exec.out"); do
 	check "exec'd child $pid's new mm (allocated in the child)" \
@@ -129,4 +135,5 @@ check "and its window instance" "$(test -d "$TRACING/instances/$INST-win" && ech
 check_str "top-level instance untouched" "$(top_level_state)" "$top_before"
 check_str "integrity" "$(q 'PRAGMA integrity_check')" ok
 
+[ -s "$WORK/diag" ] && cat "$WORK/diag"
 finish
