@@ -352,6 +352,17 @@ static int ensure_incremental_vacuum(sqlite3 *db)
 	return r;
 }
 
+/*
+ * How an interval's slices fared against its plan, for its window_note: a
+ * slice opens late and keeps its length (window_plan_delay()), so only
+ * the interval's end can take armed time from it.
+ */
+struct slice_turns {
+	int64_t waited_ns;	/* slices held back for the last one's disarming */
+	int64_t cut_ns;		/* armed time the interval's end cut off */
+	size_t cut;		/* ... from how many slices */
+};
+
 struct daemon {
 	struct options opts;
 	struct config cfg;
@@ -384,6 +395,7 @@ struct daemon {
 	struct window_plan plan;	/* this interval's slices */
 	size_t next_slice;		/* plan.s[] index of the next to open */
 	int64_t slice_off;		/* the open slice's end; INT64_MAX: none open */
+	struct slice_turns turns;	/* this interval's, for its note */
 	struct disarm_job *job;		/* the last slice's disarming, while it runs */
 	bool learned;			/* a slice of this interval armed the learning */
 	bool active;			/* this interval is this host's turn */
@@ -1355,6 +1367,7 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 
 	d->plan.n = 0;
 	d->next_slice = 0;
+	d->turns = (struct slice_turns){ 0 };
 	d->learned = false;
 	d->active = false;
 	d->quiet = host_quiet(d);
@@ -1499,22 +1512,24 @@ static int disarm_finish(struct daemon *d, bool wait)
  */
 static void slice_open(struct daemon *d, int64_t mono)
 {
-	const struct window_slice *sl = &d->plan.s[d->next_slice++];
+	const struct window_slice *sl;
+	int64_t len;
 	char armed[64];
 
-	/* Woken late past the slice's end: it is lost, not stretched. */
-	if (mono >= sl->end_ns)
-		return;
 	/*
 	 * The last slice's disarming must be over: a tracepoint's users
 	 * change one at a time, and waiting for it here would stall the loop.
-	 * Only slices closer together than a disarming (about 200 ms, short
-	 * intervals) lose one; the armed time recorded says so.
+	 * The slice is held back until it is, looked at every DISARM_POLL_NS,
+	 * never skipped: a quiet interval's one slice planned within a
+	 * disarming (100-200 ms on this VM) of the last interval's end was
+	 * skipped so, and the interval counted nothing.
 	 */
 	if (d->job && !__atomic_load_n(&d->job->done, __ATOMIC_ACQUIRE)) {
-		log_debug("Window slice skipped: the last one is still being disarmed");
+		d->turns.waited_ns += window_plan_delay(&d->plan, d->next_slice, mono + DISARM_POLL_NS);
 		return;
 	}
+	sl = &d->plan.s[d->next_slice++];
+	len = sl->end_ns - sl->start_ns;
 	if (disarm_finish(d, false) < 0)
 		log_warning("Failed to drain the learning streams, ignoring");
 	/* The slice's price counts from here: arming is most of it. */
@@ -1565,9 +1580,16 @@ static void slice_open(struct daemon *d, int64_t mono)
 	 * (hundreds on a host with slow cross-CPU calls), and a slice they
 	 * ate down to a millisecond would count the moment right after the
 	 * kernel's text was patched, when the CPUs run slow (a third of the
-	 * rate, measured), scaled up to the whole interval.
+	 * rate, measured), scaled up to the whole interval. So too when the
+	 * main loop woke late or the slice was held back: a late loop once
+	 * took 74 ms of a 600 ms quiet window. The slices it now overlaps are
+	 * one with it, as long as they were together.
 	 */
-	d->slice_off = sl->end_ns + (counters_enabled_ns(d->counters) - mono);
+	d->slice_off = counters_enabled_ns(d->counters) + len;
+	while (d->next_slice < d->plan.n && d->plan.s[d->next_slice].start_ns <= d->slice_off) {
+		sl = &d->plan.s[d->next_slice++];
+		d->slice_off += sl->end_ns - sl->start_ns;
+	}
 	log_debug("Window slice of %.0f ms%s", (d->slice_off - counters_enabled_ns(d->counters)) / 1e6,
 		  d->slice_learns ? ", learning" : "");
 	d->learned |= d->slice_learns;
@@ -1927,24 +1949,23 @@ static int turn_slices(struct daemon *d, struct deadlines *t, int64_t mono, int6
 		return r;
 	}
 	if (mono >= d->slice_off || (in_slice && wall >= t->flush_wall)) {
+		/* The interval's end cuts a slice short: its note says so. */
+		if (mono < d->slice_off && !d->slice_spike) {
+			d->turns.cut_ns += d->slice_off - mono;
+			d->turns.cut++;
+		}
 		r = slice_close(d, mono);
 		if (r < 0)
 			return r;
 		t->drain = INT64_MAX;
 	}
 	if (mono >= next_slice_on(d) && wall < t->flush_wall) {
-		/* A slice stretched by its arming (slice_open) into the next:
-		 * one slice, on to the next one's end. */
-		if (d->slice_off != INT64_MAX && !d->slice_spike) {
-			const struct window_slice *sl = &d->plan.s[d->next_slice++];
-
-			if (sl->end_ns > d->slice_off)
-				d->slice_off = sl->end_ns;
+		/* An open slice took in those it overlaps (slice_open()). */
+		if (d->slice_off != INT64_MAX && !d->slice_spike)
 			return 0;
-		}
 		/* A spike window still open (planned before the slice was):
-		 * it ends here, and the slice is skipped if its disarming is
-		 * not over (slice_open). */
+		 * it ends here, and the slice is held back until its
+		 * disarming is over (slice_open()). */
 		if (d->slice_spike) {
 			r = slice_close(d, mono);
 			if (r < 0)
@@ -1990,6 +2011,34 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 	return 0;
 }
 
+/*
+ * What kept the interval's armed time from its plan, after what planning
+ * said: slices that never opened (held back past the interval's end) and
+ * slices its end cut short. Nothing else shortens a slice, so an interval
+ * armed for less than planned says why here.
+ */
+static void note_slice_turns(struct daemon *d)
+{
+	const struct slice_turns *s = &d->turns;
+	size_t unopened = d->plan.n - d->next_slice;
+	char note[200];
+	int len = 0;
+
+	if (!d->active || (!unopened && !s->cut))
+		return;
+	if (unopened)
+		len += snprintf(note + len, sizeof(note) - len, "%zu of %zu slices not opened before "
+				"the interval's end", unopened, d->plan.n);
+	if (s->cut)
+		len += snprintf(note + len, sizeof(note) - len, "%s%zu slice%s cut %.1f ms short by the "
+				"interval's end", len ? ", " : "", s->cut, s->cut > 1 ? "s" : "",
+				s->cut_ns / 1e6);
+	if (s->waited_ns)
+		snprintf(note + len, sizeof(note) - len, " (held back %.0f ms for the last slice's "
+			 "disarming)", s->waited_ns / 1e6);
+	recorder_window_note_add(&d->rec, note);
+}
+
 /* The interval's row, then the plan of the next interval. */
 static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 {
@@ -1997,6 +2046,8 @@ static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 	 * (windowed, each arming looks at the online CPUs itself). */
 	if (!d->windowed)
 		counters_refresh_cpus(d->counters);
+	if (d->windowed)
+		note_slice_turns(d);
 	/* A failed write is logged and folded into the next. */
 	if (recorder_flush(&d->rec, wall, false) == 0) {
 		if (d->windowed)

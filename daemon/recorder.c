@@ -158,16 +158,21 @@ void recorder_window_note(struct recorder *r, const char *note)
 	snprintf(r->window_note, sizeof(r->window_note), "%s", note ?: "");
 }
 
-void recorder_spike(struct recorder *r, const char *armed, const char *note)
+void recorder_window_note_add(struct recorder *r, const char *note)
 {
 	size_t len = strlen(r->window_note);
 
-	armed_add(r, armed);
-	r->spikes += armed != NULL;
-	/* After what planning said about the interval's own window. */
 	if (note && len < sizeof(r->window_note) - 1)
 		snprintf(r->window_note + len, sizeof(r->window_note) - len, "%s%s", len ? "; " : "",
 			 note);
+}
+
+void recorder_spike(struct recorder *r, const char *armed, const char *note)
+{
+	armed_add(r, armed);
+	r->spikes += armed != NULL;
+	/* After what planning said about the interval's own window. */
+	recorder_window_note_add(r, note);
 }
 
 void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns)

@@ -126,6 +126,8 @@ int recorder_slice_end(struct recorder *r, int64_t now_mono);
 void recorder_window_cpu(struct recorder *r, int64_t cpu_ns);
 /* Why this interval had no window or a shorter one; kept with the row. */
 void recorder_window_note(struct recorder *r, const char *note);
+/* ... and what came after the planning (a slice cut short), after it. */
+void recorder_window_note_add(struct recorder *r, const char *note);
 /*
  * A spike window opened in this interval: armed joins the row's armed
  * words ("spike learn"), note is appended to its window_note (which

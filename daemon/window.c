@@ -80,6 +80,24 @@ size_t window_plan_make(struct window_plan *p, int64_t from, int64_t to, size_t 
 	return p->n;
 }
 
+int64_t window_plan_delay(struct window_plan *p, size_t i, int64_t at)
+{
+	int64_t moved = 0;
+
+	for (size_t k = i; k < p->n; k++) {
+		int64_t by = at - p->s[k].start_ns;
+
+		if (by <= 0)
+			break;
+		if (k == i)
+			moved = by;
+		p->s[k].start_ns += by;
+		p->s[k].end_ns += by;
+		at = p->s[k].end_ns;
+	}
+	return moved;
+}
+
 /* (t_0.975(df) / z_0.975)^2 */
 static double t_inflation(size_t df)
 {

@@ -56,6 +56,16 @@ size_t window_plan_make(struct window_plan *p, int64_t from, int64_t to, size_t 
 			int64_t slice_ns, uint64_t *rnd);
 
 /*
+ * Moves slice i to start at `at` when it was planned to start earlier,
+ * keeping its length, and each later slice as far as it would overlap the
+ * one before it: a slice that opens late (the last one's disarming not
+ * over, the main loop woken late, its arming slow) is counted for as long
+ * as planned, and the interval's armed time stays as planned while the
+ * slices fit before its end. Returns how far slice i moved (ns; 0: not).
+ */
+int64_t window_plan_delay(struct window_plan *p, size_t i, int64_t at);
+
+/*
  * The estimate of a count over an interval of length total_ns from the
  * counts c[i] seen in slices of lengths len[i] (ns): the ratio estimator
  * total_ns * sum(c) / sum(len), and its variance. With two slices or

@@ -10,6 +10,20 @@
 # daemon wakes half as often for the spike check; and under a reproducer
 # that keeps a CPU busy the default (5%) makes none quiet.
 # 3 s intervals with 600 ms windows, a budget that never shortens them.
+#
+# What the daemon promises of a window's timing, and all this test asks
+# of it: a slice is counted for as long as planned from the moment its
+# counters are enabled, however late it opens (the loop woke late, the
+# last slice's disarming held it back); only the interval's end can cut
+# it or leave it unopened, and then the interval's window_note says so;
+# the armed time recorded is what was counted, and every window estimate
+# is its count scaled by it. Not that a slice opens on time: on a shared
+# 2-CPU VM the loop wakes late and a disarming takes 100-200 ms. The old
+# contract (each quiet interval armed 600 +- 12 ms) failed two runs in
+# five: a quiet interval's one slice planned within the last interval's
+# disarming was skipped (0 ms armed, no note), and a loop woken 74 ms
+# late counted 526 ms. The `held` run below makes that disarming last
+# 2 s, so the old code skips a slice in most of its intervals.
 
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -26,8 +40,8 @@ record() {	# NAME SECONDS ARGS...
 	secs=$2
 	shift 2
 	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 3s --window 600ms \
-		--window-slices 4 --overhead-budget 100% --spike-factor 0 --analyze no \
-		--duration "${secs}s" "$@" 2>"$WORK/$(basename "$DB" .db).log"
+		--overhead-budget 100% --spike-factor 0 --analyze no --duration "${secs}s" \
+		${SLICES:---window-slices 4} "$@" 2>"$WORK/$(basename "$DB" .db).log"
 	rc=$?
 	check "$(basename "$DB" .db): daemon exit status" "$rc" -eq 0
 	q "SELECT interval_id, partial, slices, round(armed_ns / 1e6), armed, window_note FROM intervals" |
@@ -37,6 +51,25 @@ record() {	# NAME SECONDS ARGS...
 # and the last before the stop (--duration may cut its slice short).
 FULL="partial = 0 AND interval_id > (SELECT min(interval_id) FROM intervals)
 	AND interval_id < (SELECT max(interval_id) - 1 FROM intervals)"
+# ... whose note says the interval's end cut or left out a slice
+NOTED="(coalesce(window_note, '') LIKE '%cut % ms short by the interval''s end%'
+	OR coalesce(window_note, '') LIKE '%slices not opened before the interval''s end%')"
+
+# armed_as_planned NAME: in $DB's whole intervals, 600 ms armed unless the
+# note says why not (a slice that ends late is longer: the loop wakes late;
+# twice the window would be slices counted twice), and every window
+# estimate its count scaled by the armed time (the ratio estimator).
+armed_as_planned() {
+	check "$1: whole intervals armed under 600 ms without a note saying why" \
+		"$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed_ns < 599000000 AND NOT $NOTED")" -eq 0
+	check "$1: whole intervals armed twice the window" \
+		"$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed_ns >= 1200000000")" -eq 0
+	check "$1: window estimates that are not the count scaled by the armed time" \
+		"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id)
+			WHERE method = 'window' AND
+			abs(count - counted * 1.0 * (end_ns - start_ns) / armed_ns) > 1")" -eq 0
+	q "SELECT interval_id, window_note FROM intervals WHERE $NOTED" | sed "s/^/  $1: noted: /"
+}
 
 # --- quiet_cpu 10000%: every interval after the first is quiet ----------
 record always 16 --quiet-cpu 10000%
@@ -45,20 +78,18 @@ n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
 check "always: whole intervals after the first" "$n" -ge 2
 check "always: each of them quiet" \
 	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND window_note LIKE 'quiet (host busy % of a CPU, quiet_cpu 10000%%): one slice%'")" -eq "$n"
-# (a slice across an interval's end is counted in both)
+# (one slice wrapped around the interval's stratum is two pieces; none
+# only when held back past the interval's end, which the note says)
 check "always: each in one slice" \
-	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND slices BETWEEN 1 AND 2")" -eq "$n"
-# the armed share as configured: 600 ms of 3 s (a slice is counted from
-# its arming to its closing, a few ms short of the plan under load)
-check "always: each armed 600 ms" \
-	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND abs(armed_ns - 600000000) <= 12000000")" -eq "$n"
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND (slices BETWEEN 1 AND 2 OR $NOTED)")" -eq "$n"
+armed_as_planned always
 # learning once (the first window), then not for ten minutes
 check "always: windows that learned" "$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'")" -eq 1
 check "always: quiet intervals that did not learn say so" \
 	"$(q "SELECT count(*) FROM intervals WHERE window_note LIKE '%one slice, no learning (% s ago, at most every 600 s)'")" \
 	-ge $((n - 1))
 check "always: the snapshot still in every slice" \
-	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE '%snapshot%'")" -eq "$n"
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND slices > 0 AND armed NOT LIKE '%snapshot%'")" -eq 0
 # a one-slice estimate states the wide variance of window_estimate()
 check "always: each quiet estimate states its variance" \
 	"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id)
@@ -78,7 +109,19 @@ not_quiet() {
 }
 record never 13 --quiet-cpu 0
 not_quiet never
+armed_as_planned never
 check "never: every window learned" "$(q "SELECT count(*) FROM intervals WHERE $FULL AND armed LIKE '%learn%'")" -eq "$n"
+
+# --- a slice the last one's disarming holds back -------------------------
+# A 2 s sched_switch sample after every learning slice keeps its disarming
+# busy for 2 s, and the second of two slices most often falls in it: it
+# opens when the disarming is over, keeps its 300 ms, and what the
+# interval's end then cuts off or leaves unopened its note says (the old
+# code skipped it: 300 ms armed and no word why).
+SLICES="--window-slices 2" record held 16 --quiet-cpu 0 --switch-sample 2s
+DB=$WORK/held.db
+check "held: whole intervals" "$(q "SELECT count(*) FROM intervals WHERE $FULL")" -ge 2
+armed_as_planned held
 
 # --- spike checks half as often while quiet ------------------------------
 # One slice either way (the spike watch needs the learning streams: a

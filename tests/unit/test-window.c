@@ -115,6 +115,35 @@ static void test_plan(void)
 	CHECK_INT(window_plan_make(&p, from, from, 4, 250 * MS, &rnd), ==, 0);
 }
 
+/*
+ * A slice that opens late keeps its length, and pushes on only the slices
+ * it would overlap: the armed time stays as planned.
+ */
+static void test_plan_delay(void)
+{
+	struct window_plan p = { .n = 4, .s = {
+		{ 100 * MS, 200 * MS }, { 250 * MS, 300 * MS },
+		{ 400 * MS, 500 * MS }, { 900 * MS, 1000 * MS } } };
+
+	/* On time, or asked for earlier than planned: nothing moves. */
+	CHECK_INT(window_plan_delay(&p, 0, 100 * MS), ==, 0);
+	CHECK_INT(window_plan_delay(&p, 1, 10 * MS), ==, 0);
+	CHECK_INT(p.s[1].start_ns, ==, 250 * MS);
+	/* Slice 0 opens 130 ms late: slices 1 and 2 follow it, 3 stays. */
+	CHECK_INT(window_plan_delay(&p, 0, 230 * MS), ==, 130 * MS);
+	CHECK_INT(p.s[0].start_ns, ==, 230 * MS);
+	CHECK_INT(p.s[0].end_ns, ==, 330 * MS);
+	CHECK_INT(p.s[1].start_ns, ==, 330 * MS);
+	CHECK_INT(p.s[1].end_ns, ==, 380 * MS);
+	CHECK_INT(p.s[2].start_ns, ==, 400 * MS);
+	CHECK_INT(p.s[3].start_ns, ==, 900 * MS);
+	/* The last one past where the plan ended: still its length. */
+	CHECK_INT(window_plan_delay(&p, 3, 1950 * MS), ==, 1050 * MS);
+	CHECK_INT(p.s[3].end_ns - p.s[3].start_ns, ==, 100 * MS);
+	for (size_t i = 1; i < p.n; i++)
+		CHECK(p.s[i - 1].end_ns <= p.s[i].start_ns);
+}
+
 /* Counted all along: exact. One slice: as uncertain as it is large. */
 static void test_estimate_edges(void)
 {
@@ -464,6 +493,7 @@ int main(void)
 {
 	RUN(test_fleet_share);
 	RUN(test_plan);
+	RUN(test_plan_delay);
 	RUN(test_estimate_edges);
 	RUN(test_estimate_coverage);
 	RUN(test_prices);
