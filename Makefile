@@ -9,6 +9,8 @@
 #                    faults (kill -9 loop, locks, signals, full disk)
 #   make soak        the daemon under the reproducers and process churn for
 #                    SOAK_MINUTES (10): RSS, fds, analysis time flat
+#   make stress      the tests that have flaked, STRESS_RUNS (100) times each
+#                    beside CPU hogs, a dd loop and a second tracer
 #   make demo        record this machine for a short while and show the DB
 #   make check-kernels  the daemon and the loads on real 6.1/6.12 kernels, the
 #                    units under a real systemd (QEMU)
@@ -135,7 +137,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
 .PHONY: all deps check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
-	install uninstall clean distclean libperf soak check-faults
+	install uninstall clean distclean libperf soak stress check-faults
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
 # with no prerequisites: that made every target secondary, and a missing
@@ -278,6 +280,13 @@ SOAK_MINUTES	?= 10
 
 soak: all $(TEST_BINS)
 	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) sh tests/faults/soak.sh
+
+# Not in make check: the tests that have flaked, STRESS_RUNS (100) times
+# each beside CPU hogs, a dd loop and a second tracer (tests/faults/stress.sh).
+STRESS_RUNS	?= 100
+
+stress: all $(TEST_BINS)
+	$(Q)O=$(O) STRESS_RUNS=$(STRESS_RUNS) sh tests/faults/stress.sh
 
 # --- demo ------------------------------------------------------------------
 
