@@ -41,6 +41,22 @@
 #define SNAPSHOT_PREFIX		"flight-"
 #define SNAPSHOT_SUFFIX		".dat"
 
+/*
+ * Files trace-cmd 3.1 reads twice, once for their size and once to copy
+ * them, and that change in between: saved_cmdlines whenever a task new
+ * to it hits an event in any instance (the learning streams stay armed
+ * while a window's snapshot is written), printk_formats when a module
+ * loads. A size that changed in between left the file's command lines
+ * section shorter than it says: trace-cmd warned, exited 0, and the
+ * trace.dat could not be read (trace-cmd report printed nothing and
+ * exited 0). run_extract() binds a copy, read once, over each.
+ */
+static const char *const frozen_files[] = { "saved_cmdlines", "printk_formats" };
+#define N_FROZEN		2
+_Static_assert(ARRAY_SIZE(frozen_files) == N_FROZEN, "frozen_files[] and N_FROZEN");
+/* What trace-cmd says of such a file, in its log. */
+#define TORN_WARNING		"error in size of file"
+
 struct flight_event {
 	const char *system, *name;
 	char filter[512];
@@ -62,6 +78,7 @@ struct flight {
 	int64_t child_start;		/* monotonic */
 	char trigger[32];
 	char path[4096], tmp[4200], log[4200], on[4200];
+	char frozen[N_FROZEN][4200];	/* the copies run_extract() binds */
 	int64_t snap_start_ns, snap_end_ns, snap_offset_ns;
 };
 
@@ -231,6 +248,25 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+/* Copies a file in one pass (a tracefs file: its size is unknown). */
+static int copy_once(const char *from, const char *to)
+{
+	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int out = -1;
+	char buf[8192];
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -EIO;
+	return n < 0 ? -errno : 0;
+}
+
 /*
  * The child: trace-cmd extract, shielded. trace-cmd 3.1's extract sets the
  * top-level instance's tracing_on to 0 whenever it fails (a full disk, the
@@ -240,9 +276,10 @@ static int mkdir_p(const char *path)
  * first), so that write goes nowhere; where that cannot be done
  * (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
  */
-static void run_extract(const char *log, const char *on, char **argv)
+static void run_extract(const char *log, const char *on, char frozen[][4200], char **argv)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	bool copied[N_FROZEN] = { false };
 	int fd, shielded = 0;
 
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -269,6 +306,21 @@ static void run_extract(const char *log, const char *on, char **argv)
 			_exit(CHILD_NO_SHIELD);
 		}
 		shielded++;
+		/* what trace-cmd reads twice, as it was once (frozen_files[]) */
+		for (size_t k = 0; k < N_FROZEN; k++) {
+			snprintf(p, sizeof(p), "%s/%s", dirs[i], frozen_files[k]);
+			if (access(p, R_OK) < 0)
+				continue;
+			if (!copied[k] && copy_once(p, frozen[k]) < 0) {
+				fprintf(stderr, "cannot copy %s to %s: %m\n", p, frozen[k]);
+				_exit(CHILD_NO_SHIELD);
+			}
+			copied[k] = true;
+			if (mount(frozen[k], p, NULL, MS_BIND, NULL) < 0) {
+				fprintf(stderr, "cannot bind a copy over %s: %m\n", p);
+				_exit(CHILD_NO_SHIELD);
+			}
+		}
 	}
 	if (!shielded) {
 		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
@@ -342,6 +394,8 @@ int flight_request(struct flight *f, const char *trigger)
 	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", f->path);
 	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
 	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
+	for (size_t k = 0; k < N_FROZEN; k++)
+		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path, frozen_files[k]);
 	{
 		_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
@@ -365,8 +419,7 @@ int flight_request(struct flight *f, const char *trigger)
 		return log_warning_errno(errno, "Snapshot (%s) not taken: fork: %m, ignoring", trigger);
 	}
 	if (f->child == 0)
-		run_extract(f->log, f->on, argv);
-	f->child_start = mono;
+		run_extract(f->log, f->on, f->frozen, argv);
 	f->child_start = mono;
 	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
 	return 0;
@@ -483,6 +536,33 @@ static void remove_partial(const struct flight *f)
 	}
 }
 
+/* The files of the child's own, besides the snapshot. */
+static void remove_child_files(const struct flight *f)
+{
+	unlink(f->log);
+	unlink(f->on);
+	for (size_t k = 0; k < N_FROZEN; k++)
+		unlink(f->frozen[k]);
+}
+
+/* The first line trace-cmd wrote with needle in it; false: none. */
+static bool find_line(const char *path, const char *needle, char *buf, size_t len)
+{
+	FILE *fp = fopen(path, "re");
+	bool found = false;
+
+	buf[0] = '\0';
+	if (!fp)
+		return false;
+	while (!found && fgets(buf, (int)len, fp))
+		found = strstr(buf, needle) != NULL;
+	if (!found)
+		buf[0] = '\0';
+	strstrip(buf);
+	fclose(fp);
+	return found;
+}
+
 /* The first line trace-cmd wrote, for the failure message. */
 static void first_line(const char *path, char *buf, size_t len)
 {
@@ -502,6 +582,7 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	struct stat st;
 	char msg[256];
 	int status, r = 1;
+	bool torn;
 	pid_t p;
 
 	if (!f || !f->child)
@@ -518,16 +599,21 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	if (p < 0 && errno == EINTR)
 		return 0;
 	f->child = 0;
-	first_line(f->log, msg, sizeof(msg));
+	/* A file trace-cmd read twice changed in between (frozen_files[]):
+	 * exited 0, but what it wrote cannot be read. */
+	torn = find_line(f->log, TORN_WARNING, msg, sizeof(msg));
+	if (!torn)
+		first_line(f->log, msg, sizeof(msg));
 	if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(f->tmp, &st) < 0 ||
-	    st.st_size == 0) {
+	    st.st_size == 0 || torn) {
 		log_warning("Snapshot (%s) failed: %s extract %s%s%s, ignoring", f->trigger,
 			    f->trace_cmd,
 			    p < 0 ? "could not be waited for" :
 			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_EXEC ? "is not installed" :
 			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_SHIELD ? "was not run" :
 			    WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed" :
-			    WIFSIGNALED(status) ? "was killed" : "wrote nothing",
+			    WIFSIGNALED(status) ? "was killed" :
+			    torn ? "wrote a file that cannot be read" : "wrote nothing",
 			    msg[0] ? ": " : "", msg);
 		remove_partial(f);
 		r = 0;
@@ -537,8 +623,7 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 		unlink(f->tmp);
 		r = 0;
 	}
-	unlink(f->log);
-	unlink(f->on);
+	remove_child_files(f);
 	/* trace-cmd extract removes the instance it read: a fresh ring. */
 	instance_close(f);
 	if (instance_open(f) < 0)
@@ -563,8 +648,7 @@ void flight_free(struct flight *f)
 		kill(f->child, SIGKILL);
 		waitpid(f->child, NULL, 0);
 		remove_partial(f);
-		unlink(f->log);
-		unlink(f->on);
+		remove_child_files(f);
 	}
 	instance_close(f);
 	free(f->dir);

@@ -30,6 +30,20 @@ D=
 trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; mountpoint -q "$TMP/full" && umount "$TMP/full"; rm -rf "$TMP"' EXIT
 top_before=$(top_level_state)
 FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
+# Every daemon's trace-cmd: first, what it sees. trace-cmd 3.1 reads
+# saved_cmdlines twice (its size, then its bytes), and a task that hit an
+# event in between made the trace.dat unreadable, report printing nothing
+# (exit 0): the extract must see a copy that holds still, not tracefs's file.
+mkdir "$TMP/bin"
+cat >"$TMP/bin/trace-cmd" <<EOF
+#!/bin/sh
+if [ "\$1" = extract ] && [ "\$(stat -f -c %T '$TRACING/saved_cmdlines')" = tracefs ]; then
+	echo "saved_cmdlines is tracefs's own, not a frozen copy" >&2; exit 1
+fi
+exec $(command -v trace-cmd) "\$@"
+EOF
+chmod +x "$TMP/bin/trace-cmd"
+PATH=$TMP/bin:$PATH
 
 # start_daemon NAME DURATION ARGS...: one learning window of 5 s per 10 s,
 # also while this machine is quiet (quiet_cpu 0: no interval without one)
@@ -77,9 +91,11 @@ while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	done=1
 done
 check "usr1: a window caught the forks (tries)" "$done" -eq 1
-wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM snapshots' 2>/dev/null)\" -ge 1 ]" ||
+# The SIGUSR1 one: a lock storm in the window (a loaded machine) takes
+# one of its own, without the forks, and may be listed first.
+wait_until 30 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM snapshots WHERE trigger = 'SIGUSR1'\" 2>/dev/null)\" -ge 1 ]" ||
 	fail "usr1: no snapshot listed: $(grep -i snapshot "$TMP/usr1.log")"
-row=$(q "SELECT trigger, path, start_ns, end_ns, trace_offset_ns, bytes FROM snapshots ORDER BY snapshot_id LIMIT 1")
+row=$(q "SELECT trigger, path, start_ns, end_ns, trace_offset_ns, bytes FROM snapshots WHERE trigger = 'SIGUSR1' ORDER BY snapshot_id LIMIT 1")
 IFS='|' read -r trig path start end off bytes <<EOT
 $row
 EOT
