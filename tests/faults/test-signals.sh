@@ -24,7 +24,13 @@ start() {
 	PID=$(cat "$DB.lock")
 	# A log line now hits the closed pipe: SIGUSR1 logs one.
 	kill -USR1 "$PID"
-	sleep 0.3
+	next_row
+}
+
+# next_row: waits for the daemon's next interval row (it went round its
+# loop since the last signal, and was alive to write it).
+next_row() {
+	wait_until 20 rows_at_least "$DB" $(( $(rows) + 1 ))
 }
 
 # stops_cleanly NAME SIGNAL
@@ -43,7 +49,7 @@ stops_cleanly() {
 start survive || finish
 for sig in PIPE USR1 HUP; do
 	kill -"$sig" "$PID"
-	sleep 0.5
+	next_row
 	check "SIG$sig: still running" "$(kill -0 "$PID" 2>/dev/null && echo yes)" = yes
 done
 before=$(rows)

@@ -63,11 +63,14 @@ kill -USR1 $OLDPID
 # Contention on the lruvec lock: MADV_DONTNEED drains and fresh tmpfs pages,
 # on every CPU at once; again (up to 3 rounds) until some is seen.
 for round in 1 2 3; do
+	helpers=
 	for i in 1 2 3; do
 		"$HELPER" dontneed 20000 >/dev/null &
+		helpers="$helpers $!"
 		"$HELPER" activate 3000 >/dev/null &
+		helpers="$helpers $!"
 	done
-	wait_until 30 sh -c "! pgrep -f 'mmhitm-test-helper (dontneed|activate)' >/dev/null"
+	wait $helpers	# ours, not another job's helpers
 	grep -q folio_lruvec_lock "$L/trace" && break
 done
 "$HELPER" pwrite 20000 >/dev/null || fail "helper pwrite"

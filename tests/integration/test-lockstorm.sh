@@ -23,8 +23,12 @@ DPID=$!
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 1 ]" ||
 	{ cat "$WORK/daemon.log"; fail "no intervals"; finish; }
 "$HELPER" lockstorm 4000 >/dev/null || fail "helper lockstorm"
-"$HELPER" fork 20 >/dev/null	# mm learning right after the storm
-sleep 3
+"$HELPER" fork 20 >"$WORK/fork.out"	# mm learning right after the storm
+forks=$(awk '/^pid/ { printf "%s%s", n++ ? "," : "", $2 }' "$WORK/fork.out")
+# Calm again once an interval's rate fell, and our forks written.
+wait_until 30 grep -q 'Lock contention calm again' "$WORK/daemon.log"
+wait_until 30 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(*) FROM mm_objects WHERE learned_from = 'fork'
+	AND tgid IN ($forks)\") -ge 20 ]"
 kill -TERM $DPID
 wait $DPID
 check "clean exit" $? -eq 0
@@ -36,5 +40,5 @@ check "and back once it was over" "$(grep -c 'Lock contention calm again' "$WORK
 check "no mm learning event lost" "$(q 'SELECT sum(events_lost) FROM intervals')" -eq 0
 check "contended locks still learned" "$(q 'SELECT count(*) FROM lock_objects WHERE contentions > 0')" -ge 1
 check "forks after the storm learned" \
-	"$(q "SELECT count(*) FROM mm_objects WHERE learned_from = 'fork' AND comm = 'mmhitm-test-hel'")" -ge 20
+	"$(q "SELECT count(DISTINCT tgid) FROM mm_objects WHERE learned_from = 'fork' AND tgid IN ($forks)")" -eq 20
 finish

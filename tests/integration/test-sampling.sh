@@ -24,13 +24,15 @@ DPID=$!
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 1 ]" ||
 	{ cat "$WORK/daemon.log"; fail "no intervals"; finish; }
 "$HELPER" kfault $N >"$WORK/kfault.out" || fail "helper kfault"
-sleep 1.5
+set -- $(awk '/^range/ {print $2, $3}' "$WORK/kfault.out")
+lo=$1 hi=$2
+# The faults' lines written: the samples drained and an interval flushed.
+wait_until 30 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(DISTINCT line_addr) FROM mem_lines WHERE kernel = 1
+	AND line_addr >= $lo AND line_addr < $hi AND line_addr % 4096 = 0\") -ge $N ]"
 kill -TERM $DPID
 wait $DPID
 check "clean exit" $? -eq 0
 
-set -- $(awk '/^range/ {print $2, $3}' "$WORK/kfault.out")
-lo=$1 hi=$2
 check "every kernel-mode fault of the $N pages is a line of its own" \
 	"$(q "SELECT count(DISTINCT line_addr) FROM mem_lines WHERE kernel = 1 AND line_addr >= $lo AND line_addr < $hi AND line_addr % 4096 = 0")" -eq $N
 check "sampling described per interval" \

@@ -11,8 +11,9 @@
 # none. A lock-contention storm (TLB shootdowns ~300x idle) opens one too,
 # and the storm seen in it takes a flight-recorder snapshot (trigger
 # lock-storm) that trace-cmd report reads, as one seen in a regular window
-# does. Noise from other jobs on a shared machine stays under the floor
-# (--spike-min-rate 20000/s per CPU for the switch runs).
+# does. The switch runs' floor (--spike-min-rate 20000/s per CPU) keeps
+# most noise out; "no burst, no spike" is judged only while this machine's
+# own counters stayed well under it, as another job's burst is a spike too.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -48,15 +49,40 @@ stop_daemon() {
 	check "$1: daemon exit status" "$rc" -eq 0
 }
 spike_rows() { q "SELECT count(*) FROM intervals WHERE ' ' || armed || ' ' LIKE '% spike %'"; }
+# machine_peak SECONDS: reads what the spike watch reads (ctxt, TLB
+# shootdowns, pgactivate) every 250 ms for SECONDS and prints the highest
+# rate any of them reached between two readings, per second and CPU:
+# what this machine did, whichever job did it.
+machine_peak() {
+	n=$(( $1 * 4 ))
+	while [ $n -gt 0 ]; do
+		awk '$1 == "ctxt" { c = $2 } $1 == "TLB:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) t += $i }
+		     $1 == "pgactivate" { a = $2 } FILENAME == "/proc/uptime" { u = $1 }
+		     END { print u, c, t, a }' /proc/uptime /proc/stat /proc/interrupts /proc/vmstat
+		sleep 0.25
+		n=$((n - 1))
+	done | awk -v cpus="$(nproc)" '
+		NR > 1 && $1 > u { for (i = 2; i <= 4; i++) { r = ($i - v[i]) / ($1 - u) / cpus; if (r > p) p = r } }
+		{ u = $1; for (i = 2; i <= 4; i++) v[i] = $i }
+		END { printf "%d\n", p }'
+}
 
 # --- quiet: no burst, no spike window -------------------------------------------
 start_daemon quiet --spike-min-rate 20000
-# as many readings as the burst run below gets to see its spike in
-sleep 8
+# as many readings as the burst run below gets to see its spike in, the
+# machine's counters read beside the daemon's
+peak=$(machine_peak 8)
 stop_daemon quiet
-check "quiet: spike windows" "$(spike_rows)" -eq 0
-check "quiet: spikes logged" "$(grep -c 'Spike in' "$LOG")" -eq 0
-[ "$(spike_rows)" -eq 0 ] || echo "  (notes: $(q "SELECT window_note FROM intervals"))"
+# Another job's burst is a spike too: none is owed unless the machine
+# stayed well under the floor (a quarter of it: our readings fall between
+# the daemon's, and may halve a burst it saw whole).
+if [ "$peak" -lt 5000 ]; then
+	check "quiet: spike windows" "$(spike_rows)" -eq 0
+	check "quiet: spikes logged" "$(grep -c 'Spike in' "$LOG")" -eq 0
+	[ "$(spike_rows)" -eq 0 ] || echo "  (notes: $(q "SELECT window_note FROM intervals"))"
+else
+	echo "note: not checked here: this machine's counters reached $peak/s a CPU meanwhile, not ours (floor 20000)"
+fi
 
 # --- a context-switch burst: an extra window while it runs ---------------------------
 start_daemon burst --spike-min-rate 20000

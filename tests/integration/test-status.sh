@@ -82,7 +82,9 @@ grep -q "^UNHEALTHY: mmhitmd is not recording" "$WORK/out" || fail "--check says
 # A daemon that holds the lock but writes nothing: stale after two intervals.
 flock -x "$DB.lock" sleep 60 &
 HOLD=$!
-sleep 3
+# The lock taken, as a daemon's would be.
+wait_until 20 sh -c "! flock -n '$DB.lock' true"
+sleep 3		# two intervals (1 s) since the daemon's last row: time the test owns
 "$O/mmhitm" status --check --db "$DB" >"$WORK/out"; rc=$?
 check_str "--check on a stale database: exit" "$rc" 3
 grep -q "over two intervals" "$WORK/out" || fail "--check says: $(cat "$WORK/out")"

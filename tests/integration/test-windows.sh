@@ -50,24 +50,36 @@ for i in "$INST" "$INST-win"; do
 		EVENTS="$EVENTS $i/events/$e/enable"
 	done
 done
-polls=0 armed=0 fds_seen=0 idle_seen=0
-end=$(( $(date +%s) + 30 ))
-while [ "$(date +%s)" -lt "$end" ]; do
-	fds=$(ls -l /proc/$D/fd 2>/dev/null | grep -c 'perf_event')
-	en=$(cd "$TRACING/instances" && cat $EVENTS 2>/dev/null | grep -c 1)
-	polls=$((polls + 1))
-	if [ "$fds" -gt 0 ] || [ "$en" -gt 0 ]; then armed=$((armed + 1)); fi
-	[ "$fds" -gt 0 ] && fds_seen=1
-	[ "$fds" -eq 0 ] && [ "$en" -eq 0 ] && idle_seen=1
-	sleep 0.05
-done
-check "between windows: no perf event open, no event enabled (polls)" "$idle_seen" -eq 1
-check "in a window: the counters are open" "$fds_seen" -eq 1
-# At most 1/6 of the time armed (less where the budget shortens a window,
-# which the database below checks exactly); the polls are a sample.
-check "polls that found something armed (% of $polls)" "$((100 * armed / polls))" -le 35
+armed_now() {
+	[ "$(ls -l /proc/$D/fd 2>/dev/null | grep -c 'perf_event')" -gt 0 ]
+}
+idle_now() {
+	[ "$(ls -l /proc/$D/fd 2>/dev/null | grep -c 'perf_event')" -eq 0 ] &&
+		[ "$(cd "$TRACING/instances" && cat $EVENTS 2>/dev/null | grep -c 1)" -eq 0 ]
+}
+# A window's counters open, then nothing armed between windows (how long
+# each lasts is the database's to say, below).
+wait_until 30 armed_now
+check "in a window: the counters are open" $? -eq 0
+wait_until 30 idle_now
+check "between windows: no perf event open, no event enabled" $? -eq 0
 
 wait $LOAD
+# A learning slice after the first window: the balance saves for it at half
+# a budget an interval, for longer the dearer this machine's load made it.
+wait_until 120 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'
+	AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)\") -ge 1 ]"
+# Enough to check (below): ten full intervals with windows (the budget may
+# skip some), eight with the reference's bounds within 50 ms (a late main
+# loop of either daemon misses them).
+enough() {
+	[ "$(q 'SELECT count(*) FROM intervals WHERE partial = 0 AND slices > 0')" -ge 10 ] &&
+	sqlite3 "$DB" "ATTACH '$REF' AS ref" "SELECT count(*) >= 8 FROM event_rates e
+		JOIN intervals i USING (interval_id) JOIN ref.intervals r ON r.partial = 0
+		AND abs(r.start_ns - i.start_ns) < 50000000 AND abs(r.end_ns - i.end_ns) < 50000000
+		WHERE e.event = 'sched:sched_switch' AND e.method = 'window' AND i.partial = 0" | grep -qx 1
+}
+wait_until 120 enough
 kill -TERM $D
 wait $D
 check "daemon exit status" $? -eq 0
@@ -77,18 +89,31 @@ wait $REFD
 FULL="partial = 0 AND slices > 0"
 n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
 check "full intervals with windows" "$n" -ge 10
-# A window is shortened only by the overhead budget (0.2 % of 2 CPUs over
-# 6 s: 24 ms), which then says so and keeps the estimated cost under it.
+# The overhead budget (0.2 % of 2 CPUs over 6 s: 24 ms) shortens a window,
+# says so and keeps the estimated cost under it.
 BUDGET_NS=$((6000000000 / 500 * $(nproc)))
-check "armed share of full intervals the budget left alone: within 10 % of 1/6" \
-	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
-		AND window_note IS NULL AND abs(armed_share - 1.0 / 6) > 0.1 / 6")" -eq 0
-# A note may also say only that the learning slice was left out (the
-# balance saves for it) while the counting slices kept their full length.
-check "shortened windows say why and are shorter" \
-	"$(q "SELECT count(*) FROM interval_summary WHERE partial = 0 AND slices > 0
-		AND window_note IS NOT NULL AND (window_note NOT LIKE '%overhead_budget%'
-		OR (armed_share >= 1.0 / 6 AND window_note NOT LIKE '%no learning slice%'))")" -eq 0
+# A slice is counted at least as long as planned unless the note says it
+# was cut or not opened; a late main loop may only lengthen it. The plan:
+# 1/6 of the time from the interval's start (the last flush, as late as it
+# came) to its clock boundary (not the first: its row starts before its plan).
+SHORT="armed_ns < ((start_ns / 6000000000 + 1) * 6000000000 - start_ns) / 6 - 1000000
+	AND interval_id > (SELECT min(interval_id) FROM intervals)"
+check "full intervals the budget left alone: armed at least the 1/6 planned" \
+	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND slices > 0
+		AND window_note IS NULL AND $SHORT")" -eq 0
+# Armed for less says why: the budget planned a shorter window, the
+# interval's end cut a slice or came before one opened (held back for a
+# disarming or a late main loop: this machine's load), or it was quiet.
+TURNS="(window_note LIKE '%not opened before%' OR window_note LIKE '%short by the interval''s end%')"
+check "windows armed for less than the 1/6 planned say why" \
+	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND slices > 0 AND $SHORT
+		AND NOT coalesce(window_note LIKE '%overhead_budget%' OR $TURNS OR window_note LIKE 'quiet (%', 0)")" -eq 0
+# The budget's plan ("window X ms in N slices ... asked") is counted in full
+# unless the interval's end took from it (X rounded to the ms).
+check "budget-shortened windows armed at least what the budget planned" \
+	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND window_note LIKE 'window % ms in %'
+		AND NOT $TURNS AND armed_ns < 1e6 * (CAST(substr(window_note, 8,
+		instr(window_note, ' ms in') - 8) AS REAL) - 1)")" -eq 0
 q "SELECT interval_id, round(armed_share, 3), slices, est_cost_s, window_note FROM interval_summary" |
 	sed 's/^/  interval|armed share|slices|est. cost s|note: /'
 check "shortened windows' estimated cost: within 1.5x the budget (median)" \
@@ -105,9 +130,9 @@ check "over the run, the windows' estimated cost on average within 1.5x the budg
 		AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)
 		AND window_note IS NOT 'no window: not this host''s turn (fleet_share 1)'")" -eq 1
 # Learning costs several budgets under this load (60-90 ms against 24 ms),
-# so the balance saves for it over about eight intervals: in a run of
-# twenty, it must come back at least once after the first window (the
-# last, partial interval counts; the first is taken as configured).
+# so the balance saves for it over about eight intervals: it must come back
+# at least once after the first window (waited for above; the last, partial
+# interval counts; the first is taken as configured).
 check "learning slices still taken after the first window (intervals that learned)" \
 	"$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'
 		AND interval_id > (SELECT min(interval_id) FROM intervals WHERE slices > 0)")" -ge 1
@@ -184,7 +209,9 @@ PIDS="$PIDS $OLD"
 	--overhead-budget 20% 2>"$WORK/snap.log" &
 D=$!
 PIDS="$PIDS $D"
-wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 2 ]"
+# The idle process listed by a snapshot (a learning slice's) while it lives.
+wait_until 60 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(*) FROM mm_objects WHERE tgid = $OLD
+	AND learned_from = 'task_iter'\" 2>/dev/null || echo 0) -ge 1 ]"
 kill $OLD
 wait $OLD 2>/dev/null
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' \"SELECT count(*) FROM mm_objects WHERE tgid = $OLD AND free_ns IS NOT NULL\" 2>/dev/null || echo 0) -ge 1 ]"
@@ -205,15 +232,17 @@ fi
 # --- 4. the main loop sleeps: learning off, windowed and continuous -------
 for mode in windowed continuous; do
 	DB=$WORK/idle-$mode.db
-	"$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 4s --record-mode $mode \
+	"$O/mmhitmd" --foreground --db "$DB" --interval 1s --record-mode $mode \
 		--learn-mm no --learn-pages no --learn-locks no --switch-sample 0 \
 		--instance "$INST" --analyze no 2>"$WORK/idle-$mode.log" &
 	D=$!
-	sleep 3.5
+	# Three intervals written: the loop went through its deadlines a few seconds.
+	wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -ge 3 ]"
 	sw=$(awk '/ctxt_switches/ { n += $2 } END { print n }' /proc/$D/status)
+	kill -TERM $D
 	wait $D
 	# A loop polling with a zero timeout switches ~10^5 times in 3.5 s.
-	check "$mode, learning off: context switches of the daemon in 3.5 s" "$sw" -le 500
+	check "$mode, learning off: context switches of the daemon in its first 3 intervals" "$sw" -le 500
 done
 check "instances gone" "$(ls -d "$TRACING/instances/$INST"* 2>/dev/null | wc -l)" -eq 0
 finish
