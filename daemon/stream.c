@@ -33,12 +33,19 @@ struct held {
 
 /*
  * Records read from every CPU's ring, merged into timestamp order before
- * the learner sees them. What may be fed in a drain ends at the earliest
- * of: the drain's start (minus a margin), and for a CPU whose reading
- * stopped at the page cap, its last record read (its next ones, still in
- * the ring, are later than that and must not be overtaken). The rest is
- * held for the next drain, up to max_held records; past that, records
- * are dropped and counted.
+ * the learner sees them. They are held and ordered by the rings' own
+ * clock (CLOCK_BOOTTIME, the same for every CPU and every drain), and
+ * turned into wall time only as they are fed, all with the offset of the
+ * drain that feeds them: REALTIME - BOOTTIME is read anew by every drain
+ * and differs between drains (a clock step; a drain preempted between its
+ * two clock reads), so wall stamps from two drains do not order records
+ * (an mm's alloc held by one drain would be fed after the fork that
+ * follows it, read by the next). What may be fed in a drain ends at the
+ * earliest of: the drain's start (minus a margin), and for a CPU whose
+ * reading stopped at the page cap, its last record read (its next ones,
+ * still in the ring, are later than that and must not be overtaken). The
+ * rest is held for the next drain, up to max_held records; past that,
+ * records are dropped and counted.
  */
 struct stream_merge {
 	struct held *held;
@@ -112,7 +119,7 @@ static int cmp_held(const void *a, const void *b)
 	return x->ev.ts_ns < y->ev.ts_ns ? -1 : x->ev.ts_ns > y->ev.ts_ns;
 }
 
-size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, bool final,
+size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, int64_t wall_off, bool final,
 			 void (*feed)(void *ctx, const struct learn_event *ev), void *ctx)
 {
 	int64_t upto = watermark < m->limit ? watermark : m->limit;
@@ -123,11 +130,14 @@ size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, bool final,
 		qsort(m->held, m->n_held, sizeof(*m->held), cmp_held);
 	for (; fed < m->n_held; fed++) {
 		struct held *h = &m->held[fed];
+		struct learn_event ev;
 
 		if (!final && h->ev.ts_ns > upto)
 			break;
-		h->ev.text = h->text[0] ? h->text : NULL;
-		feed(ctx, &h->ev);
+		ev = h->ev;
+		ev.ts_ns += wall_off;
+		ev.text = h->text[0] ? h->text : NULL;
+		feed(ctx, &ev);
 	}
 	if (fed)
 		memmove(m->held, m->held + fed, (m->n_held - fed) * sizeof(*m->held));
@@ -415,18 +425,18 @@ void stream_free(struct stream *s)
 }
 
 static int decode(struct stream *s, const struct source *src, const char *data, int size,
-		  int64_t ts_wall, bool main)
+		  int64_t ts_boot, bool main)
 {
 	struct learn_event ev;
 	char text[128];
 
-	learn_decoder_decode(&src->dec, data, size, ts_wall, &ev, text, sizeof(text));
+	learn_decoder_decode(&src->dec, data, size, ts_boot, &ev, text, sizeof(text));
 	stream_merge_add(s->merge, &ev, text, main);
 	return 0;
 }
 
-/* Reads what a ring holds into the merge. */
-static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
+/* Reads what a ring holds into the merge, stamped with the ring's clock. */
+static int ring_read(struct stream *s, struct ring *rg)
 {
 	bool main = rg == &s->main;
 	int r;
@@ -456,7 +466,7 @@ static int ring_read(struct stream *s, struct ring *rg, int64_t wall_off)
 				int id = tep_data_type(s->tep, &rec);
 
 				s->records++;
-				last = (int64_t)ts + wall_off;
+				last = (int64_t)ts;
 				for (int i = 0; i < s->nsrc; i++) {
 					if (s->src[i].dec.id != id)
 						continue;
@@ -485,19 +495,21 @@ static void feed_learner(void *ctx, const struct learn_event *ev)
 int stream_drain(struct stream *s, struct learner *l, bool final)
 {
 	int64_t boot_now = now_ns(CLOCK_BOOTTIME);
+	/* Only for the wall stamps of what this drain feeds: the order is
+	 * the rings' clock's (see struct stream_merge). */
 	int64_t wall_off = now_ns(CLOCK_REALTIME) - boot_now;
 	/* A record stamped before now is committed within microseconds; the
 	 * margin covers one still being written on another CPU. */
-	int64_t watermark = boot_now - NSEC_PER_MSEC + wall_off;
+	int64_t watermark = boot_now - NSEC_PER_MSEC;
 	int r;
 
 	s->lock_records = 0;
-	r = ring_read(s, &s->main, wall_off);
+	r = ring_read(s, &s->main);
 	if (r >= 0)
-		r = ring_read(s, &s->win, wall_off);
+		r = ring_read(s, &s->win);
 	if (r < 0)
 		return r;
-	stream_merge_feed(s->merge, watermark, final, feed_learner, l);
+	stream_merge_feed(s->merge, watermark, wall_off, final, feed_learner, l);
 	return 0;
 }
 

@@ -99,10 +99,13 @@ void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lo
  * or the side instance's. Returns 1 kept, 0 dropped.
  * stream_merge_cpu_capped(): reading a CPU stopped at the page cap after a
  * record stamped last_ts; nothing later is fed in this drain.
+ * Stamps (the events' ts_ns, watermark, last_ts) are on the rings' clock
+ * (CLOCK_BOOTTIME), one for every CPU and every drain.
  * stream_merge_feed() feeds, in timestamp order, what is stamped at or
  * before both watermark and the capped CPUs' bound (everything if final),
- * holds the rest, and shrinks the array back after a storm. Returns how
- * many were fed.
+ * each with wall_off added (the feeding drain's REALTIME - BOOTTIME), holds
+ * the rest, and shrinks the array back after a storm. Returns how many
+ * were fed.
  */
 struct stream_merge;
 struct stream_merge *stream_merge_new(size_t max_held);
@@ -110,7 +113,7 @@ void stream_merge_free(struct stream_merge *m);
 int stream_merge_add(struct stream_merge *m, const struct learn_event *ev, const char *text,
 		     bool main);
 void stream_merge_cpu_capped(struct stream_merge *m, int64_t last_ts);
-size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, bool final,
+size_t stream_merge_feed(struct stream_merge *m, int64_t watermark, int64_t wall_off, bool final,
 			 void (*feed)(void *ctx, const struct learn_event *ev), void *ctx);
 size_t stream_merge_held(const struct stream_merge *m);
 size_t stream_merge_capacity(const struct stream_merge *m);

@@ -57,7 +57,7 @@ static size_t drain(struct stream_merge *m, struct cpu *cpus, size_t ncpu, size_
 		if (read == cap && !final)
 			stream_merge_cpu_capped(m, last);
 	}
-	return stream_merge_feed(m, watermark, final, collect, f);
+	return stream_merge_feed(m, watermark, 0, final, collect, f);
 }
 
 static int64_t busy[1000], quiet[40];
@@ -152,11 +152,73 @@ static void test_storm_bounded(void)
 		CHECK_INT(dmain, ==, 1);
 		CHECK_INT(dside, ==, 0);
 	}
-	CHECK_INT(stream_merge_feed(m, 100000, false, collect, &f), ==, max);
+	CHECK_INT(stream_merge_feed(m, 100000, 0, false, collect, &f), ==, max);
 	CHECK_INT(f.out_of_order, ==, 0);
 	CHECK_INT(f.texts, ==, max);	/* each with its text */
 	CHECK_INT(stream_merge_held(m), ==, 0);
 	CHECK(stream_merge_capacity(m) <= 1024);
+	stream_merge_free(m);
+}
+
+static int no_tgid(void *ctx, int32_t tid, int32_t *ret, bool *kthread)
+{
+	return -3;	/* -ESRCH */
+}
+
+static int no_comm(void *ctx, int32_t tgid, char *buf)
+{
+	return -3;
+}
+
+static struct fed wall;
+
+static void feed_both(void *ctx, const struct learn_event *ev)
+{
+	collect(&wall, ev);
+	learner_feed(ctx, ev);
+}
+
+/*
+ * Two drains whose REALTIME - BOOTTIME differ: the first was preempted
+ * between its two clock reads (or the clock stepped back after it), so its
+ * offset is 600 ns too large. A fork's alloc, stamped just before the first
+ * drain started, is held by it; the fork record, 50 ns later, is read by the
+ * second. Ordered by the rings' clock, the alloc still comes first and the
+ * child is learned; ordered by wall stamps taken at read time, the fork
+ * came first and the mm stayed unbound (the flake in test-daemon.sh).
+ */
+static void test_drains_disagree_on_wall_time(void)
+{
+	const struct learn_proc none = { no_tgid, no_comm, NULL };
+	const struct learn_limits lim = { .max_page_pairs = 1, .max_locks = 1 };
+	const int64_t wall0 = 1700000000000000000LL;
+	struct stream_merge *m = stream_merge_new(64);
+	struct learner *l = learner_new(&lim, &none);
+	struct learn_event alloc_ev = { .type = LEARN_MM_ALLOC, .ts_ns = 1500, .pid = 100,
+					.addr = 0xffff888000100000ULL };
+	struct learn_event fork_ev = { .type = LEARN_FORK, .ts_ns = 1550, .pid = 100, .pid2 = 200,
+				       .comm = "parent" };
+	struct learn_stats st;
+
+	CHECK(m != NULL && l != NULL);
+	if (!m || !l)
+		goto out;
+	wall.n = wall.out_of_order = 0;
+	/* drain 1: started at 2000, so feeds up to 1000; the alloc waits */
+	stream_merge_add(m, &alloc_ev, NULL, true);
+	CHECK_INT(stream_merge_feed(m, 1000, wall0 + 600, false, feed_both, l), ==, 0);
+	/* drain 2: started at 3000, its offset the true one */
+	stream_merge_add(m, &fork_ev, NULL, true);
+	CHECK_INT(stream_merge_feed(m, 2000, wall0, false, feed_both, l), ==, 2);
+	CHECK_INT(wall.n, ==, 2);
+	CHECK_INT(wall.out_of_order, ==, 0);
+	/* wall time is the feeding drain's, for both */
+	CHECK_INT(wall.ts[0], ==, wall0 + 1500);
+	CHECK_INT(wall.ts[1], ==, wall0 + 1550);
+	learner_get_stats(l, &st);
+	CHECK_INT(st.mm_learned, ==, 1);
+out:
+	learner_free(l);
 	stream_merge_free(m);
 }
 
@@ -166,5 +228,6 @@ int main(void)
 	RUN(test_order_under_cap);
 	RUN(test_watermark);
 	RUN(test_storm_bounded);
+	RUN(test_drains_disagree_on_wall_time);
 	return test_exit();
 }
