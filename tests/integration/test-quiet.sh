@@ -129,15 +129,18 @@ check "held: whole intervals" "$(q "SELECT count(*) FROM intervals WHERE $FULL")
 armed_as_planned held
 
 # --- spike checks half as often while quiet ------------------------------
-# One slice either way (the spike watch needs the learning streams: a
-# spike window arms them), so the daemon's wake-ups differ by the free
-# counters' readings, every 100 ms or 200 ms while quiet, and by a few for
-# the learning, which the quiet one does once. Its voluntary context
-# switches over 8 s of whole intervals: about 80 against about 40.
+# No window either way (fleet_share 0: never this host's turn, which
+# neither spike windows nor the quiet rule look past), so the daemon's
+# wake-ups are the free counters' readings, every 100 ms or 200 ms while
+# quiet, and three flushes. Its voluntary context switches over 8 s: about
+# 83 against about 43. With a window in each interval, the main loop also
+# looks every 20 ms whether a slice's disarming is over, which takes
+# 100-200 ms alone and a second or more beside CPU hogs: make stress saw
+# 78-82 quiet wake-ups against 98-105, and this check fail twice in 18.
 wakeups() {	# QUIET_CPU: the daemon's voluntary context switches from 4 s to 12 s
 	DB=$WORK/wake-$1.db
-	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 3s --window 300ms \
-		--window-slices 1 --overhead-budget 100% --spike-check 100ms --quiet-cpu "$1" \
+	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 3s --fleet-share 0 \
+		--spike-check 100ms --quiet-cpu "$1" \
 		--learn-pages no --learn-locks no --switch-sample 0 --analyze no \
 		--duration 13s >/dev/null 2>"$WORK/wake-$1.log" &
 	D=$!
