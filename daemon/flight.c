@@ -545,8 +545,11 @@ static void remove_child_files(const struct flight *f)
 		unlink(f->frozen[k]);
 }
 
-/* The first line trace-cmd wrote with needle in it; false: none. */
-static bool find_line(const char *path, const char *needle, char *buf, size_t len)
+/*
+ * The first line trace-cmd wrote that is not blank and, with needle, holds
+ * it, for the failure message; false: none.
+ */
+static bool log_line(const char *path, const char *needle, char *buf, size_t len)
 {
 	FILE *fp = fopen(path, "re");
 	bool found = false;
@@ -555,26 +558,11 @@ static bool find_line(const char *path, const char *needle, char *buf, size_t le
 	if (!fp)
 		return false;
 	while (!found && fgets(buf, (int)len, fp))
-		found = strstr(buf, needle) != NULL;
+		found = strstrip(buf)[0] && (!needle || strstr(buf, needle));
 	if (!found)
 		buf[0] = '\0';
-	strstrip(buf);
 	fclose(fp);
 	return found;
-}
-
-/* The first line trace-cmd wrote, for the failure message. */
-static void first_line(const char *path, char *buf, size_t len)
-{
-	FILE *fp = fopen(path, "re");
-
-	buf[0] = '\0';
-	if (!fp)
-		return;
-	while (fgets(buf, (int)len, fp) && !strstrip(buf)[0])
-		;
-	strstrip(buf);
-	fclose(fp);
 }
 
 int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool wait)
@@ -601,9 +589,9 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	f->child = 0;
 	/* A file trace-cmd read twice changed in between (frozen_files[]):
 	 * exited 0, but what it wrote cannot be read. */
-	torn = find_line(f->log, TORN_WARNING, msg, sizeof(msg));
+	torn = log_line(f->log, TORN_WARNING, msg, sizeof(msg));
 	if (!torn)
-		first_line(f->log, msg, sizeof(msg));
+		log_line(f->log, NULL, msg, sizeof(msg));
 	if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(f->tmp, &st) < 0 ||
 	    st.st_size == 0 || torn) {
 		log_warning("Snapshot (%s) failed: %s extract %s%s%s, ignoring", f->trigger,
