@@ -210,6 +210,28 @@ check "fail ($why): nothing listed" "$(snapshots)" -eq 0
 kill -0 "$D" 2>/dev/null || fail "fail ($why): the daemon died"
 stop_daemon fail
 
+# --- a file trace-cmd says it read torn: a failed snapshot, not a listed one ---------
+# trace-cmd 3.1 exits 0 after "error in size of file" (a file it reads
+# twice changed in between: /proc/kallsyms, which the child cannot
+# freeze), and what it wrote cannot be read. A trace-cmd that says so.
+mkdir "$TMP/torn-bin"
+cat >"$TMP/torn-bin/trace-cmd" <<EOF
+#!/bin/sh
+$TMP/bin/trace-cmd "\$@" || exit
+echo "error in size of file '/proc/kallsyms'" >&2
+EOF
+chmod +x "$TMP/torn-bin/trace-cmd"
+path_before=$PATH
+PATH=$TMP/torn-bin:$PATH
+start_daemon torn 25s --snapshot-dir "$TMP/torn"
+PATH=$path_before
+kill -USR1 "$D"
+wait_until 30 sh -c "grep -q 'Snapshot (SIGUSR1) failed.*cannot be read' '$TMP/torn.log'" ||
+	fail "torn: not logged as failed: $(grep -i snapshot "$TMP/torn.log")"
+check "torn: nothing listed" "$(snapshots)" -eq 0
+check "torn: no trace.dat kept" "$(ls "$TMP/torn" 2>/dev/null | grep -c '\.dat$')" -eq 0
+stop_daemon torn
+
 # --- trace-cmd extract failing: the top-level tracing_on stays as it was -----------
 start_daemon gone 25s --snapshot-dir "$TMP/gone"
 wait_until 20 sh -c "test -d '$TRACING/instances/$INST-flight'"
