@@ -8,7 +8,8 @@
  *                 mmap_lock for write), then exits; prints "pid N" each
  *   exec K        K children exec this helper's "idle" command; prints "pid N"
  *   newpages N    writes N fresh pages of a tmpfs file: N LRU insertions
- *   activate N    writes N fresh tmpfs pages, then reads each three times
+ *   activate N    writes N fresh tmpfs pages, reads each three times, on one
+ *                 CPU whose LRU batches it drains: N mm_lru_activate
  *   pwrite N      pwrite()s 1 KiB at offset 0 of a tmpfs file N times
  *   dontneed N    writes a byte to an anonymous page and MADV_DONTNEEDs it,
  *                 N times, checking it reads back zero
@@ -121,24 +122,61 @@ static int do_newpages(long n)
 	return 0;
 }
 
-/* Fresh pages read twice: the second access activates them
- * (folio_mark_accessed: referenced, then active). */
+/*
+ * Drain this CPU's folio batches (lru_add, lru_activate, ...): mlock() of
+ * a mapping not yet locked runs lru_add_drain() in mlock_vma_pages_range()
+ * (mm/mlock.c, 5.18 on). Pinned to one CPU, that is every batch we filled.
+ */
+static int drain_this_cpu(void)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	p[0] = 1;
+	if (mlock(p, psz) < 0 || munlock(p, psz) < 0) {
+		munmap(p, psz);
+		return -1;
+	}
+	return munmap(p, psz);
+}
+
+/*
+ * Fresh pages read again: shmem's write left them referenced, so the next
+ * read activates them (folio_mark_accessed). Every activation is traced
+ * only if the folio was on the LRU, not still in a CPU's lru_add batch
+ * (that one is marked active in the batch, without mm_lru_activate), and
+ * the event fires when the lru_activate batch drains. So the helper stays
+ * on one CPU and drains it after the writes and after the reads: each of
+ * the N pages gives one mm_lru_activate before it exits, on any load.
+ */
 static int do_activate(long n)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	char *buf = malloc(psz);
 	int fd = tmpfs_file();
+	int cpu = sched_getcpu();
+	cpu_set_t set;
 
 	if (fd < 0 || !buf)
 		return die("tmpfs file");
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return die("sched_setaffinity");
 	memset(buf, 0x3c, psz);
 	for (long i = 0; i < n; i++)
 		if (pwrite(fd, buf, psz, i * psz) != psz)
 			return die("pwrite");
+	if (drain_this_cpu() < 0)
+		return die("mlock (to drain the LRU batches)");
 	for (int pass = 0; pass < 3; pass++)
 		for (long i = 0; i < n; i++)
 			if (pread(fd, buf, psz, i * psz) != psz)
 				return die("pread");
+	if (drain_this_cpu() < 0)
+		return die("mlock (to drain the LRU batches)");
 	printf("pages %ld\n", n);
 	close(fd);
 	free(buf);
