@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "cli.h"
 #include "commands.h"
+#include "config.h"
 #include "csvw.h"
 #include "db.h"
 #include "escape.h"

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "btf.h"
 #include "commands.h"
+#include "config.h"
 #include "db.h"
 #include "import.h"
 #include "import-tracedat.h"

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "config.h"
 #include "db.h"
-#include "flight.h"
 #include "log.h"
 #include "util.h"
 

@@ -35,7 +35,4 @@ void cmd_snapshot_help(void);
 int cmd_ship(int argc, char **argv);
 void cmd_ship_help(void);
 
-/* The default database path, $MMHITM_DB or the daemon's StateDirectory. */
-const char *default_db_path(void);
-
 #endif

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "config.h"
 #include "log.h"
 #include "util.h"
 
@@ -31,13 +32,6 @@ static const struct command commands[] = {
 	{ "ship", cmd_ship, "send what a ClickHouse cluster lacks of this database (hourly timer)",
 	  cmd_ship_help },
 };
-
-const char *default_db_path(void)
-{
-	const char *p = getenv("MMHITM_DB");
-
-	return p && *p ? p : "/var/lib/mmhitm/mmhitm.db";
-}
 
 static void usage(FILE *f)
 {

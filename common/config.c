@@ -104,7 +104,7 @@ static int check_events(const char *v, char *err, size_t errlen)
 
 static const struct option_def options[] = {
 	{ { "db", "PATH", "SQLite database to record into" },
-	  OPT_PATH, OFF(db_path), "/var/lib/mmhitm/mmhitm.db" },
+	  OPT_PATH, OFF(db_path), CONFIG_DEFAULT_DB },
 	{ { "interval", "DURATION", "length of one recording interval (one transaction)" },
 	  OPT_DURATION, OFF(interval_ns), "60s", 1 * S, 3600 * S },
 	{ { "duration", "DURATION", "stop after this long (0: run until stopped)" },
@@ -608,4 +608,11 @@ void config_dump(const struct config *c, FILE *f)
 		case OPT_FRACTION:	fprintf(f, "%g%%\n", *(const double *)field * 100); break;
 		}
 	}
+}
+
+const char *default_db_path(void)
+{
+	const char *p = getenv("MMHITM_DB");
+
+	return p && *p ? p : CONFIG_DEFAULT_DB;
 }

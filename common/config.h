@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/mmhitm/mmhitm.conf"
+#define CONFIG_DEFAULT_DB "/var/lib/mmhitm/mmhitm.db"
 
 /*
  * mmhitmd's settings. Each field has one entry in config.c's option table,
@@ -115,5 +116,12 @@ struct option;
  */
 struct option *config_longopts_new(const struct option *fixed, size_t n_fixed, int base);
 void config_longopts_free(struct option *o);
+
+/* The database the mmhitm commands read: $MMHITM_DB, else the daemon's default. */
+const char *default_db_path(void);
+
+/* The value `mmhitm snapshot` sends with SIGUSR1 (sigqueue) to ask mmhitmd
+ * for a flight-recorder snapshot: a request, not a bare signal. "SNAP". */
+#define FLIGHT_REQUEST_MAGIC 0x534e4150
 
 #endif

@@ -72,8 +72,4 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 /* Whether a snapshot is being taken (the main loop polls sooner). */
 bool flight_busy(const struct flight *f);
 
-/* The value `mmhitm snapshot` sends with SIGUSR1 (sigqueue): a request,
- * not a bare signal. "SNAP". */
-#define FLIGHT_REQUEST_MAGIC 0x534e4150
-
 #endif

@@ -16,14 +16,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The fuzz link takes every library object, and the analyzer's commands
- * call the tool's default_db_path() (analyzer/mmhitm.c, a main file). */
-const char *default_db_path(void);
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 /* The steps of mmhitm import; with db, the writes too, rolled back. */
 static void import_one(const uint8_t *data, size_t size, int64_t max_gap_ns, sqlite3 *db)
 {

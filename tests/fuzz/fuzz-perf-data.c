@@ -15,14 +15,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The fuzz link takes every library object, and the analyzer's commands
- * call the tool's default_db_path() (analyzer/mmhitm.c, a main file). */
-const char *default_db_path(void);
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct mem_agg *agg;

@@ -10,13 +10,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The command files link in without analyzer/mmhitm.c, which has this. */
-const char *default_db_path(void);
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const chain[] = { "_raw_spin_lock_irqsave", NULL, "folio_batch_move_lru",

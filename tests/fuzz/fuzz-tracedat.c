@@ -19,14 +19,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The fuzz link takes every library object, and the analyzer's commands
- * call the tool's default_db_path() (analyzer/mmhitm.c, a main file). */
-const char *default_db_path(void);
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 /* libtracecmd allocates what a corrupt size field says; NULL is its
  * answer to handle, not ours to report. */
 const char *__asan_default_options(void);

@@ -24,12 +24,6 @@
 
 #define INTERVAL_NS	(60LL * NSEC_PER_SEC)
 
-const char *default_db_path(void);
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 static sqlite3 *db;
 
 struct outcome {

@@ -30,12 +30,6 @@
 #include "test.h"
 #include "util.h"
 
-/* The tool's main file is not in the library. */
-const char *default_db_path(void)
-{
-	return "/nonexistent";
-}
-
 static _Alignas(256) volatile uint64_t line[32];
 static atomic_int stop;
 
