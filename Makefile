@@ -88,34 +88,65 @@ PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 WARNINGS	:= -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare \
 		   -Wformat=2 -Wundef -Wvla -Wno-unused-parameter \
-		   -Wno-missing-field-initializers
-BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -Icommon -Idaemon -Ianalyzer -I$(O)/gen \
-		   $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
+		   -Wno-missing-field-initializers -Werror=implicit-function-declaration
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
 CFLAGS		?= -O2 -g
-ALL_CFLAGS	= $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+# LAYER_INC: the folders an object may include from (see "layers" below).
+ALL_CFLAGS	= $(LAYER_INC) $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 LIBS		= $(PKG_LIBS) $(LIBPERF_LIBS) -lm
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
 FUZZ_FLAGS	:= -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 
-# --- sources ---------------------------------------------------------------
+# --- layers --------------------------------------------------------------
 #
-# Every directory except tests/ is a library of its .c files plus at most one
-# program whose main() lives in the file named after it; tests link the
-# libraries, never the mains.
+# One folder per role, each an archive that sees only the layers below it
+# (docs/architecture.md draws them; tests/integration/test-layers.sh checks
+# the drawing against the code). SEES_<folder> lists the folders whose
+# headers a folder's objects may include and whose functions they may call,
+# its own first. The compiler is given only those -I paths, so an upward
+# include finds no header; common/check-layer.sh then refuses an archive
+# that calls into a folder it may not see (a hand-written prototype).
+# A program's main() lives in the file named after it, outside its archive.
 
-COMMON_SRCS	:= $(wildcard common/*.c)
-DAEMON_SRCS	:= $(filter-out daemon/mmhitmd.c daemon/%.bpf.c,$(wildcard daemon/*.c))
-ANALYZER_SRCS	:= $(filter-out analyzer/mmhitm.c,$(wildcard analyzer/*.c)) \
-		   $(wildcard reports/*.c)
-# reports/ headers, for analyzer/cmd-report.c and the tests.
-BASE_CFLAGS	+= -Ireports
-LOAD_SRCS	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
+LAYERS		:= common clickhouse engine reports daemon cli load
+SEES_common	:= common
+SEES_clickhouse	:= clickhouse common
+SEES_engine	:= engine common
+SEES_reports	:= reports clickhouse common
+SEES_daemon	:= daemon engine common
+SEES_cli	:= cli reports engine clickhouse common
+SEES_load	:= load common
+# Archives are linked top-down: a layer's archive before those below it.
+LINK_ORDER	:= cli daemon load reports engine clickhouse common
+
 SCHEMA_SQL	:= $(sort $(wildcard schema/[0-9]*.sql))
 # The ClickHouse cluster's schema (mmhitm ship --init), compiled in too.
 CH_SQL		:= $(sort $(wildcard schema/clickhouse/*.sql))
-GEN_SRCS	:= $(O)/gen/schema-sql.c $(O)/gen/rules-conf.c $(O)/gen/mm-snapshot-bpf.c \
-		   $(O)/gen/paths-conf.c $(O)/gen/clickhouse-sql.c
+
+# Each generated source belongs to the layer that reads it.
+SRCS_common	:= $(wildcard common/*.c) $(O)/gen/schema-sql.c $(O)/gen/paths-conf.c
+SRCS_clickhouse	:= $(wildcard clickhouse/*.c) $(O)/gen/clickhouse-sql.c
+SRCS_engine	:= $(wildcard engine/*.c) $(O)/gen/rules-conf.c
+SRCS_reports	:= $(wildcard reports/*.c)
+SRCS_daemon	:= $(filter-out daemon/mmhitmd.c daemon/%.bpf.c,$(wildcard daemon/*.c)) \
+		   $(O)/gen/mm-snapshot-bpf.c
+SRCS_cli	:= $(filter-out cli/mmhitm.c,$(wildcard cli/*.c))
+SRCS_load	:= $(filter-out load/mmhitm-load.c,$(wildcard load/*.c))
+
+# Tests, benchmarks and fuzz harnesses see every layer.
+ALL_INC		:= $(addprefix -I,$(LAYERS))
+LAYER_INC	= $(ALL_INC)
+$(foreach l,$(LAYERS),$(eval \
+  $(O)/obj/$(l)/%.o $(O)/san/$(l)/%.o $(O)/fuzzobj/$(l)/%.o: LAYER_INC = $(addprefix -I,$(SEES_$(l)))))
+$(foreach l,$(LAYERS),$(foreach g,$(filter $(O)/gen/%,$(SRCS_$(l))),$(eval \
+  $(foreach k,obj san fuzzobj,$(patsubst %.c,$(O)/$(k)/%.o,$(g))): LAYER_INC = $(addprefix -I,$(SEES_$(l))))))
+
+# lib(1): the archives of a program whose folder is $(1), top-down;
+# $(2) is the flavour ("", -san, -fuzz).
+layer_libs	= $(foreach l,$(filter $(SEES_$(1)),$(LINK_ORDER)),$(O)/lib/lib$(l)$(2).a)
+ALL_LIBS	= $(foreach l,$(LINK_ORDER),$(O)/lib/lib$(l)$(1).a)
+LAYER_CHECKS	:= $(foreach l,$(LAYERS),$(O)/lib/$(l).layer-ok)
 
 UNIT_TESTS	:= $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 FUZZERS		:= $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -123,13 +154,9 @@ BENCH_SRCS	:= $(wildcard bench/*.c)
 
 obj		= $(patsubst %.c,$(O)/$(1)/%.o,$(2))
 
-LIB_SRCS	:= $(COMMON_SRCS) $(DAEMON_SRCS) $(ANALYZER_SRCS) $(LOAD_SRCS) $(GEN_SRCS)
-LIB_OBJS	:= $(call obj,obj,$(LIB_SRCS))
-SAN_LIB_OBJS	:= $(call obj,san,$(LIB_SRCS))
-
 PROGS		:= $(O)/mmhitmd $(O)/mmhitm $(O)/mmhitm-load
 # A program is built once its main file exists.
-PROGS		:= $(foreach p,daemon/mmhitmd analyzer/mmhitm load/mmhitm-load,\
+PROGS		:= $(foreach p,daemon/mmhitmd cli/mmhitm load/mmhitm-load,\
 		     $(if $(wildcard $(p).c),$(O)/$(notdir $(p))))
 TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 		   $(addprefix $(O)/tests-san/,$(UNIT_TESTS)) \
@@ -137,7 +164,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
 .PHONY: all deps check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
-	install uninstall clean distclean libperf soak stress check-faults
+	install uninstall clean distclean libperf soak stress check-faults layers
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
 # with no prerequisites: that made every target secondary, and a missing
@@ -177,8 +204,8 @@ $(O)/gen/mm-snapshot-bpf.c: $(O)/gen/mm-snapshot.bpf.o common/gen-blob.sh
 $(O)/gen/paths-conf.c: common/paths.conf common/gen-blob.sh
 	$(call quiet,GEN,$@)mkdir -p $(@D) && sh common/gen-blob.sh paths_conf $< > $@.tmp && mv $@.tmp $@
 
-$(O)/gen/rules-conf.c: analyzer/rules.conf analyzer/gen-rules.sh
-	$(call quiet,GEN,$@)mkdir -p $(@D) && sh analyzer/gen-rules.sh analyzer/rules.conf > $@.tmp && mv $@.tmp $@
+$(O)/gen/rules-conf.c: engine/rules.conf engine/gen-rules.sh
+	$(call quiet,GEN,$@)mkdir -p $(@D) && sh engine/gen-rules.sh engine/rules.conf > $@.tmp && mv $@.tmp $@
 
 # --- libperf ---------------------------------------------------------------
 
@@ -202,55 +229,61 @@ $(O)/obj/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # Where `mmhitm report` looks for the patch map by default.
-$(O)/obj/analyzer/cmd-report.o $(O)/san/analyzer/cmd-report.o \
-$(O)/obj/analyzer/rules.o $(O)/san/analyzer/rules.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
+$(O)/obj/cli/cmd-report.o $(O)/san/cli/cmd-report.o \
+$(O)/obj/engine/rules.o $(O)/san/engine/rules.o: ALL_CFLAGS += -DSYSCONFDIR='"$(SYSCONFDIR)"'
 
 $(O)/san/%.o: %.c | $(LIBPERF_STAMP)
 	$(call quiet,CC-SAN,$<)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
 
-$(O)/libmmhitm.a: $(LIB_OBJS)
-	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+# One archive per layer and flavour: lib<layer>.a, lib<layer>-san.a,
+# lib<layer>-fuzz.a (objects in obj/, san/, fuzzobj/).
+$(foreach l,$(LAYERS),$(eval $(O)/lib/lib$(l).a: $(call obj,obj,$(SRCS_$(l)))))
+$(foreach l,$(LAYERS),$(eval $(O)/lib/lib$(l)-san.a: $(call obj,san,$(SRCS_$(l)))))
+$(foreach l,$(LAYERS),$(eval $(O)/lib/lib$(l)-fuzz.a: $(call obj,fuzzobj,$(SRCS_$(l)))))
 
-$(O)/libmmhitm-san.a: $(SAN_LIB_OBJS)
-	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+$(O)/lib/%.a:
+	$(call quiet,AR,$@)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
+
+# The link check, per layer: no undefined symbol of its archive is defined
+# in a layer it may not see; no source includes through "../".
+$(O)/lib/%.layer-ok: $(call ALL_LIBS,) common/check-layer.sh
+	$(call quiet,LAYER,$*)sh common/check-layer.sh $* "$(SEES_$*)" $(O)/lib "$(LAYERS)" && touch $@
+
+layers: $(LAYER_CHECKS)
 
 # --- programs --------------------------------------------------------------
 
-$(O)/mmhitmd: $(O)/obj/daemon/mmhitmd.o $(O)/libmmhitm.a
+# A program links its own layer's archive and those below it, after the
+# layer check has passed.
+$(O)/mmhitmd: $(O)/obj/daemon/mmhitmd.o $(call layer_libs,daemon,) | $(LAYER_CHECKS)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(O)/mmhitm: $(O)/obj/analyzer/mmhitm.o $(O)/libmmhitm.a
+$(O)/mmhitm: $(O)/obj/cli/mmhitm.o $(call layer_libs,cli,) | $(LAYER_CHECKS)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(O)/mmhitm-load: $(O)/obj/load/mmhitm-load.o $(O)/libmmhitm.a
+$(O)/mmhitm-load: $(O)/obj/load/mmhitm-load.o $(call layer_libs,load,) | $(LAYER_CHECKS)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # --- tests -----------------------------------------------------------------
 
-$(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/libmmhitm.a
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(call ALL_LIBS,)
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
 
-$(O)/tests-san/%: $(O)/san/tests/unit/%.o $(O)/libmmhitm-san.a
+$(O)/tests-san/%: $(O)/san/tests/unit/%.o $(call ALL_LIBS,-san)
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) -lpthread
 
-$(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $(O)/libmmhitm.a
+$(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $(call ALL_LIBS,)
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # Fuzz targets are built with clang, against the library compiled with
 # libFuzzer's coverage instrumentation.
-FUZZ_LIB_OBJS	:= $(call obj,fuzzobj,$(LIB_SRCS))
-
 $(O)/fuzzobj/%.o: %.c | $(LIBPERF_STAMP)
-	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 -MMD -MP \
+	$(call quiet,CC-FUZZ,$<)mkdir -p $(@D) && $(CLANG) $(LAYER_INC) $(BASE_CFLAGS) -g -O1 -MMD -MP \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -c -o $@ $<
 
-# An archive, like the other libraries, so a fuzzer pulls only what it uses
-# (analyzer/cmd-*.o need analyzer/mmhitm.c, which no fuzzer links).
-$(O)/libmmhitm-fuzz.a: $(FUZZ_LIB_OBJS)
-	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
-
-$(O)/fuzz/%: tests/fuzz/%.c $(O)/libmmhitm-fuzz.a
-	$(call quiet,FUZZ,$@)mkdir -p $(@D) && $(CLANG) $(BASE_CFLAGS) -g -O1 $(FUZZ_FLAGS) \
+# Archives, like the other libraries, so a fuzzer pulls only what it uses.
+$(O)/fuzz/%: tests/fuzz/%.c $(call ALL_LIBS,-fuzz)
+	$(call quiet,FUZZ,$@)mkdir -p $(@D) && $(CLANG) $(ALL_INC) $(BASE_CFLAGS) -g -O1 $(FUZZ_FLAGS) \
 	    -o $@ $^ $(LIBS)
 
 fuzz: $(FUZZ_BINS)
@@ -321,7 +354,7 @@ bench: all $(BENCH_PROGS)
 bench-fleet: all
 	$(Q)O=$(O) sh bench/bench-fleet.sh
 
-$(O)/bench/%: $(O)/obj/bench/%.o $(O)/libmmhitm.a
+$(O)/bench/%: $(O)/obj/bench/%.o $(call ALL_LIBS,)
 	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # --- real kernels under QEMU (tests/kernels) -------------------------------
@@ -381,7 +414,7 @@ install: all $(O)/mmhitm.conf
 	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; \
 	done
 	install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
-	install -m 0644 analyzer/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
+	install -m 0644 engine/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 	@# An existing configuration is the operator's: never overwrite it.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf ] || \
 	    install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf

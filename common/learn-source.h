@@ -13,7 +13,7 @@
  * The tracepoints objects are learned from, and how one record of each
  * becomes a learn_event: the one definition shared by the live stream
  * (stream.c, from mmhitmd's tracefs instance) and the import of a
- * trace-cmd trace.dat (analyzer/import-tracedat.c). Neither a tracefs
+ * trace-cmd trace.dat (engine/import-tracedat.c). Neither a tracefs
  * instance nor /proc is needed here: only the event formats (a tep).
  */
 

@@ -42,7 +42,7 @@ Writes OUTDIR/<host>.db and OUTDIR/patches.conf; prints the report range as
 cluster (schema/clickhouse, `mmhitm ship --init`): hosts, boots, ksyms,
 hitm_lines and the roll-ups interval_rollup and path_rollup at --grain
 seconds, with exactly the rows `mmhitm ship` would send for the hosts'
-SQLite files (only final buckets, as analyzer/rollup.c defines them), but
+SQLite files (only final buckets, as common/rollup.c defines them), but
 without writing or shipping them; the per-interval tables (intervals,
 event_counts, path_intervals) are not loaded. --sqlite-first N writes only
 the first N hosts' SQLite files (the same draws), for a comparison on a
@@ -452,7 +452,7 @@ class ClusterLoad:
                 continue
             t = bt["t"]
             gn = G * NS
-            # Only final buckets are shipped (analyzer/rollup.c): the host's
+            # Only final buckets are shipped (common/rollup.c): the host's
             # newest boot holds back the bucket its newest interval is in.
             if bt is g["boots"][-1]:
                 t = t[(t // gn) * gn + gn <= t[-1]]

@@ -98,7 +98,7 @@ same_rows() {
 cursor() { sqlite3 "$1" "SELECT coalesce((SELECT last_key FROM ship_cursors WHERE tbl = '$2'), 'none')"; }
 
 # The roll-ups of a database as its own GROUP BY, written here apart from
-# analyzer/rollup.c: final 10-minute buckets (the boot has an interval
+# common/rollup.c: final 10-minute buckets (the boot has an interval
 # starting at or after the bucket's end, or a later boot exists; every
 # interval analyzed), per host "table machine_id buckets intervals lost
 # hitm samples work" (fleetgen's rows measure HITM and work together).

@@ -15,7 +15,7 @@
 #include "log.h"
 #include "rules.h"
 #include "test.h"
-#include "analyzer-fixture.h"
+#include "engine-fixture.h"
 
 #define LRUVEC2		0xffff888107f20000ULL	/* an lruvec no lock points to */
 #define LATE_MM		0xffff888105510000ULL	/* an mm learned after its samples */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The import path past the parser (analyzer/import.c) on corrupt sample
+ * The import path past the parser (engine/import.c) on corrupt sample
  * times. A flipped byte in one timestamp once crashed the import (a span
  * of more than 100000 intervals freed an interval array never allocated)
  * or stretched a 4-second recording into 75,060 empty intervals. Now the

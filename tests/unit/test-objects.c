@@ -11,7 +11,7 @@
 #include "objects.h"
 #include "symtab.h"
 #include "test.h"
-#include "analyzer-fixture.h"
+#include "engine-fixture.h"
 
 static int ex_objects(sqlite3 *db, const char *sql)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * analyzer/rollup.c on a database built here: which buckets are final
+ * common/rollup.c on a database built here: which buckets are final
  * (the boot moved past them, or a later boot exists; every interval
  * analyzed), what they sum, and how a path's HITM and work pair up when a
  * window measured HITM in some intervals and work was counted in all.

@@ -3,7 +3,7 @@
 #define MMHITM_RULES_H
 
 /*
- * Attribution rules as data (analyzer/rules.conf documents the format):
+ * Attribution rules as data (engine/rules.conf documents the format):
  * "rule" lines map a typed sample (object type, field, offset in the
  * object, IP symbol, callchain symbols) to P1..P4, other:<object> or
  * unresolved, first match wins; "anchor" lines say which sample contexts
@@ -54,7 +54,7 @@ enum {
  * -EINVAL (each bad line logged as origin:line: why).
  */
 int rules_parse(struct rules *r, const char *text, const char *origin, unsigned int flags);
-/* The shipped defaults (analyzer/rules.conf, compiled in). */
+/* The shipped defaults (engine/rules.conf, compiled in). */
 int rules_load_defaults(struct rules *r);
 /* An override file (--rules FILE). */
 int rules_load_file(struct rules *r, const char *path);

@@ -3,9 +3,9 @@
 #define MMHITM_ANALYSIS_H
 
 /*
- * The one door from the daemon into the analyzer. mmhitmd attributes
+ * The one door from the daemon into the attribution engine. mmhitmd attributes
  * what it wrote after every interval and exports per-path totals; it
- * needs nothing else of the analyzer: not its rules, not its tables.
+ * needs nothing else of the engine: not its rules, not its tables.
  * analysis_step() is analyze_db() with the installed rules, followed by
  * the boot's new per-path rows added to the running totals.
  */

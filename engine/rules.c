@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Attribution rules: parser, matcher and digest (format: analyzer/rules.conf). */
+/* Attribution rules: parser, matcher and digest (format: engine/rules.conf). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
  */
 #define RESOLVER_VERSION "mmhitm-resolver-2"
 
-/* analyzer/rules.conf, compiled in by analyzer/gen-rules.sh. */
+/* engine/rules.conf, compiled in by engine/gen-rules.sh. */
 extern const char rules_default_text[];
 
 enum cond_kind {

@@ -32,7 +32,7 @@ struct ship_table_result {
 };
 
 #define SHIP_TABLES 8
-/* The tables above, then the two roll-ups (analyzer/rollup.h). */
+/* The tables above, then the two roll-ups (common/rollup.h). */
 #define SHIP_RESULTS (SHIP_TABLES + 2)
 
 struct ship_result {
