@@ -30,7 +30,7 @@ static const char *const match_names[] = {
 	[MATCH_KSYM] = "ksym",
 };
 
-struct rule {
+struct patch_line {
 	enum patch_state state;
 	unsigned int paths;		/* bit i: P(i+1) */
 	enum match_kind kind;
@@ -39,7 +39,7 @@ struct rule {
 };
 
 struct patch_map {
-	struct rule *rules;
+	struct patch_line *rules;
 	size_t nr_rules, alloc_rules;
 	char **ksyms;			/* distinct ksym patterns */
 	size_t nr_ksyms, alloc_ksyms;
@@ -145,7 +145,7 @@ static char *next_word(char **s)
 static int parse_line(struct patch_map *m, char *line, const char *origin, unsigned int lineno)
 {
 	char *verb, *paths, *match, *pattern, *rest = line;
-	struct rule rule = {};
+	struct patch_line rule = {};
 	size_t i;
 	int r;
 
@@ -194,7 +194,7 @@ static int parse_line(struct patch_map *m, char *line, const char *origin, unsig
 				       origin, lineno, match, pattern);
 	}
 
-	if (grow_array((void **)&m->rules, &m->alloc_rules, sizeof(struct rule), m->nr_rules + 1) < 0)
+	if (grow_array((void **)&m->rules, &m->alloc_rules, sizeof(struct patch_line), m->nr_rules + 1) < 0)
 		return log_oom();
 	rule.pattern = strdup(pattern);
 	if (asprintf(&rule.why, "%s %s (%s:%u)", match, pattern, origin, lineno) < 0)
@@ -277,7 +277,7 @@ const char *patch_map_ksym(const struct patch_map *m, size_t i)
 	return i < m->nr_ksyms ? m->ksyms[i] : NULL;
 }
 
-static bool rule_matches(const struct rule *rule, const struct kernel_desc *k)
+static bool patch_line_matches(const struct patch_line *rule, const struct kernel_desc *k)
 {
 	switch (rule->kind) {
 	case MATCH_RELEASE:
@@ -302,9 +302,9 @@ void patch_map_resolve(const struct patch_map *m, const struct kernel_desc *k,
 	for (int p = 0; p < NR_PATHS; p++)
 		ret[p] = (struct patch_verdict){ PATCH_UNKNOWN, NULL };
 	for (size_t i = 0; i < m->nr_rules; i++) {
-		const struct rule *rule = &m->rules[i];
+		const struct patch_line *rule = &m->rules[i];
 
-		if (!rule_matches(rule, k))
+		if (!patch_line_matches(rule, k))
 			continue;
 		for (int p = 0; p < NR_PATHS; p++)
 			if (rule->paths & (1u << p))
