@@ -4,7 +4,9 @@
 # The documentation ships whole: every relative link in the repository's
 # Markdown files names a file that is in the repository (a user of a clone
 # has nothing beside it, no ../shared), and the docs the README promises
-# exist. Checks the files git tracks, or the working tree outside git.
+# exist. The README stays a front door (at most 200 lines: the detail is in
+# the manual pages and docs/), and every manual page ends with EXAMPLES.
+# Checks the files git tracks, or the working tree outside git.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -37,5 +39,14 @@ for d in docs/design.md docs/architecture.md docs/database.md tests/fixtures/PRO
 	check "$d exists" "$(test -s "$d" && echo yes)" = yes
 	grep -qF "$d" README.md || fail "README.md does not mention $d"
 done
+
+check "README.md has at most 200 lines" "$(wc -l <README.md)" -le 200
+pages=0
+for m in man/*.[1-8]; do
+	[ -e "$m" ] || continue
+	pages=$((pages + 1))
+	check "$m has an EXAMPLES section" "$(grep -c '^\.SH EXAMPLES$' "$m")" -eq 1
+done
+check "manual pages found" "$pages" -ge 4
 
 finish
