@@ -331,61 +331,49 @@ static void run_extract(const char *log, const char *on, char frozen[][4200], ch
 	_exit(CHILD_NO_EXEC);
 }
 
-int flight_request(struct flight *f, const char *trigger)
+/*
+ * Lock storms come in bursts: a storm snapshot soon after the last one
+ * would hold the same storm again. True when this one is refused.
+ */
+static bool storm_too_soon(struct flight *f, int64_t mono)
 {
-	char stamp[32], *argv[8];
-	int64_t wall, mono;
-	struct tm tm;
-	time_t s;
-	int r;
-
-	if (!f)
-		return -ENOENT;
-	if (f->child)
-		return log_notice_errno(EBUSY, "Snapshot (%s) not taken: one is being written", trigger);
-	mono = now_ns(CLOCK_MONOTONIC);
-	if (!strcmp(trigger, "lock-storm")) {
-		if (f->last_storm_ns && mono - f->last_storm_ns < STORM_MIN_GAP_NS) {
-			if (!f->storm_logged)
-				log_info("Lock contention storm: the last storm snapshot is recent, "
-					 "not taking another");
-			f->storm_logged = true;
-			return -EAGAIN;
-		}
-		f->last_storm_ns = mono;
-		f->storm_logged = false;
+	if (f->last_storm_ns && mono - f->last_storm_ns < STORM_MIN_GAP_NS) {
+		if (!f->storm_logged)
+			log_info("Lock contention storm: the last storm snapshot is recent, "
+				 "not taking another");
+		f->storm_logged = true;
+		return true;
 	}
-	if (!f->inst)
-		return log_warning_errno(ENOENT, "Snapshot (%s) not taken: no flight recorder instance",
-					 trigger);
-	/* What the ring holds stays as it is while it is saved. */
-	flight_arm(f, false);
-	wall = now_ns(CLOCK_REALTIME);
-	f->snap_end_ns = wall;
-	f->snap_start_ns = f->since_ns ?: wall;
-	f->snap_offset_ns = wall - now_ns(CLOCK_BOOTTIME);
-	snprintf(f->trigger, sizeof(f->trigger), "%s", trigger);
+	f->last_storm_ns = mono;
+	f->storm_logged = false;
+	return false;
+}
 
-	r = mkdir_p(f->dir);
-	if (r < 0)
-		return log_warning_errno(r, "Snapshot (%s) not taken: failed to create %s: %m, ignoring",
+/* Where its file cannot fit, trace-cmd is not even started. */
+static int snapshot_fits(const struct flight *f, const char *trigger)
+{
+	struct statvfs vfs;
+	uint64_t need = f->cfg.buffer_size_kb * 1024 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF) +
+			SNAPSHOT_OVERHEAD;
+
+	if (statvfs(f->dir, &vfs) < 0)
+		return log_warning_errno(errno, "Snapshot (%s) not taken: %s: %m, ignoring",
 					 trigger, f->dir);
-	/* Where its file cannot fit, trace-cmd is not even started. */
-	{
-		struct statvfs vfs;
-		uint64_t need = f->cfg.buffer_size_kb * 1024 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF) +
-				SNAPSHOT_OVERHEAD;
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need)
+		return log_warning_errno(ENOSPC, "Snapshot (%s) not taken: %" PRIu64 " KiB free "
+					 "in %s, a snapshot may need %" PRIu64 " KiB, ignoring",
+					 trigger, (uint64_t)vfs.f_bavail * vfs.f_frsize / 1024,
+					 f->dir, need / 1024);
+	return 0;
+}
 
-		if (statvfs(f->dir, &vfs) < 0)
-			return log_warning_errno(errno, "Snapshot (%s) not taken: %s: %m, ignoring",
-						 trigger, f->dir);
-		if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need)
-			return log_warning_errno(ENOSPC, "Snapshot (%s) not taken: %" PRIu64 " KiB free "
-						 "in %s, a snapshot may need %" PRIu64 " KiB, ignoring",
-						 trigger, (uint64_t)vfs.f_bavail * vfs.f_frsize / 1024,
-						 f->dir, need / 1024);
-	}
-	s = wall / NSEC_PER_SEC;
+/* The snapshot's file and its companions, named after its time and trigger. */
+static int snapshot_paths(struct flight *f, int64_t wall, const char *trigger)
+{
+	char stamp[32];
+	struct tm tm;
+	time_t s = wall / NSEC_PER_SEC;
+
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&s, &tm));
 	if (snprintf(f->path, sizeof(f->path), "%s/" SNAPSHOT_PREFIX "%s-%03d-%s" SNAPSHOT_SUFFIX,
 		     f->dir, stamp, (int)(wall / NSEC_PER_MSEC % 1000), trigger) >= (int)sizeof(f->path))
@@ -396,14 +384,25 @@ int flight_request(struct flight *f, const char *trigger)
 	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
 	for (size_t k = 0; k < N_FROZEN; k++)
 		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path, frozen_files[k]);
-	{
-		_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return 0;
+}
 
-		r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
-	}
+/* A tracing_on that says 1, which run_extract() binds over the real one. */
+static int write_on_mark(const struct flight *f, const char *trigger)
+{
+	_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
+
 	if (r < 0)
 		return log_warning_errno(r, "Snapshot (%s) not taken: failed to write %s: %m, ignoring",
 					 trigger, f->on);
+	return 0;
+}
+
+/* trace-cmd extract in a child, which flight_poll() waits for. */
+static int start_extract(struct flight *f, const char *trigger, int64_t mono)
+{
+	char *argv[8];
 
 	argv[0] = f->trace_cmd;
 	argv[1] = (char *)"extract";
@@ -423,6 +422,43 @@ int flight_request(struct flight *f, const char *trigger)
 	f->child_start = mono;
 	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
 	return 0;
+}
+
+int flight_request(struct flight *f, const char *trigger)
+{
+	int64_t wall, mono;
+	int r;
+
+	if (!f)
+		return -ENOENT;
+	if (f->child)
+		return log_notice_errno(EBUSY, "Snapshot (%s) not taken: one is being written", trigger);
+	mono = now_ns(CLOCK_MONOTONIC);
+	if (!strcmp(trigger, "lock-storm") && storm_too_soon(f, mono))
+		return -EAGAIN;
+	if (!f->inst)
+		return log_warning_errno(ENOENT, "Snapshot (%s) not taken: no flight recorder instance",
+					 trigger);
+	/* What the ring holds stays as it is while it is saved. */
+	flight_arm(f, false);
+	wall = now_ns(CLOCK_REALTIME);
+	f->snap_end_ns = wall;
+	f->snap_start_ns = f->since_ns ?: wall;
+	f->snap_offset_ns = wall - now_ns(CLOCK_BOOTTIME);
+	snprintf(f->trigger, sizeof(f->trigger), "%s", trigger);
+
+	r = mkdir_p(f->dir);
+	if (r < 0)
+		return log_warning_errno(r, "Snapshot (%s) not taken: failed to create %s: %m, ignoring",
+					 trigger, f->dir);
+	r = snapshot_fits(f, trigger);
+	if (r >= 0)
+		r = snapshot_paths(f, wall, trigger);
+	if (r >= 0)
+		r = write_on_mark(f, trigger);
+	if (r < 0)
+		return r;
+	return start_extract(f, trigger, mono);
 }
 
 struct snap_file {
