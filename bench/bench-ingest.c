@@ -157,14 +157,14 @@ int main(int argc, char **argv)
 	struct event_status_list status = {};
 	struct learn_limits lim;
 	struct boot_info boot;
-	struct recorder rec = {};
+	struct recorder *rec = NULL;
 	struct counters *c = NULL;
 	struct learner *l = NULL;
 	struct load_report *rep = NULL;
 	int64_t *ns = NULL, boot_id = 0, rows = 0, total_ns = 0, wall;
 	sqlite3 *db = NULL;
 	char path[256];
-	bool json = false, started = false;
+	bool json = false;
 	int r, opt;
 
 	log_setup("bench-ingest");
@@ -233,12 +233,11 @@ int main(int argc, char **argv)
 	if (r < 0)
 		goto out;
 
-	rec = (struct recorder){ .db = db, .boot_id = boot_id, .interval_ns = INGEST_INTERVAL_NS,
-				 .counters = c, .learner = l };
-	r = recorder_start(&rec, wall);
+	r = recorder_new(&(struct recorder_config){ .db = db, .boot_id = boot_id,
+						    .interval_ns = INGEST_INTERVAL_NS, .counters = c,
+						    .learner = l }, wall, &rec);
 	if (r < 0)
 		goto out;
-	started = true;
 
 	for (uint64_t k = 0; k < flushes; k++) {
 		int64_t t0, t1;
@@ -247,7 +246,7 @@ int main(int argc, char **argv)
 		wall += INGEST_INTERVAL_NS;
 		feed(l, k, learned, wall - 1);
 		t0 = now_ns(CLOCK_MONOTONIC);
-		r = recorder_flush(&rec, wall, false);
+		r = recorder_flush(rec, wall, false);
 		t1 = now_ns(CLOCK_MONOTONIC);
 		if (r < 0)
 			goto out;
@@ -276,8 +275,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_error_errno(r, "Failed to print the result: %m");
 out:
-	if (started)
-		recorder_done(&rec);
+	recorder_free(rec);
 	db_close(db);
 	for (const char *sfx = ""; sfx; sfx = !*sfx ? "-wal" : sfx[1] == 'w' ? "-shm" : NULL) {
 		char p[300];

@@ -73,7 +73,8 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 		  const struct path_export *p, uint64_t db_bytes)
 {
-	size_t n = counters_count(r->counters);
+	const struct recorder_totals *tot = recorder_totals(r);
+	size_t n = recorder_nr_events(r);
 
 	metric(f, "mmhitm_info", "gauge", "The host's kernel and what mmhitmd can record on it.");
 	fputs("mmhitm_info{", f);
@@ -91,8 +92,8 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 		fputs("mmhitm_tracepoint_hits_total{", f);
 		labels(f, b);
 		fputs(",event=\"", f);
-		metrics_escape(f, counters_name(r->counters, i));
-		fprintf(f, "\"} %" PRIu64 "\n", r->total[i]);
+		metrics_escape(f, recorder_event_name(r, i));
+		fprintf(f, "\"} %" PRIu64 "\n", recorder_event_total(r, i));
 	}
 
 	if (p)
@@ -100,23 +101,23 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 
 	metric(f, "mmhitm_armed_seconds_total", "counter",
 	       "Time mmhitmd had anything armed in the kernel (windowed: its windows).");
-	fprintf(f, "mmhitm_armed_seconds_total %.6f\n", r->armed_total_ns / 1e9);
+	fprintf(f, "mmhitm_armed_seconds_total %.6f\n", tot->armed_ns / 1e9);
 
 	metric(f, "mmhitm_daemon_cpu_seconds_total", "counter", "CPU time mmhitmd used.");
-	fprintf(f, "mmhitm_daemon_cpu_seconds_total %.6f\n", r->cpu_ns_total / 1e9);
+	fprintf(f, "mmhitm_daemon_cpu_seconds_total %.6f\n", tot->cpu_ns / 1e9);
 	metric(f, "mmhitm_daemon_resident_bytes", "gauge", "mmhitmd's resident memory.");
 	fprintf(f, "mmhitm_daemon_resident_bytes %" PRId64 "\n",
-		r->last_rss_kb > 0 ? r->last_rss_kb * 1024 : 0);
+		tot->rss_kb > 0 ? tot->rss_kb * 1024 : 0);
 	metric(f, "mmhitm_events_lost_total", "counter",
 	       "Learning events the ring buffer overran or dropped.");
-	fprintf(f, "mmhitm_events_lost_total %" PRIu64 "\n", r->lost_total);
+	fprintf(f, "mmhitm_events_lost_total %" PRIu64 "\n", tot->lost);
 	metric(f, "mmhitm_learn_records_total", "counter", "Learning events read.");
-	fprintf(f, "mmhitm_learn_records_total %" PRIu64 "\n", r->learn_records_total);
+	fprintf(f, "mmhitm_learn_records_total %" PRIu64 "\n", tot->learn_records);
 	metric(f, "mmhitm_intervals_written_total", "counter", "Intervals committed to the database.");
-	fprintf(f, "mmhitm_intervals_written_total %" PRIu64 "\n", r->written);
+	fprintf(f, "mmhitm_intervals_written_total %" PRIu64 "\n", tot->written);
 	metric(f, "mmhitm_intervals_dropped_total", "counter",
 	       "Interval slots not written on their own (folded into a later interval).");
-	fprintf(f, "mmhitm_intervals_dropped_total %" PRIu64 "\n", r->dropped_total);
+	fprintf(f, "mmhitm_intervals_dropped_total %" PRIu64 "\n", tot->dropped);
 	metric(f, "mmhitm_database_bytes", "gauge", "Size of the database file.");
 	fprintf(f, "mmhitm_database_bytes %" PRIu64 "\n", db_bytes);
 	fputs("# EOF\n", f);

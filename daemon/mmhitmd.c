@@ -380,7 +380,7 @@ struct daemon {
 	struct kallsyms *ksyms;		/* kept while sampling, for sample IPs */
 	struct analysis *analysis;	/* attribution, after every interval */
 	struct path_export paths;	/* per-path totals for the metrics file */
-	struct recorder rec;
+	struct recorder *rec;		/* NULL until recording */
 	struct event_status_list status;
 	struct btf_layout btf;
 	int sigfd;
@@ -948,26 +948,25 @@ static int setup_recorder(struct daemon *d, struct kallsyms *ks)
 			log_info("%s (%s): unavailable: %s", d->status.v[i].event, d->status.v[i].role,
 				 d->status.v[i].detail);
 
-	d->rec = (struct recorder){
-		.db = d->db,
-		.boot_id = d->boot_id,
-		.interval_ns = d->cfg.interval_ns,
-		.lru_gen = strcmp(d->boot.lru_gen, "absent") != 0,
-		.counters = d->counters,
-		.stream = d->stream,
-		.learner = d->learner,
-		.sampler = d->sampler,
-		.agg = d->agg,
-		.windowed = d->windowed,
-		.event_price_ns = d->event_price_ns,
-		.cpus = d->boot.cpus_online,
-	};
-	r = recorder_start(&d->rec, now_ns(CLOCK_REALTIME));
+	r = recorder_new(&(struct recorder_config){
+			.db = d->db,
+			.boot_id = d->boot_id,
+			.interval_ns = d->cfg.interval_ns,
+			.lru_gen = strcmp(d->boot.lru_gen, "absent") != 0,
+			.counters = d->counters,
+			.stream = d->stream,
+			.learner = d->learner,
+			.sampler = d->sampler,
+			.agg = d->agg,
+			/* Sampled kernel IPs get their symbols stored as they come. */
+			.ksyms = d->sampler ? ks : NULL,
+			.windowed = d->windowed,
+			.event_price_ns = d->event_price_ns,
+			.cpus = d->boot.cpus_online,
+		}, now_ns(CLOCK_REALTIME), &d->rec);
 	d->recording = r >= 0;
 	if (r >= 0 && d->sampler) {
-		/* Sampled kernel IPs get their symbols stored as they come. */
 		d->ksyms = ks;
-		d->rec.ksyms = ks;
 		ks = NULL;
 	}
 out:
@@ -1010,7 +1009,7 @@ static void teardown(struct daemon *d)
 {
 	if (disarm_finish(d, true) < 0)
 		log_warning("Failed to drain the learning streams at exit, ignoring");
-	recorder_done(&d->rec);
+	recorder_free(d->rec);
 	flight_free(d->flight);
 	spike_watch_free(d->spike);
 	sampler_free(d->sampler);
@@ -1044,6 +1043,7 @@ static void after_flush(struct daemon *d, int64_t now)
 		.ship_rollup_s = d->cfg.ship_rollup_ns / NSEC_PER_SEC,
 	};
 	struct retention_result res = {};
+	const struct recorder_last *last = recorder_last(d->rec);
 	uint64_t size = 0;
 	int r;
 
@@ -1072,17 +1072,17 @@ static void after_flush(struct daemon *d, int64_t now)
 	}
 
 	/* At most one warning an hour: a busy host should not flood logs. */
-	if (d->cfg.cpu_budget_pct && d->rec.last_len_ns >= d->cfg.interval_ns / 2 &&
-	    d->rec.last_cpu_ns * 100 > (int64_t)d->cfg.cpu_budget_pct * d->rec.last_len_ns &&
+	if (d->cfg.cpu_budget_pct && last->len_ns >= d->cfg.interval_ns / 2 &&
+	    last->cpu_ns * 100 > (int64_t)d->cfg.cpu_budget_pct * last->len_ns &&
 	    now - d->cpu_warned_ns > 3600 * NSEC_PER_SEC) {
 		log_warning("mmhitmd used %.2f%% of a CPU over the last interval, above cpu_budget=%" PRIu64 "%%",
-			    100.0 * d->rec.last_cpu_ns / d->rec.last_len_ns, d->cfg.cpu_budget_pct);
+			    100.0 * last->cpu_ns / last->len_ns, d->cfg.cpu_budget_pct);
 		d->cpu_warned_ns = now;
 	}
 
 	if (d->cfg.metrics_file[0]) {
 		db_size_bytes(d->db, &size);
-		metrics_write_file(d->cfg.metrics_file, &d->boot, &d->rec, &d->paths, size);
+		metrics_write_file(d->cfg.metrics_file, &d->boot, d->rec, &d->paths, size);
 	}
 }
 
@@ -1126,7 +1126,9 @@ static void reload(struct daemon *d)
 	free(d->cfg.metrics_file);
 	d->cfg.metrics_file = c.metrics_file;
 	c.metrics_file = NULL;
-	d->rec.interval_ns = c.interval_ns;
+	/* (a reload while waiting for the database: the recorder starts with it) */
+	if (d->rec)
+		recorder_set_interval(d->rec, c.interval_ns);
 	log_set_max_level(c.log_level);
 	config_done(&c);
 }
@@ -1185,10 +1187,10 @@ static void lock_mode_after_flush(struct daemon *d)
 {
 	double per_drain;
 
-	if (!stream_locks_are_windowed(d->stream) || d->rec.last_len_ns <= 0)
+	if (!stream_locks_are_windowed(d->stream) || recorder_last(d->rec)->len_ns <= 0)
 		return;
-	per_drain = (double)recorder_last_count(&d->rec, "lock:contention_begin") *
-		    d->cfg.drain_ns / d->rec.last_len_ns;
+	per_drain = (double)recorder_last_count(d->rec, "lock:contention_begin") *
+		    d->cfg.drain_ns / recorder_last(d->rec)->len_ns;
 	if (per_drain < lock_burst(d) / 2 && stream_locks_windowed(d->stream, false) == 0)
 		log_info("Lock contention calm again: learning lock addresses continuously");
 }
@@ -1231,19 +1233,19 @@ static bool budget_model(const struct daemon *d, struct window_cost *c)
  */
 static void budget_account(struct daemon *d)
 {
-	const struct recorder *r = &d->rec;
+	const struct recorder_last *last = recorder_last(d->rec);
 	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
 	double cap = WINDOW_BALANCE_MAX * budget;
 	struct window_cost c;
 
-	if (r->last_armed_ns > 0)
-		d->per_armed = (double)r->last_window_events * d->event_price_ns /
-			       (double)r->last_armed_ns;
+	if (last->armed_ns > 0)
+		d->per_armed = (double)last->window_events * d->event_price_ns /
+			       (double)last->armed_ns;
 	if (!d->active)
 		return;
 	if (budget_model(d, &c))
 		cap = window_balance_cap(&c, budget, d->stream != NULL);
-	d->balance = window_balance_after(d->balance, budget, (double)r->last_est_cost_ns, cap);
+	d->balance = window_balance_after(d->balance, budget, (double)last->est_cost_ns, cap);
 }
 
 /*
@@ -1269,14 +1271,14 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
 			 "one counting slice would cost %.3g ms, over half of overhead_budget %g%% "
 			 "(%.3g ms, %.3g ms in the balance)", c.learn_ns / 1e6, b.cost_ns / 1e6,
 			 d->cfg.overhead_budget * 100, budget / 1e6, d->balance / 1e6);
-		recorder_window_note(&d->rec, note);
+		recorder_window_note(d->rec, note);
 		return false;
 	}
 	if (!ok) {
 		snprintf(note, sizeof(note), "no window: one slice would cost %.3g ms, over "
 			 "overhead_budget %g%% (%.3g ms, %.3g ms in the balance)", b.cost_ns / 1e6,
 			 d->cfg.overhead_budget * 100, budget / 1e6, d->balance / 1e6);
-		recorder_window_note(&d->rec, note);
+		recorder_window_note(d->rec, note);
 		return false;
 	}
 	if (b.shortened || (want && !b.learn)) {
@@ -1291,7 +1293,7 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
 			 "time against overhead_budget %g%% (%.3g ms, %.3g ms in the balance)",
 			 c.slice_ns / 1e6, c.per_armed * 100, d->cfg.overhead_budget * 100,
 			 budget / 1e6, d->balance / 1e6);
-		recorder_window_note(&d->rec, note);
+		recorder_window_note(d->rec, note);
 	}
 	*n = b.n;
 	*armed = b.armed_ns;
@@ -1318,7 +1320,7 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
  */
 static bool host_quiet(const struct daemon *d)
 {
-	double busy = d->rec.last_busy;
+	double busy = recorder_last(d->rec)->busy;
 
 	log_debug("Host busy %.3g%% of one CPU in the last interval (quiet_cpu %g%%)",
 		  busy * 100, d->cfg.quiet_cpu * 100);
@@ -1327,7 +1329,7 @@ static bool host_quiet(const struct daemon *d)
 
 static bool plan_quiet(struct daemon *d, int64_t mono, size_t *n, bool *learn)
 {
-	double busy = d->rec.last_busy;
+	double busy = recorder_last(d->rec)->busy;
 	char note[200];
 
 	if (!d->quiet)
@@ -1345,7 +1347,7 @@ static bool plan_quiet(struct daemon *d, int64_t mono, size_t *n, bool *learn)
 			 "no learning (%.0f s ago, at most every %.0f s)", busy * 100,
 			 d->cfg.quiet_cpu * 100, (mono - d->learn_last) / 1e9,
 			 QUIET_LEARN_EVERY_NS / 1e9);
-	recorder_window_note(&d->rec, note);
+	recorder_window_note(d->rec, note);
 	return true;
 }
 
@@ -1378,7 +1380,7 @@ static void plan_interval(struct daemon *d, int64_t mono, int64_t wall, int64_t 
 	if (!window_slot_active(d->host_hash, slot, d->cfg.fleet_share)) {
 		snprintf(note, sizeof(note), "no window: not this host's turn (fleet_share %g)",
 			 d->cfg.fleet_share);
-		recorder_window_note(&d->rec, note);
+		recorder_window_note(d->rec, note);
 		return;
 	}
 	d->active = true;
@@ -1467,10 +1469,10 @@ static int disarm_finish(struct daemon *d, bool wait)
 	thread_ns = j->cpu_ns;
 	price = main_ns + thread_ns;
 	if (spike) {
-		recorder_spike_cost(&d->rec, 0, j->cpu_ns);
+		recorder_spike_cost(d->rec, 0, j->cpu_ns);
 		d->spike_price_ns = d->spike_main_cpu + j->cpu_ns;
 	} else {
-		recorder_window_cpu(&d->rec, j->cpu_ns);
+		recorder_window_cpu(d->rec, j->cpu_ns);
 	}
 	free(j);
 	d->job = NULL;
@@ -1486,9 +1488,9 @@ static int disarm_finish(struct daemon *d, bool wait)
 	/* What the slice streamed, read: part of what it cost. */
 	cpu0 = process_cpu_time_ns() - cpu0;
 	if (spike) {
-		recorder_spike_cost(&d->rec, 0, cpu0);
+		recorder_spike_cost(d->rec, 0, cpu0);
 	} else {
-		recorder_window_cpu(&d->rec, cpu0);
+		recorder_window_cpu(d->rec, cpu0);
 		/*
 		 * The slice's price, by its own kind, from its arming to the
 		 * last of its records read: the learning slice's disarming
@@ -1564,7 +1566,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 	}
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
-	if (recorder_slice_begin(&d->rec, d->slice_cpu0, armed, d->slice_learns) < 0) {
+	if (recorder_slice_begin(d->rec, d->slice_cpu0, armed, d->slice_learns) < 0) {
 		log_warning("Failed to arm the counters for a window, skipping it");
 		if (d->slice_learns) {
 			stream_arm(d->stream, false);
@@ -1630,7 +1632,7 @@ static int spike_window_close(struct daemon *d, int64_t mono)
 	d->slice_spike = false;
 	flight_arm(d->flight, false);
 	d->spike_main_cpu = process_cpu_time_ns() - d->spike_cpu0;
-	recorder_spike_cost(&d->rec, mono - d->spike_opened, d->spike_main_cpu);
+	recorder_spike_cost(d->rec, mono - d->spike_opened, d->spike_main_cpu);
 	j = calloc(1, sizeof(*j));
 	if (j) {
 		j->stream = d->stream;
@@ -1663,7 +1665,7 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 			      const struct spike_hit *hit)
 {
 	double budget = d->cfg.overhead_budget * (double)d->cfg.interval_ns * d->boot.cpus_online;
-	int64_t planned = d->rec.last_est_cost_ns - d->rec.last_spike_cpu_ns, price = d->spike_price_ns;
+	int64_t price = d->spike_price_ns;
 	char what[128], note[192];
 
 	snprintf(what, sizeof(what), "%s %.3g/s, %.0fx its median %.3g/s",
@@ -1689,12 +1691,12 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 	/* None yet: a learning slice's, which arms the same. */
 	if (!price && window_prices_median(&d->learn_price) > 0)
 		price = window_prices_median(&d->learn_price);
-	if ((double)(planned + d->rec.spike_cpu_ns + price) > budget) {
+	if ((double)(recorder_window_cost_so_far(d->rec) + price) > budget) {
 		/* Said once per holdoff, like a window. */
 		d->spike_last = mono;
 		snprintf(note, sizeof(note), "spike in %s: no window, over overhead_budget %g%%", what,
 			 d->cfg.overhead_budget * 100);
-		recorder_spike(&d->rec, NULL, note);
+		recorder_spike(d->rec, NULL, note);
 		log_notice("Spike in %s: no extra window, it would exceed overhead_budget %g%% "
 			   "(%.3g ms an interval)", what, d->cfg.overhead_budget * 100, budget / 1e6);
 		return;
@@ -1718,7 +1720,7 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 	d->slice_off = mono + d->cfg.spike_window_ns;
 	t->drain = mono + d->cfg.drain_ns;
 	snprintf(note, sizeof(note), "spike window of %.0f ms: %s", d->cfg.spike_window_ns / 1e6, what);
-	recorder_spike(&d->rec, d->snapshot ? "spike learn snapshot" : "spike learn", note);
+	recorder_spike(d->rec, d->snapshot ? "spike learn snapshot" : "spike learn", note);
 	log_info("Spike in %s: an extra window of %.0f ms", what, d->cfg.spike_window_ns / 1e6);
 }
 
@@ -1757,7 +1759,7 @@ static int slice_close(struct daemon *d, int64_t mono)
 	d->slice_off = INT64_MAX;
 	if (d->slice_spike)
 		return spike_window_close(d, mono);
-	if (recorder_slice_end(&d->rec, mono) < 0)
+	if (recorder_slice_end(d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
 	/* flight recorder: off with the window, as the streams */
 	if (d->slice_learns)
@@ -1796,6 +1798,7 @@ static int64_t min64(int64_t a, int64_t b)
 /* SIGUSR2's line: what an operator asks a running daemon. */
 static void log_status(struct daemon *d)
 {
+	const struct recorder_totals *tot = recorder_totals(d->rec);
 	uint64_t size = 0;
 
 	if (d->db)
@@ -1803,9 +1806,9 @@ static void log_status(struct daemon *d)
 	log_notice("Status: recording into %s every %gs; %" PRIu64 " intervals written, %" PRIu64
 		   " folded into others, %" PRIu64 " learning events lost, %" PRIu64 " records read; "
 		   "RSS %" PRId64 " kB, database %" PRIu64 " bytes%s",
-		   d->cfg.db_path, d->cfg.interval_ns / 1e9, d->rec.written, d->rec.dropped_total,
-		   d->rec.lost_total, d->rec.learn_records_total, d->rec.last_rss_kb, size,
-		   d->rec.failed_attempts ? "; writes failing now" : "");
+		   d->cfg.db_path, d->cfg.interval_ns / 1e9, tot->written, tot->dropped,
+		   tot->lost, tot->learn_records, tot->rss_kb, size,
+		   recorder_failing(d->rec) ? "; writes failing now" : "");
 }
 
 /*
@@ -1838,7 +1841,7 @@ static void handle_signal(struct daemon *d, const struct signalfd_siginfo *si, b
 		}
 		wall = now_ns(CLOCK_REALTIME);
 		/* Cut the interval here; the rest of its slot is the next row. */
-		if (recorder_flush(&d->rec, wall, false) == 0)
+		if (recorder_flush(d->rec, wall, false) == 0)
 			after_flush(d, wall);
 		log_status(d);
 		break;
@@ -1866,14 +1869,14 @@ static int final_flush(struct daemon *d)
 	for (;;) {
 		int64_t wall = now_ns(CLOCK_REALTIME);
 
-		r = recorder_flush(&d->rec, wall, true);
+		r = recorder_flush(d->rec, wall, true);
 		if (r == 0) {
 			after_flush(d, wall);
 			return 0;
 		}
 		if (!db_error_transient(r) ||
 		    now_ns(CLOCK_MONOTONIC) + delay * NSEC_PER_MSEC > give_up) {
-			recorder_log_unwritten(&d->rec, wall, r);
+			recorder_log_unwritten(d->rec, wall, r);
 			return r;
 		}
 		sd_notifyf(0, "STATUS=Stopping: retrying to write the unwritten intervals (%s)\n"
@@ -2036,7 +2039,7 @@ static void note_slice_turns(struct daemon *d)
 	if (s->waited_ns)
 		snprintf(note + len, sizeof(note) - len, " (held back %.0f ms for the last slice's "
 			 "disarming)", s->waited_ns / 1e6);
-	recorder_window_note_add(&d->rec, note);
+	recorder_window_note_add(d->rec, note);
 }
 
 /* The interval's row, then the plan of the next interval. */
@@ -2049,7 +2052,7 @@ static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 	if (d->windowed)
 		note_slice_turns(d);
 	/* A failed write is logged and folded into the next. */
-	if (recorder_flush(&d->rec, wall, false) == 0) {
+	if (recorder_flush(d->rec, wall, false) == 0) {
 		if (d->windowed)
 			budget_account(d);
 		after_flush(d, wall);
@@ -2164,7 +2167,7 @@ static int run(struct daemon *d, int ready_fd)
 	if (r < 0)
 		log_warning_errno(r, "Failed to read the last window's learning events: %m, ignoring");
 	r = final_flush(d);
-	log_info("Stopped after %" PRIu64 " intervals", d->rec.written);
+	log_info("Stopped after %" PRIu64 " intervals", recorder_totals(d->rec)->written);
 	return r;
 }
 

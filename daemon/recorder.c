@@ -3,14 +3,86 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "db.h"
+#include "kallsyms.h"
+#include "learn.h"
 #include "log.h"
+#include "mem-agg.h"
 #include "recorder.h"
+#include "sampler.h"
+#include "stream.h"
+#include "sysstat.h"
 #include "u64map.h"
 #include "util.h"
+#include "window.h"
+
+#define RECORDER_MAX_SLICES (2 * WINDOW_MAX_SLICES)
+
+struct recorder {
+	sqlite3 *db;
+	int64_t boot_id;
+	int64_t interval_ns;		/* configured length, for the partial flag */
+	int64_t row_interval_ns;	/* ... as it was when this row began (SIGHUP) */
+	bool lru_gen;			/* read /sys/kernel/debug/lru_gen */
+
+	struct counters *counters;	/* borrowed */
+	struct stream *stream;		/* borrowed, may be NULL */
+	struct learner *learner;	/* borrowed */
+	struct sampler *sampler;	/* borrowed, NULL without sampling */
+	struct mem_agg *agg;		/* borrowed, with sampler */
+	const struct kallsyms *ksyms;	/* borrowed, may be NULL: symbols of sampled IPs */
+	bool windowed;			/* counters armed only in slices */
+	struct sampling_stats samp;	/* since the last written interval */
+	struct switch_stats sw;		/* sched_switch windows, likewise */
+
+	uint64_t *prev, *cur;		/* counter readings: last written, now */
+	/* ... with the times enabled and running (continuous: last written,
+	 * now), for the share of the interval each counter ran */
+	struct counter_total *t_prev, *t_cur;
+	uint64_t *last;			/* counts of the last interval written */
+	uint64_t *total;		/* ... and of all written since start */
+	int64_t *event_ids;		/* event_names ids, 0: not looked up */
+	struct sys_snapshot snap[2];
+	int snap_prev;
+	int64_t *vmstat_ids;		/* by position in the previous snapshot */
+	size_t n_vmstat_ids;
+	int64_t start_ns;		/* wall clock */
+	struct rusage ru_prev;
+	uint64_t learn_records;		/* since the last written interval */
+	uint64_t lost;
+	uint64_t failed_attempts;	/* since the last written interval */
+	int fail_error;			/* of the last failed attempt */
+	int64_t fail_since_ns;		/* wall clock of the first */
+	struct recorder_totals tot;	/* since start */
+	struct recorder_last last_written;
+
+	/* Windowed: the slices since the last written interval. */
+	uint64_t *slice_counts;		/* [RECORDER_MAX_SLICES][counters] */
+	uint64_t *slice_ena, *slice_run;	/* [counters]: summed over the slices */
+	int64_t slice_len[RECORDER_MAX_SLICES];
+	size_t n_slices;
+	int64_t slice_start;		/* CLOCK_MONOTONIC; 0: no slice open */
+	int64_t slice_cpu0;		/* process CPU time at the slice's start */
+	int64_t armed_ns;		/* slices' total length */
+	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
+	bool slice_learns;		/* the open slice arms the learning */
+	uint64_t window_events;		/* events counted in them */
+	char armed[64];			/* what the slices armed */
+	char window_note[320];		/* why no or a shorter window; spikes */
+	double event_price_ns;		/* kernel cost of one counted event */
+	int cpus;			/* online, to spread the windows' events */
+	/* Spike windows (schedule.c) since the last written interval: armed
+	 * for a free counter's spike, not at a random point, so their
+	 * counts stay out of the estimates; their cost counts. */
+	size_t spikes;
+	int64_t spike_ns;		/* their armed time */
+	int64_t spike_cpu_ns;		/* mmhitmd's CPU for them */
+};
 
 int64_t interval_boundary_after(int64_t t, int64_t len)
 {
@@ -183,11 +255,9 @@ void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns)
 		r->spike_cpu_ns += cpu_ns;
 }
 
-int recorder_start(struct recorder *r, int64_t now_wall)
+/* The per-counter arrays, each with a spare slot (none counted: n = 0). */
+static int alloc_arrays(struct recorder *r, size_t n)
 {
-	size_t n = counters_count(r->counters);
-	int ret;
-
 	if (r->windowed) {
 		r->slice_counts = calloc((n + 1) * RECORDER_MAX_SLICES, sizeof(*r->slice_counts));
 		r->slice_ena = calloc(n + 1, sizeof(*r->slice_ena));
@@ -199,33 +269,72 @@ int recorder_start(struct recorder *r, int64_t now_wall)
 	r->t_cur = calloc(n + 1, sizeof(*r->t_cur));
 	if (!r->t_prev || !r->t_cur)
 		return log_oom();
-	r->base = calloc(n + 1, sizeof(*r->base));
 	r->last = calloc(n + 1, sizeof(*r->last));
 	r->total = calloc(n + 1, sizeof(*r->total));
 	r->prev = calloc(n + 1, sizeof(*r->prev));
 	r->cur = calloc(n + 1, sizeof(*r->cur));
 	r->event_ids = calloc(n + 1, sizeof(*r->event_ids));
-	if (!r->base || !r->last || !r->total || !r->prev || !r->cur || !r->event_ids)
+	if (!r->last || !r->total || !r->prev || !r->cur || !r->event_ids)
 		return log_oom();
+	return 0;
+}
+
+/* The counters, /proc and our own usage as they are now: the baselines. */
+static int take_baselines(struct recorder *r, int64_t now_wall)
+{
+	int ret;
+
 	ret = counters_read_totals(r->counters, r->t_prev);
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < n; i++)
-		r->base[i] = r->prev[i] = r->t_prev[i].count;
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		r->prev[i] = r->t_prev[i].count;
 	ret = sys_snapshot_take(&r->snap[0], r->lru_gen);
 	if (ret < 0)
 		return ret;
 	r->snap_prev = 0;
-	r->last_busy = -1;
+	r->last_written.busy = -1;
 	getrusage(RUSAGE_SELF, &r->ru_prev);
 	r->start_ns = now_wall;
 	r->row_interval_ns = r->interval_ns;
 	return 0;
 }
 
-void recorder_done(struct recorder *r)
+int recorder_new(const struct recorder_config *c, int64_t now_wall, struct recorder **ret_recorder)
 {
-	free(r->base);
+	struct recorder *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return log_oom();
+	r->db = c->db;
+	r->boot_id = c->boot_id;
+	r->interval_ns = c->interval_ns;
+	r->lru_gen = c->lru_gen;
+	r->counters = c->counters;
+	r->stream = c->stream;
+	r->learner = c->learner;
+	r->sampler = c->sampler;
+	r->agg = c->agg;
+	r->ksyms = c->ksyms;
+	r->windowed = c->windowed;
+	r->event_price_ns = c->event_price_ns;
+	r->cpus = c->cpus;
+	ret = alloc_arrays(r, counters_count(r->counters));
+	if (ret >= 0)
+		ret = take_baselines(r, now_wall);
+	if (ret < 0) {
+		recorder_free(r);
+		return ret;
+	}
+	*ret_recorder = r;
+	return 0;
+}
+
+void recorder_free(struct recorder *r)
+{
+	if (!r)
+		return;
 	free(r->last);
 	free(r->total);
 	free(r->prev);
@@ -239,6 +348,47 @@ void recorder_done(struct recorder *r)
 	free(r->t_cur);
 	sys_snapshot_done(&r->snap[0]);
 	sys_snapshot_done(&r->snap[1]);
+	free(r);
+}
+
+void recorder_set_interval(struct recorder *r, int64_t interval_ns)
+{
+	r->interval_ns = interval_ns;
+}
+
+bool recorder_failing(const struct recorder *r)
+{
+	return r->failed_attempts > 0;
+}
+
+const struct recorder_totals *recorder_totals(const struct recorder *r)
+{
+	return &r->tot;
+}
+
+const struct recorder_last *recorder_last(const struct recorder *r)
+{
+	return &r->last_written;
+}
+
+int64_t recorder_window_cost_so_far(const struct recorder *r)
+{
+	return r->last_written.est_cost_ns - r->last_written.spike_cpu_ns + r->spike_cpu_ns;
+}
+
+size_t recorder_nr_events(const struct recorder *r)
+{
+	return counters_count(r->counters);
+}
+
+const char *recorder_event_name(const struct recorder *r, size_t i)
+{
+	return counters_name(r->counters, i);
+}
+
+uint64_t recorder_event_total(const struct recorder *r, size_t i)
+{
+	return r->total[i];
 }
 
 /* Name ids written in a rolled-back transaction are gone again. */
@@ -582,7 +732,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	sqlite3_bind_int64(st, 9, tv_ns(&ru->ru_stime) - tv_ns(&r->ru_prev.ru_stime));
 	if (rss >= 0)
 		sqlite3_bind_int64(st, 10, rss);
-	r->last_rss_kb = rss;
+	r->tot.rss_kb = rss;
 	sqlite3_bind_int64(st, 11, db_bytes);
 	sqlite3_bind_int64(st, 12, (int64_t)counter_delta(prev->ctxt, cur->ctxt));
 	sqlite3_bind_int64(st, 13, (int64_t)counter_delta(prev->forks, cur->forks));
@@ -628,17 +778,13 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	return db_step_done(r->db, touch);
 }
 
-int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
+/* What the learning streams and the sched_switch windows gave since the last flush. */
+static int take_learning(struct recorder *r, bool final)
 {
-	struct sys_snapshot *prev = &r->snap[r->snap_prev], *cur = &r->snap[!r->snap_prev];
-	struct rusage ru;
 	uint64_t records = 0, lost = 0;
-	int64_t db_bytes = 0, page_count = 0, page_size = 0;
-	bool partial;
+	struct switch_stats sw;
 	int ret;
 
-	/* Learning first, so the objects behind this interval's counts are
-	 * written with it. */
 	if (r->stream) {
 		ret = stream_drain(r->stream, r->learner, final);
 		if (ret < 0)
@@ -648,88 +794,117 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 		r->lost += lost;
 	}
 	learner_refresh_comms(r->learner);
-	{
-		struct switch_stats sw;
+	learner_take_switch_stats(r->learner, &sw);
+	r->sw.sampled += sw.sampled;
+	r->sw.to_user += sw.to_user;
+	r->sw.same_mm += sw.same_mm;
+	return 0;
+}
 
-		learner_take_switch_stats(r->learner, &sw);
-		r->sw.sampled += sw.sampled;
-		r->sw.to_user += sw.to_user;
-		r->sw.same_mm += sw.same_mm;
-	}
-	if (r->sampler) {
-		struct sampling_stats st;
+/* The memory samples into the aggregation, and the sampler's stats. */
+static int take_samples(struct recorder *r)
+{
+	struct sampling_stats st;
+	int ret;
 
-		ret = sampler_drain(r->sampler, r->agg);
-		if (ret < 0)
-			return ret;
-		/* Kept across failed writes, like everything else here. */
-		sampler_take_stats(r->sampler, &st);
-		r->samp.active_ns += st.active_ns;
-		r->samp.samples += st.samples;
-		r->samp.samples_kernel += st.samples_kernel;
-		r->samp.samples_user += st.samples_user;
-		r->samp.lost += st.lost;
-		r->samp.throttled += st.throttled;
-	}
-
-	if (!r->windowed) {
-		ret = counters_read_totals(r->counters, r->t_cur);
-		if (ret < 0)
-			return ret;
-		for (size_t i = 0; i < counters_count(r->counters); i++)
-			r->cur[i] = r->t_cur[i].count;
-	}
-	ret = sys_snapshot_take(cur, r->lru_gen);
+	ret = sampler_drain(r->sampler, r->agg);
 	if (ret < 0)
 		return ret;
-	getrusage(RUSAGE_SELF, &ru);
+	/* Kept across failed writes, like everything else here. */
+	sampler_take_stats(r->sampler, &st);
+	r->samp.active_ns += st.active_ns;
+	r->samp.samples += st.samples;
+	r->samp.samples_kernel += st.samples_kernel;
+	r->samp.samples_user += st.samples_user;
+	r->samp.lost += st.lost;
+	r->samp.throttled += st.throttled;
+	return 0;
+}
+
+/* Continuous: the counters' readings now. */
+static int read_counters(struct recorder *r)
+{
+	int ret;
+
+	ret = counters_read_totals(r->counters, r->t_cur);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		r->cur[i] = r->t_cur[i].count;
+	return 0;
+}
+
+static int64_t db_bytes_now(struct recorder *r)
+{
+	int64_t page_count = 0, page_size = 0;
+
 	if (db_query_int(r->db, &page_count, "PRAGMA page_count") == 0 &&
 	    db_query_int(r->db, &page_size, "PRAGMA page_size") == 0)
-		db_bytes = page_count * page_size;
+		return page_count * page_size;
+	return 0;
+}
 
-	partial = final || (now_wall - r->start_ns) < (r->row_interval_ns ?: r->interval_ns) * 9 / 10;
+/* A write that failed is undone; the baselines stay, so the next row covers this span too. */
+static void write_failed(struct recorder *r, int64_t now_wall, int ret)
+{
+	db_rollback(r->db);
+	learner_abort(r->learner);
+	forget_ids(r);
+	if (!r->failed_attempts || ret != r->fail_error)
+		log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next "
+				"one: %m", r->failed_attempts ? " again" : "");
+	if (!r->failed_attempts)
+		r->fail_since_ns = now_wall;
+	r->failed_attempts++;
+	r->fail_error = ret;
+}
+
+/* The interval's row and everything under it, in one transaction. */
+static int write_transaction(struct recorder *r, int64_t now_wall, bool final,
+			     const struct sys_snapshot *prev, const struct sys_snapshot *cur,
+			     const struct rusage *ru)
+{
+	int64_t db_bytes = db_bytes_now(r);
+	bool partial = final || (now_wall - r->start_ns) < (r->row_interval_ns ?: r->interval_ns) * 9 / 10;
+	int ret;
 
 	/* The first failure is reported in full, by the layers below too;
 	 * retries only when they fail differently, then once on recovery. */
 	log_demote_errors(r->failed_attempts > 0);
 	ret = db_begin(r->db);
 	if (ret >= 0)
-		ret = write_interval(r, now_wall, partial, prev, cur, &ru, db_bytes);
+		ret = write_interval(r, now_wall, partial, prev, cur, ru, db_bytes);
 	if (ret >= 0)
 		ret = db_commit(r->db);
 	log_demote_errors(0);
-	if (ret < 0) {
-		db_rollback(r->db);
-		learner_abort(r->learner);
-		forget_ids(r);
-		/* Keep the baselines: the next row covers this span too. */
-		if (!r->failed_attempts || ret != r->fail_error)
-			log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next "
-					"one: %m", r->failed_attempts ? " again" : "");
-		if (!r->failed_attempts)
-			r->fail_since_ns = now_wall;
-		r->failed_attempts++;
-		r->fail_error = ret;
-		return ret;
-	}
+	if (ret < 0)
+		write_failed(r, now_wall, ret);
+	return ret;
+}
 
-	learner_commit(r->learner);
-	memset(&r->sw, 0, sizeof(r->sw));
+/* Each counter's count in the interval written, and since start. */
+static void keep_counts(struct recorder *r, int64_t now_wall)
+{
 	for (size_t i = 0; i < counters_count(r->counters); i++) {
 		r->last[i] = r->windowed ? (uint64_t)(counter_estimate(r, i, now_wall - r->start_ns,
 								     NULL).value + 0.5) :
 					   counter_delta(r->prev[i], r->cur[i]);
 		r->total[i] += r->last[i];
 	}
-	r->last_armed_ns = r->armed_ns;
-	r->last_slices = r->n_slices;
-	r->last_window_events = r->window_events;
-	r->last_est_cost_ns = est_cost_ns(r);
-	r->last_spike_cpu_ns = r->spike_cpu_ns;
-	r->last_spikes = r->spikes;
+}
+
+/* The written interval's windows, kept for the budget; the next starts with none. */
+static void close_windows(struct recorder *r)
+{
+	r->last_written.armed_ns = r->armed_ns;
+	r->last_written.slices = r->n_slices;
+	r->last_written.window_events = r->window_events;
+	r->last_written.est_cost_ns = est_cost_ns(r);
+	r->last_written.spike_cpu_ns = r->spike_cpu_ns;
+	r->last_written.spikes = r->spikes;
 	r->spike_cpu_ns = r->spike_ns = 0;
 	r->spikes = 0;
-	r->armed_total_ns += r->armed_ns;
+	r->tot.armed_ns += r->armed_ns;
 	r->n_slices = 0;
 	memset(r->slice_len, 0, sizeof(r->slice_len));
 	if (r->windowed) {
@@ -739,41 +914,89 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	r->armed_ns = r->window_cpu_ns = 0;
 	r->window_events = 0;
 	r->armed[0] = r->window_note[0] = '\0';
-	if (r->sampler) {
-		mem_agg_reset(r->agg);
-		memset(&r->samp, 0, sizeof(r->samp));
-	}
+}
+
+/* Intervals folded into this row: said once the writes work again, counted always. */
+static void count_folded(struct recorder *r, int64_t now_wall)
+{
 	if (r->failed_attempts)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
 			   "one row covers them, %" PRIu64 " missed intervals folded into it",
 			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9,
 			   interval_slots_missed(r->start_ns, now_wall, r->interval_ns));
-	r->dropped_total += interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
-	r->last_cpu_ns = tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) -
-			 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
-	r->last_len_ns = now_wall - r->start_ns;
+	r->tot.dropped += interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
+}
+
+/* Our CPU and the host's in the written interval, and the totals since start. */
+static void keep_usage(struct recorder *r, int64_t now_wall, const struct sys_snapshot *prev,
+		       const struct sys_snapshot *cur, const struct rusage *ru)
+{
+	r->last_written.cpu_ns = tv_ns(&ru->ru_utime) + tv_ns(&ru->ru_stime) -
+				 tv_ns(&r->ru_prev.ru_utime) - tv_ns(&r->ru_prev.ru_stime);
+	r->last_written.len_ns = now_wall - r->start_ns;
 	/* /proc/stat counts in USER_HZ ticks */
-	r->last_busy = cur->cpu_total && prev->cpu_total && cur->cpu_busy >= prev->cpu_busy &&
-		       r->last_len_ns > 0 ?
-		       (double)(cur->cpu_busy - prev->cpu_busy) /
-		       ((double)r->last_len_ns / NSEC_PER_SEC * (double)sysconf(_SC_CLK_TCK)) : -1;
+	r->last_written.busy = cur->cpu_total && prev->cpu_total && cur->cpu_busy >= prev->cpu_busy &&
+			       r->last_written.len_ns > 0 ?
+			       (double)(cur->cpu_busy - prev->cpu_busy) /
+			       ((double)r->last_written.len_ns / NSEC_PER_SEC * (double)sysconf(_SC_CLK_TCK)) :
+			       -1;
 	if (!r->windowed)
-		r->armed_total_ns += r->last_len_ns;
-	r->cpu_ns_total += r->last_cpu_ns;
-	r->lost_total += r->lost;
-	r->learn_records_total += r->learn_records;
+		r->tot.armed_ns += r->last_written.len_ns;
+	r->tot.cpu_ns += r->last_written.cpu_ns;
+	r->tot.lost += r->lost;
+	r->tot.learn_records += r->learn_records;
 	r->failed_attempts = 0;
 	r->learn_records = 0;
 	r->lost = 0;
+}
+
+/* What was written becomes the next interval's baseline. */
+static void move_baselines(struct recorder *r, int64_t now_wall, const struct rusage *ru)
+{
 	if (!r->windowed) {
 		memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
 		memcpy(r->t_prev, r->t_cur, counters_count(r->counters) * sizeof(*r->t_prev));
 	}
 	r->snap_prev = !r->snap_prev;
-	r->ru_prev = ru;
+	r->ru_prev = *ru;
 	r->start_ns = now_wall;
 	r->row_interval_ns = r->interval_ns;
-	r->written++;
+	r->tot.written++;
+}
+
+int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
+{
+	struct sys_snapshot *prev = &r->snap[r->snap_prev], *cur = &r->snap[!r->snap_prev];
+	struct rusage ru;
+	int ret;
+
+	/* Learning first, so the objects behind this interval's counts are
+	 * written with it. */
+	ret = take_learning(r, final);
+	if (ret >= 0 && r->sampler)
+		ret = take_samples(r);
+	if (ret >= 0 && !r->windowed)
+		ret = read_counters(r);
+	if (ret >= 0)
+		ret = sys_snapshot_take(cur, r->lru_gen);
+	if (ret < 0)
+		return ret;
+	getrusage(RUSAGE_SELF, &ru);
+	ret = write_transaction(r, now_wall, final, prev, cur, &ru);
+	if (ret < 0)
+		return ret;
+
+	learner_commit(r->learner);
+	memset(&r->sw, 0, sizeof(r->sw));
+	keep_counts(r, now_wall);
+	close_windows(r);
+	if (r->sampler) {
+		mem_agg_reset(r->agg);
+		memset(&r->samp, 0, sizeof(r->samp));
+	}
+	count_folded(r, now_wall);
+	keep_usage(r, now_wall, prev, cur, &ru);
+	move_baselines(r, now_wall, &ru);
 	return 0;
 }
 

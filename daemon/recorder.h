@@ -4,17 +4,15 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <sys/resource.h>
 
-#include "counters.h"
-#include "kallsyms.h"
-#include "learn.h"
-#include "mem-agg.h"
-#include "sampler.h"
-#include "stream.h"
-#include "sysstat.h"
-#include "window.h"
+struct counters;
+struct kallsyms;
+struct learner;
+struct mem_agg;
+struct sampler;
+struct stream;
 
 /*
  * One interval = one transaction: the counter deltas, /proc deltas,
@@ -32,84 +30,48 @@ uint64_t counter_delta(uint64_t prev, uint64_t cur);
 /* Interval slots of length len that [start, end] covers beyond one. */
 uint64_t interval_slots_missed(int64_t start, int64_t end, int64_t len);
 
-struct recorder {
+struct recorder;
+
+/* What the recorder writes from; all borrowed, for the recorder's life. */
+struct recorder_config {
 	sqlite3 *db;
 	int64_t boot_id;
 	int64_t interval_ns;		/* configured length, for the partial flag */
-	int64_t row_interval_ns;	/* ... as it was when this row began (SIGHUP) */
 	bool lru_gen;			/* read /sys/kernel/debug/lru_gen */
-
-	struct counters *counters;	/* borrowed */
-	struct stream *stream;		/* borrowed, may be NULL */
-	struct learner *learner;	/* borrowed */
-	struct sampler *sampler;	/* borrowed, NULL without sampling */
-	struct mem_agg *agg;		/* borrowed, with sampler */
-	const struct kallsyms *ksyms;	/* borrowed, may be NULL: symbols of sampled IPs */
+	struct counters *counters;
+	struct stream *stream;		/* may be NULL */
+	struct learner *learner;
+	struct sampler *sampler;	/* NULL without sampling */
+	struct mem_agg *agg;		/* with sampler */
+	const struct kallsyms *ksyms;	/* may be NULL: symbols of sampled IPs */
 	bool windowed;			/* counters armed only in slices */
-	struct sampling_stats samp;	/* since the last written interval */
-	struct switch_stats sw;		/* sched_switch windows, likewise */
-
-	uint64_t *base, *prev, *cur;	/* counter readings: at start, last written, now */
-	/* ... with the times enabled and running (continuous: last written,
-	 * now), for the share of the interval each counter ran */
-	struct counter_total *t_prev, *t_cur;
-	uint64_t *last;			/* counts of the last interval written */
-	uint64_t *total;		/* ... and of all written since start */
-	int64_t *event_ids;		/* event_names ids, 0: not looked up */
-	struct sys_snapshot snap[2];
-	int snap_prev;
-	int64_t *vmstat_ids;		/* by position in the previous snapshot */
-	size_t n_vmstat_ids;
-	int64_t start_ns;		/* wall clock */
-	struct rusage ru_prev;
-	uint64_t learn_records;		/* since the last written interval */
-	uint64_t lost;
-	uint64_t failed_attempts;	/* since the last written interval */
-	int fail_error;			/* of the last failed attempt */
-	int64_t fail_since_ns;		/* wall clock of the first */
-	uint64_t written;		/* intervals written */
-	/* Since start, for the metrics export and the CPU budget. */
-	uint64_t dropped_total;		/* interval slots folded into others */
-	uint64_t lost_total;
-	uint64_t learn_records_total;
-	int64_t cpu_ns_total;
-	int64_t last_cpu_ns;		/* of the last interval written */
-	int64_t last_len_ns;
-	double last_busy;		/* CPUs the host kept busy in it; < 0: unknown */
-	int64_t last_rss_kb;
-
-	/* Windowed: the slices since the last written interval. */
-	uint64_t *slice_counts;		/* [RECORDER_MAX_SLICES][counters] */
-	uint64_t *slice_ena, *slice_run;	/* [counters]: summed over the slices */
-	int64_t slice_len[2 * WINDOW_MAX_SLICES];
-	size_t n_slices;
-	int64_t slice_start;		/* CLOCK_MONOTONIC; 0: no slice open */
-	int64_t slice_cpu0;		/* process CPU time at the slice's start */
-	int64_t armed_ns;		/* slices' total length */
-	int64_t window_cpu_ns;		/* mmhitmd's CPU time inside them */
-	bool slice_learns;		/* the open slice arms the learning */
-	uint64_t window_events;		/* events counted in them */
-	char armed[64];			/* what the slices armed */
-	char window_note[320];		/* why no or a shorter window; spikes */
 	double event_price_ns;		/* kernel cost of one counted event */
 	int cpus;			/* online, to spread the windows' events */
-	/* Of the last written interval, for the overhead budget. */
-	int64_t last_armed_ns;
-	size_t last_slices;
-	uint64_t last_window_events;
-	int64_t last_est_cost_ns;
-	int64_t armed_total_ns;		/* since start (continuous: all written) */
-	/* Spike windows (mmhitmd.c) since the last written interval: armed
-	 * for a free counter's spike, not at a random point, so their
-	 * counts stay out of the estimates; their cost counts. */
-	size_t spikes;
-	int64_t spike_ns;		/* their armed time */
-	int64_t spike_cpu_ns;		/* mmhitmd's CPU for them */
-	size_t last_spikes;		/* ... of the last written interval */
-	int64_t last_spike_cpu_ns;
 };
 
-#define RECORDER_MAX_SLICES (2 * WINDOW_MAX_SLICES)
+/* Since the recorder started, for the metrics export and the status line. */
+struct recorder_totals {
+	uint64_t written;		/* intervals written */
+	uint64_t dropped;		/* interval slots folded into others */
+	uint64_t lost;			/* learning events lost */
+	uint64_t learn_records;		/* learning events read */
+	int64_t cpu_ns;			/* mmhitmd's CPU time */
+	int64_t armed_ns;		/* anything armed (continuous: all written) */
+	int64_t rss_kb;			/* mmhitmd's resident memory at the last write */
+};
+
+/* The last interval written, for the CPU and overhead budgets. */
+struct recorder_last {
+	int64_t len_ns;
+	int64_t cpu_ns;			/* mmhitmd's CPU time in it */
+	double busy;			/* CPUs the host kept busy in it; < 0: unknown */
+	int64_t armed_ns;		/* windowed: its slices' length */
+	size_t slices;
+	uint64_t window_events;		/* events counted in the slices */
+	int64_t est_cost_ns;		/* what its windows cost, spike windows' too */
+	size_t spikes;			/* spike windows opened */
+	int64_t spike_cpu_ns;		/* mmhitmd's CPU for them */
+};
 
 /*
  * Windowed recording: a slice starts (counters armed from zero) and ends
@@ -139,20 +101,42 @@ void recorder_window_note_add(struct recorder *r, const char *note);
 void recorder_spike(struct recorder *r, const char *armed, const char *note);
 void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns);
 
-/* Takes the baselines; the first interval starts now. */
-int recorder_start(struct recorder *r, int64_t now_wall);
+/*
+ * Takes the baselines; the first interval starts at now_wall. Returns 0
+ * and the recorder in *ret_recorder, or -errno (logged). Caller frees with
+ * recorder_free().
+ */
+int recorder_new(const struct recorder_config *c, int64_t now_wall, struct recorder **ret_recorder);
+/* Accepts NULL. */
+void recorder_free(struct recorder *r);
+/* A reload's interval length, from the next row on. */
+void recorder_set_interval(struct recorder *r, int64_t interval_ns);
 /*
  * Ends the interval at now_wall and writes it. Returns 0 when written,
  * -errno when it could not be (already logged; folded into the next).
  */
 int recorder_flush(struct recorder *r, int64_t now_wall, bool final);
-void recorder_done(struct recorder *r);
 /*
  * Logs what a flush that will not be retried loses: how many intervals,
  * which time range (from the last written one to now_wall), and why.
  */
 void recorder_log_unwritten(const struct recorder *r, int64_t now_wall, int error);
+/* Whether the last attempt to write failed (the next row folds it in). */
+bool recorder_failing(const struct recorder *r);
 
+const struct recorder_totals *recorder_totals(const struct recorder *r);
+const struct recorder_last *recorder_last(const struct recorder *r);
+/*
+ * What this interval's windows are heading to cost, by the last one's:
+ * its windows but its spike windows, and this interval's spike windows
+ * so far. For a spike window's budget.
+ */
+int64_t recorder_window_cost_so_far(const struct recorder *r);
+
+/* The counted events, by position, with their counts since start. */
+size_t recorder_nr_events(const struct recorder *r);
+const char *recorder_event_name(const struct recorder *r, size_t i);
+uint64_t recorder_event_total(const struct recorder *r, size_t i);
 /* A counted event's hits in the last interval written; 0 if not counted. */
 uint64_t recorder_last_count(const struct recorder *r, const char *event);
 
