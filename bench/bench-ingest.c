@@ -31,7 +31,7 @@
 #define INGEST_DEFAULT_LEARNED	1000	/* learned objects per flush */
 #define INGEST_INTERVAL_NS	(60 * NSEC_PER_SEC)	/* mmhitmd's default */
 
-/* What mmhitmd counts by default (daemon/mmhitmd.c). */
+/* What mmhitmd counts by default (daemon/setup.c). */
 static const char *const counted[] = {
 	"sched:sched_switch", "pagemap:mm_lru_activate", "pagemap:mm_lru_insertion",
 	"tlb:tlb_flush", "lock:contention_begin", "vmscan:*",

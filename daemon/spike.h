@@ -14,7 +14,7 @@
  * open; /proc/interrupts and /proc/vmstat every SPIKE_SLOW_EVERY
  * readings, dearer), and when one's rate
  * jumps well above its recent baseline the daemon opens an extra window
- * at once (mmhitmd.c: spike_window_open()).
+ * at once (schedule.c: spike_window_open()).
  *
  * The rule, per counter: the rate since the last reading is a spike when
  * it is above spike_factor times the median of the last SPIKE_HISTORY

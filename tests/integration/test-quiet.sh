@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Quiet intervals (plan_quiet() in daemon/mmhitmd.c): an interval that
+# Quiet intervals (plan_quiet() in daemon/schedule.c): an interval that
 # follows one in which the host kept its CPUs busy for less than quiet_cpu
 # of one CPU takes its window in one slice, of the configured armed time,
 # and learns only if nothing has learned for ten minutes; its window_note
@@ -57,7 +57,7 @@ NOTED="(coalesce(window_note, '') LIKE '%cut % ms short by the interval''s end%'
 
 # The window planned for an interval: 600 ms of 3 s, scaled to the time
 # from its start (the last flush, as late as the loop woke for it) to the
-# clock's next 3 s boundary (plan_interval()), less 1 ms of rounding.
+# clock's next 3 s boundary (schedule_plan()), less 1 ms of rounding.
 PLAN="600000000 * ((start_ns / 3000000000 + 1) * 3000000000 - start_ns) / 3000000000 - 1000000"
 
 # armed_as_planned NAME: in $DB's whole intervals, the planned window armed
