@@ -39,12 +39,11 @@ static int appendf(char **s, const char *fmt, ...)
 	return 0;
 }
 
-static int fleet_path_finish(struct report *r, int p)
+/* Tallies the hosts' own verdicts for path p; returns the hosts with data and those without a PMU. */
+static void fleet_path_count(struct report *r, int p, size_t *ret_hosts, size_t *ret_no_pmu)
 {
 	struct fleet_path *f = &r->fleet[p];
 	size_t hosts = 0, no_pmu = 0;
-	double *rel = NULL;
-	int ret;
 
 	for (size_t i = 0; i < r->nr_hosts; i++) {
 		const struct host *h = &r->hosts[i];
@@ -67,112 +66,145 @@ static int fleet_path_finish(struct report *r, int p)
 			}
 		}
 	}
-	if (f->nr_treated) {
-		double sum = 0;
+	*ret_hosts = hosts;
+	*ret_no_pmu = no_pmu;
+}
 
-		rel = malloc(f->nr_treated * sizeof(double));
-		if (!rel)
-			return log_oom();
-		for (size_t i = 0; i < f->nr_treated; i++) {
-			rel[i] = exp(f->treated[i]) - 1;
-			sum += f->treated[i];
-		}
-		stats_sort(rel, f->nr_treated);
-		f->median_host_change = stats_median_sorted(rel, f->nr_treated);
-		free(rel);
+/* The paired estimate: the median host's change, the geometric mean and its interval, Wilcoxon. */
+static int fleet_path_paired(struct report *r, struct fleet_path *f)
+{
+	double *rel, sum = 0;
 
-		/*
-		 * Student's t over the hosts' log changes: calibrated from a
-		 * handful of hosts up, where a bootstrap over hosts is not
-		 * (docs/statistics.md). It needs two hosts for a spread.
-		 */
-		f->paired.n = f->nr_treated;
-		f->paired.estimate = exp(sum / (double)f->nr_treated) - 1;
-		if (stats_t_mean(f->treated, f->nr_treated, r->o.level, &f->paired.t) == 0) {
-			f->paired.valid = true;
-			f->paired.ci.lo = expm1(f->paired.t.lo);
-			f->paired.ci.hi = expm1(f->paired.t.hi);
-		}
-		f->has_wilcoxon = stats_wilcoxon(f->treated, f->nr_treated, &f->wilcoxon) == 0;
-	} else {
+	if (!f->nr_treated) {
 		f->median_host_change = NAN;
+		return 0;
 	}
-
-	if (f->nr_treated && f->nr_controls) {
-		struct did_result d;
-
-		ret = stats_did(f->treated, f->treated_cohort, f->nr_treated,
-				f->control, f->control_cohort, f->nr_controls, r->o.level, &d);
-		if (ret == -ENOMEM)
-			return log_oom();
-		if (ret == 0) {
-			f->did.valid = true;
-			f->did.t = d.ci;
-			f->did.estimate = expm1(d.ci.estimate);
-			f->did.ci.lo = expm1(d.ci.lo);
-			f->did.ci.hi = expm1(d.ci.hi);
-			f->did.n = d.na;
-			f->did.n_controls = d.nb;
-			f->did.strata = d.strata;
-		}
+	rel = malloc(f->nr_treated * sizeof(double));
+	if (!rel)
+		return log_oom();
+	for (size_t i = 0; i < f->nr_treated; i++) {
+		rel[i] = exp(f->treated[i]) - 1;
+		sum += f->treated[i];
 	}
+	stats_sort(rel, f->nr_treated);
+	f->median_host_change = stats_median_sorted(rel, f->nr_treated);
+	free(rel);
 
-	/* The verdict, and its reason. */
-	free(f->reason);
-	f->reason = NULL;
-	if (f->nr_treated < r->o.min_hosts || !f->paired.valid) {
-		f->verdict = VERDICT_INSUFFICIENT;
-		if (f->candidates == 0 && !f->ex_unknown_patch)
-			ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
-				      path_get(p)->id);
-		else
-			ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
-				      f->nr_treated, f->nr_treated == 1 ? "" : "s",
-				      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
-		if (!ret && f->ex_unknown_patch)
-			ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
-				      "whether the kernels carry %s", f->ex_unknown_patch,
-				      f->ex_unknown_patch == 1 ? "" : "s", path_get(p)->id);
+	/*
+	 * Student's t over the hosts' log changes: calibrated from a
+	 * handful of hosts up, where a bootstrap over hosts is not
+	 * (docs/statistics.md). It needs two hosts for a spread.
+	 */
+	f->paired.n = f->nr_treated;
+	f->paired.estimate = exp(sum / (double)f->nr_treated) - 1;
+	if (stats_t_mean(f->treated, f->nr_treated, r->o.level, &f->paired.t) == 0) {
+		f->paired.valid = true;
+		f->paired.ci.lo = expm1(f->paired.t.lo);
+		f->paired.ci.hi = expm1(f->paired.t.hi);
+	}
+	f->has_wilcoxon = stats_wilcoxon(f->treated, f->nr_treated, &f->wilcoxon) == 0;
+	return 0;
+}
+
+/* The difference in differences, when there are both rolled hosts and controls. */
+static int fleet_path_did(struct report *r, struct fleet_path *f)
+{
+	struct did_result d;
+	int ret;
+
+	if (!f->nr_treated || !f->nr_controls)
+		return 0;
+	ret = stats_did(f->treated, f->treated_cohort, f->nr_treated,
+			f->control, f->control_cohort, f->nr_controls, r->o.level, &d);
+	if (ret == -ENOMEM)
+		return log_oom();
+	if (ret == 0) {
+		f->did.valid = true;
+		f->did.t = d.ci;
+		f->did.estimate = expm1(d.ci.estimate);
+		f->did.ci.lo = expm1(d.ci.lo);
+		f->did.ci.hi = expm1(d.ci.hi);
+		f->did.n = d.na;
+		f->did.n_controls = d.nb;
+		f->did.strata = d.strata;
+	}
+	return 0;
+}
+
+/* Too few compared hosts for a verdict: the reason says which hosts are missing. */
+static int fleet_path_insufficient(struct report *r, struct fleet_path *f, int p)
+{
+	int ret;
+
+	f->verdict = VERDICT_INSUFFICIENT;
+	if (f->candidates == 0 && !f->ex_unknown_patch)
+		ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
+			      path_get(p)->id);
+	else
+		ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
+			      f->nr_treated, f->nr_treated == 1 ? "" : "s",
+			      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
+	if (!ret && f->ex_unknown_patch)
+		ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
+			      "whether the kernels carry %s", f->ex_unknown_patch,
+			      f->ex_unknown_patch == 1 ? "" : "s", path_get(p)->id);
+	return ret;
+}
+
+/*
+ * The verdict from the difference in differences when enough hosts kept
+ * their kernel, else from the paired changes; the reason names the basis
+ * and the per-host tally.
+ */
+static int fleet_path_decide(struct report *r, struct fleet_path *f)
+{
+	const struct fleet_change *c;
+	char *phrase;
+	int ret;
+
+	if (f->did.valid && f->did.n >= r->o.min_hosts && f->controls_hosts >= r->o.min_hosts) {
+		c = &f->did;
+		f->basis = "difference in differences";
 	} else {
-		const struct fleet_change *c;
-		char *phrase;
-
-		if (f->did.valid && f->did.n >= r->o.min_hosts && f->controls_hosts >= r->o.min_hosts) {
-			c = &f->did;
-			f->basis = "difference in differences";
-		} else {
-			c = &f->paired;
-			f->basis = "paired per-host changes";
-		}
-		f->verdict = report_decide(c->estimate, c->ci.lo, c->ci.hi, r->o.margin);
-		phrase = report_ci_phrase(r, c->estimate, c->ci.lo, c->ci.hi, f->verdict);
-		if (!phrase)
-			return log_oom();
-		if (c == &f->did)
-			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s against %zu host%s that "
-				      "kept their kernel)", phrase, f->basis, f->nr_treated,
-				      f->nr_treated == 1 ? "" : "s", f->controls_hosts,
-				      f->controls_hosts == 1 ? "" : "s");
-		else if (f->controls_hosts)
-			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s; %zu host%s that kept their "
-				      "kernel, too few for a difference in differences: %u needed, two of "
-				      "them and two rolled hosts in one cohort)", phrase, f->basis,
-				      f->nr_treated, f->nr_treated == 1 ? "" : "s", f->controls_hosts,
-				      f->controls_hosts == 1 ? "" : "s",
-				      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
-		else
-			ret = appendf(&f->reason, "%s by %s (%zu rolled host%s, no hosts that kept their "
-				      "kernel to compare against)", phrase, f->basis, f->nr_treated,
-				      f->nr_treated == 1 ? "" : "s");
-		free(phrase);
-		if (!ret)
-			ret = appendf(&f->reason, "per host: %zu improved, %zu regressed, %zu unchanged, "
-				      "%zu inconclusive", f->improved, f->regressed, f->unchanged, f->undecided);
-		if (!ret && f->too_short)
-			ret = appendf(&f->reason, "%zu host%s too short for a drift-robust interval",
-				      f->too_short, f->too_short == 1 ? "" : "s");
+		c = &f->paired;
+		f->basis = "paired per-host changes";
 	}
-	if (!ret && no_pmu)
+	f->verdict = report_decide(c->estimate, c->ci.lo, c->ci.hi, r->o.margin);
+	phrase = report_ci_phrase(r, c->estimate, c->ci.lo, c->ci.hi, f->verdict);
+	if (!phrase)
+		return -ENOMEM;
+	if (c == &f->did)
+		ret = appendf(&f->reason, "%s by %s (%zu rolled host%s against %zu host%s that "
+			      "kept their kernel)", phrase, f->basis, f->nr_treated,
+			      f->nr_treated == 1 ? "" : "s", f->controls_hosts,
+			      f->controls_hosts == 1 ? "" : "s");
+	else if (f->controls_hosts)
+		ret = appendf(&f->reason, "%s by %s (%zu rolled host%s; %zu host%s that kept their "
+			      "kernel, too few for a difference in differences: %u needed, two of "
+			      "them and two rolled hosts in one cohort)", phrase, f->basis,
+			      f->nr_treated, f->nr_treated == 1 ? "" : "s", f->controls_hosts,
+			      f->controls_hosts == 1 ? "" : "s",
+			      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
+	else
+		ret = appendf(&f->reason, "%s by %s (%zu rolled host%s, no hosts that kept their "
+			      "kernel to compare against)", phrase, f->basis, f->nr_treated,
+			      f->nr_treated == 1 ? "" : "s");
+	free(phrase);
+	if (!ret)
+		ret = appendf(&f->reason, "per host: %zu improved, %zu regressed, %zu unchanged, "
+			      "%zu inconclusive", f->improved, f->regressed, f->unchanged, f->undecided);
+	if (!ret && f->too_short)
+		ret = appendf(&f->reason, "%zu host%s too short for a drift-robust interval",
+			      f->too_short, f->too_short == 1 ? "" : "s");
+	return ret;
+}
+
+/* What the verdict could not see: hosts without a PMU, and hosts left out of the comparison. */
+static int fleet_path_caveats(struct report *r, struct fleet_path *f, size_t hosts, size_t no_pmu)
+{
+	int ret = 0;
+
+	if (no_pmu)
 		ret = appendf(&f->reason, "no PMU on %zu of %zu hosts", no_pmu, hosts);
 	if (!ret && f->ex_few)
 		ret = appendf(&f->reason, "%zu host%s with fewer than %u measured intervals on a side",
@@ -180,6 +212,30 @@ static int fleet_path_finish(struct report *r, int p)
 	if (!ret && f->ex_zero)
 		ret = appendf(&f->reason, "%zu host%s with a median rate of 0 on a side",
 			      f->ex_zero, f->ex_zero == 1 ? "" : "s");
+	return ret;
+}
+
+static int fleet_path_finish(struct report *r, int p)
+{
+	struct fleet_path *f = &r->fleet[p];
+	size_t hosts, no_pmu;
+	int ret;
+
+	fleet_path_count(r, p, &hosts, &no_pmu);
+	ret = fleet_path_paired(r, f);
+	if (ret == 0)
+		ret = fleet_path_did(r, f);
+	if (ret < 0)
+		return ret;
+
+	free(f->reason);
+	f->reason = NULL;
+	if (f->nr_treated < r->o.min_hosts || !f->paired.valid)
+		ret = fleet_path_insufficient(r, f, p);
+	else
+		ret = fleet_path_decide(r, f);
+	if (!ret)
+		ret = fleet_path_caveats(r, f, hosts, no_pmu);
 	if (ret < 0)
 		return log_oom();
 	return 0;
