@@ -42,9 +42,10 @@ static void quality_line(const struct report *r, FILE *f)
 	}
 }
 
-int report_write_text(const struct report *r, FILE *f)
+/* Where the numbers come from, the range, and the kernel changes in it. */
+static void header_lines(const struct report *r, FILE *f)
 {
-	char a[40], b[40], c[40], w1[16], w2[16], w3[16];
+	char a[40], b[40], w1[16], w2[16], w3[16];
 
 	fmt_time(a, sizeof(a), r->o.since_ns);
 	fmt_time(b, sizeof(b), r->o.until_ns);
@@ -66,32 +67,42 @@ int report_write_text(const struct report *r, FILE *f)
 		r->rollouts_in_range, r->hosts_rolled, r->hosts_rolled == 1 ? "" : "s",
 		r->rollbacks_in_range, r->rollbacks_in_range == 1 ? "" : "s",
 		r->nr_cohorts, r->nr_cohorts == 1 ? "" : "s", w1, w2, w3);
+}
 
-	{
-		struct kernel_pair *kp = NULL;
-		size_t n = 0;
+/* The ten most common kernel changes, with the patches each side carries. */
+static int kernel_pair_lines(const struct report *r, FILE *f)
+{
+	struct kernel_pair *kp = NULL;
+	size_t n = 0;
 
-		if (report_kernel_pairs(r, &kp, &n) < 0)
-			return -ENOMEM;
-		for (size_t i = 0; i < n && i < 10; i++) {
-			char lf[128], lt[128], cf[32], ct[32];
+	if (report_kernel_pairs(r, &kp, &n) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && i < 10; i++) {
+		char lf[128], lt[128], cf[32], ct[32];
 
-			kernel_label(lf, sizeof(lf), kp[i].from);
-			kernel_label(lt, sizeof(lt), kp[i].to);
-			patch_list(cf, sizeof(cf), kp[i].from, PATCH_CARRIES);
-			patch_list(ct, sizeof(ct), kp[i].to, PATCH_CARRIES);
-			fputs("  ", f);
-			text_puts(f, lf);
-			fprintf(f, " [carries %s] -> ", cf);
-			text_puts(f, lt);
-			fprintf(f, " [carries %s]: %zu host%s%s\n", ct, kp[i].hosts, kp[i].hosts == 1 ? "" : "s",
-				kp[i].rollbacks ? " (rollback)" : "");
-		}
-		if (n > 10)
-			fprintf(f, "  and %zu more kernel pairs\n", n - 10);
-		fputc('\n', f);
-		free(kp);
+		kernel_label(lf, sizeof(lf), kp[i].from);
+		kernel_label(lt, sizeof(lt), kp[i].to);
+		patch_list(cf, sizeof(cf), kp[i].from, PATCH_CARRIES);
+		patch_list(ct, sizeof(ct), kp[i].to, PATCH_CARRIES);
+		fputs("  ", f);
+		text_puts(f, lf);
+		fprintf(f, " [carries %s] -> ", cf);
+		text_puts(f, lt);
+		fprintf(f, " [carries %s]: %zu host%s%s\n", ct, kp[i].hosts, kp[i].hosts == 1 ? "" : "s",
+			kp[i].rollbacks ? " (rollback)" : "");
 	}
+	if (n > 10)
+		fprintf(f, "  and %zu more kernel pairs\n", n - 10);
+	fputc('\n', f);
+	free(kp);
+	return 0;
+}
+
+/* One row per path: verdict, fleet change and its interval, hosts compared. */
+static void verdict_table(const struct report *r, FILE *f)
+{
+	char a[40], b[40], c[40];
+
 	fprintf(f, "%-4s %-18s %9s  %-22s %6s\n", "path", "verdict", "change", "95% CI", "hosts");
 	for (int p = 0; p < NR_PATHS; p++) {
 		const struct fleet_path *fp = &r->fleet[p];
@@ -111,6 +122,11 @@ int report_write_text(const struct report *r, FILE *f)
 			a, ci, fp->nr_treated);
 	}
 	fputc('\n', f);
+}
+
+/* Each path's verdict in words, and what typed its HITM. */
+static void reason_lines(const struct report *r, FILE *f)
+{
 	for (int p = 0; p < NR_PATHS; p++) {
 		char grades[160];
 
@@ -120,6 +136,15 @@ int report_write_text(const struct report *r, FILE *f)
 		fprintf(f, " (HITM typed by: %s)\n", grades);
 	}
 	fputc('\n', f);
+}
+
+int report_write_text(const struct report *r, FILE *f)
+{
+	header_lines(r, f);
+	if (kernel_pair_lines(r, f) < 0)
+		return -ENOMEM;
+	verdict_table(r, f);
+	reason_lines(r, f);
 	quality_line(r, f);
 	return ferror(f) ? -EIO : 0;
 }
