@@ -399,6 +399,19 @@ void fmt_pct(char *buf, size_t size, double rel)
 		snprintf(buf, size, "%+.1f %%", 100 * rel);
 }
 
+void fmt_ci(char *buf, size_t size, double lo, double hi)
+{
+	char a[32], b[32];
+
+	if (isnan(lo) || isnan(hi)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	fmt_pct(a, sizeof(a), lo);
+	fmt_pct(b, sizeof(b), hi);
+	snprintf(buf, size, "%s .. %s", a, b);
+}
+
 void fmt_rate(char *buf, size_t size, double v)
 {
 	if (isnan(v))

@@ -337,6 +337,7 @@ void fmt_time(char *buf, size_t size, int64_t ns);	/* 2025-01-31T12:00Z */
 void fmt_date(char *buf, size_t size, int64_t ns);	/* 2025-01-31 */
 void fmt_duration(char *buf, size_t size, int64_t ns);	/* 7d, 30m, 1h30m */
 void fmt_pct(char *buf, size_t size, double rel);	/* -12.3 % / +inf % / n/a */
+void fmt_ci(char *buf, size_t size, double lo, double hi);	/* -1.0 % .. +2.0 % / - */
 void fmt_rate(char *buf, size_t size, double v);	/* 3 significant digits */
 void kernel_label(char *buf, size_t size, const struct kernel_info *k);
 
