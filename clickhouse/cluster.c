@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading the ClickHouse cluster: credentials, a client, TabSeparated results. */
+/* Reading the ClickHouse cluster: credentials, a client, a query's TabSeparated table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "http.h"
 #include "log.h"
 #include "source.h"
+#include "tsv.h"
 #include "util.h"
 
 #define CLUSTER_TIMEOUT_S 600	/* per query: a fleet-wide scan on a busy cluster */
@@ -25,8 +26,7 @@ int cluster_open(const struct source *src, const char *cred_path, const char *co
 	struct http *h;
 	int r;
 
-	if (!*src->database || src->database[strspn(src->database,
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")] != '\0')
+	if (!sql_identifier_valid(src->database))
 		return log_error_errno(EINVAL, "%s: the database name must be letters, digits and '_'",
 				       src->arg);
 	config_init(&cfg);
@@ -64,71 +64,6 @@ out:
 	return r;
 }
 
-/* TabSeparated's escapes, in place: \t \n \\ \' \0 \b \f \r; "\N" alone is NULL. */
-static char *unescape(char *s)
-{
-	char *w = s;
-
-	if (strcmp(s, "\\N") == 0)
-		return NULL;
-	for (char *p = s; *p; p++) {
-		if (*p != '\\' || !p[1]) {
-			*w++ = *p;
-			continue;
-		}
-		p++;
-		switch (*p) {
-		case 't': *w++ = '\t'; break;
-		case 'n': *w++ = '\n'; break;
-		case 'r': *w++ = '\r'; break;
-		case 'b': *w++ = '\b'; break;
-		case 'f': *w++ = '\f'; break;
-		case '0': *w++ = '\0'; break;
-		default: *w++ = *p; break;
-		}
-	}
-	*w = '\0';
-	return s;
-}
-
-int tsv_parse(char *body, size_t cols, struct tsv *ret)
-{
-	struct tsv t = { .body = body, .cols = cols };
-	size_t alloc = 0;
-	char *line, *next;
-	int r;
-
-	*ret = t;
-	for (line = body; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (grow_array((void **)&t.cells, &alloc, sizeof(char *), (t.rows + 1) * cols) < 0) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		for (size_t c = 0; c < cols; c++) {
-			char *tab = line ? strchr(line, '\t') : NULL;
-
-			if (!line || (c + 1 < cols) != (tab != NULL)) {
-				r = -EPROTO;
-				goto fail;
-			}
-			if (tab)
-				*tab = '\0';
-			t.cells[t.rows * cols + c] = unescape(line);
-			line = tab ? tab + 1 : NULL;
-		}
-		t.rows++;
-	}
-	*ret = t;
-	return 0;
-fail:
-	free(t.cells);
-	*ret = (struct tsv){};
-	return r;
-}
-
 int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret)
 {
 	_cleanup_free_ char *q = NULL;
@@ -156,30 +91,4 @@ int cluster_select(struct http *h, const char *what, const char *sql, size_t col
 				       what, cols);
 	}
 	return 0;
-}
-
-char *tsv_get(const struct tsv *t, size_t row, size_t col)
-{
-	return t->cells[row * t->cols + col];
-}
-
-int64_t tsv_int(const struct tsv *t, size_t row, size_t col)
-{
-	const char *s = tsv_get(t, row, col);
-
-	return s ? strtoll(s, NULL, 10) : 0;
-}
-
-double tsv_num(const struct tsv *t, size_t row, size_t col)
-{
-	const char *s = tsv_get(t, row, col);
-
-	return s ? strtod(s, NULL) : 0.0;
-}
-
-void tsv_done(struct tsv *t)
-{
-	free(t->body);
-	free(t->cells);
-	memset(t, 0, sizeof(*t));
 }

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "rollup.h"
 #include "ship.h"
+#include "tsv.h"
 #include "util.h"
 
 /* The cluster schema, compiled in from schema/clickhouse/. */
@@ -98,58 +99,23 @@ static const struct ship_table tables[SHIP_TABLES] = {
 	  " WHERE a.interval_id > ?1 AND a.interval_id <= ?2 ORDER BY a.interval_id" },
 };
 
-/* A growing text buffer: one batch in ClickHouse's TabSeparated format. */
-struct buf {
-	char *p;
-	size_t len, alloc;
-};
-
-static int buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (grow_array((void **)&b->p, &b->alloc, 1, b->len + n + 1) < 0)
-		return -ENOMEM;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-/* TabSeparated escaping: backslash, tab, newline, carriage return, NUL. */
-static int buf_add_escaped(struct buf *b, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *e = NULL;
-
-		switch (s[i]) {
-		case '\\': e = "\\\\"; break;
-		case '\t': e = "\\t"; break;
-		case '\n': e = "\\n"; break;
-		case '\r': e = "\\r"; break;
-		case '\0': e = "\\0"; break;
-		}
-		if ((e ? buf_add(b, e, 2) : buf_add(b, s + i, 1)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static int buf_add_column(struct buf *b, sqlite3_stmt *st, int i)
+static int buf_add_column(struct strbuf *b, sqlite3_stmt *st, int i)
 {
 	char num[40];
 	int n;
 
 	switch (sqlite3_column_type(st, i)) {
 	case SQLITE_NULL:
-		return buf_add(b, "\\N", 2);
+		return strbuf_add(b, "\\N", 2);
 	case SQLITE_INTEGER:
 		n = snprintf(num, sizeof(num), "%lld", (long long)sqlite3_column_int64(st, i));
-		return buf_add(b, num, (size_t)n);
+		return strbuf_add(b, num, (size_t)n);
 	case SQLITE_FLOAT:
 		n = snprintf(num, sizeof(num), "%.17g", sqlite3_column_double(st, i));
-		return buf_add(b, num, (size_t)n);
+		return strbuf_add(b, num, (size_t)n);
 	default:
-		return buf_add_escaped(b, (const char *)sqlite3_column_text(st, i),
-				       (size_t)sqlite3_column_bytes(st, i));
+		return tsv_add_field(b, (const char *)sqlite3_column_text(st, i),
+				     (size_t)sqlite3_column_bytes(st, i));
 	}
 }
 
@@ -244,7 +210,7 @@ static int analyzed_bound(sqlite3 *db, int64_t *ret, int64_t *ret_waiting)
  * small). *ret_key is the last key read.
  */
 static int read_batch(sqlite3 *db, const struct ship_table *t, const struct cursor *c, int64_t bound,
-		      uint64_t batch_rows, int64_t batch, struct buf *b, int64_t *ret_rows,
+		      uint64_t batch_rows, int64_t batch, struct strbuf *b, int64_t *ret_rows,
 		      int64_t *ret_key)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
@@ -267,15 +233,15 @@ static int read_batch(sqlite3 *db, const struct ship_table *t, const struct curs
 		for (int i = 0; i < ncols; i++) {
 			r = buf_add_column(b, st, i);
 			if (r >= 0)
-				r = buf_add(b, "\t", 1);
+				r = strbuf_add(b, "\t", 1);
 			if (r < 0)
 				return log_oom();
 		}
 		/* The batch number is not content: keep it out of the digest. */
 		if (t->key == KEY_ALL) {
-			if (buf_add(b, "\n", 1) < 0)
+			if (strbuf_add(b, "\n", 1) < 0)
 				return log_oom();
-		} else if (buf_add(b, num, (size_t)n) < 0) {
+		} else if (strbuf_add(b, num, (size_t)n) < 0) {
 			return log_oom();
 		}
 		rows++;
@@ -369,7 +335,7 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 		     t->columns) < 0)
 		return log_oom();
 	for (;;) {
-		struct buf b = {};
+		struct strbuf b = {};
 		int64_t rows = 0, key = 0, bound;
 
 		r = db_exec(db, "BEGIN");
@@ -430,47 +396,47 @@ static int ship_table(sqlite3 *db, struct http *h, const struct ship_options *o,
 /* --- roll-ups ---------------------------------------------------------------- */
 
 struct rollup_batch {
-	struct buf b;
+	struct strbuf b;
 	char tail[64];		/* "\t<batch>\n" */
 	char grain[24];		/* "<grain_s>\t" */
 	int64_t rows, last_bucket;
 };
 
-static int add_i64(struct buf *b, int64_t v, bool null)
+static int add_i64(struct strbuf *b, int64_t v, bool null)
 {
 	char num[32];
 	int n;
 
 	if (null)
-		return buf_add(b, "\\N\t", 3);
+		return strbuf_add(b, "\\N\t", 3);
 	n = snprintf(num, sizeof(num), "%" PRId64 "\t", v);
-	return buf_add(b, num, (size_t)n);
+	return strbuf_add(b, num, (size_t)n);
 }
 
-static int add_str(struct buf *b, const char *s)
+static int add_str(struct strbuf *b, const char *s)
 {
-	if (buf_add_escaped(b, s ? s : "", s ? strlen(s) : 0) < 0)
+	if (tsv_add_field(b, s ? s : "", s ? strlen(s) : 0) < 0)
 		return -ENOMEM;
-	return buf_add(b, "\t", 1);
+	return strbuf_add(b, "\t", 1);
 }
 
 static int rollup_bucket_row(const struct rollup_bucket *r, void *arg)
 {
 	struct rollup_batch *rb = arg;
-	struct buf *b = &rb->b;
+	struct strbuf *b = &rb->b;
 	const int64_t v[] = { r->bucket_ns, r->start_ns, r->end_ns, r->intervals, r->partial,
 			      r->not_analyzed, r->events_lost, r->dropped_intervals, r->sampled,
 			      r->active_ns, r->samples_lost, r->throttled };
 
 	if (add_str(b, r->machine_id) < 0 || add_str(b, r->boot_uuid) < 0 ||
-	    buf_add(b, rb->grain, strlen(rb->grain)) < 0)
+	    strbuf_add(b, rb->grain, strlen(rb->grain)) < 0)
 		return log_oom();
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		if (add_i64(b, v[i], false) < 0)
 			return log_oom();
 	/* the last tab is the batch's */
 	b->len--;
-	if (buf_add(b, rb->tail, strlen(rb->tail)) < 0)
+	if (strbuf_add(b, rb->tail, strlen(rb->tail)) < 0)
 		return log_oom();
 	rb->rows++;
 	if (r->bucket_ns > rb->last_bucket)
@@ -481,20 +447,20 @@ static int rollup_bucket_row(const struct rollup_bucket *r, void *arg)
 static int rollup_path_row(const struct rollup_path *r, void *arg)
 {
 	struct rollup_batch *rb = arg;
-	struct buf *b = &rb->b;
+	struct strbuf *b = &rb->b;
 	char num[64];
 	int n;
 
 	if (add_str(b, r->machine_id) < 0 || add_str(b, r->boot_uuid) < 0 ||
-	    buf_add(b, rb->grain, strlen(rb->grain)) < 0 || add_i64(b, r->bucket_ns, false) < 0 ||
+	    strbuf_add(b, rb->grain, strlen(rb->grain)) < 0 || add_i64(b, r->bucket_ns, false) < 0 ||
 	    add_str(b, r->path) < 0 || add_i64(b, r->intervals, false) < 0 ||
 	    add_i64(b, r->hitm, !r->has_hitm) < 0 || add_i64(b, r->samples, !r->has_samples) < 0)
 		return log_oom();
 	n = r->has_work ? snprintf(num, sizeof(num), "%.17g\t", r->work) : snprintf(num, sizeof(num), "\\N\t");
-	if (buf_add(b, num, (size_t)n) < 0)
+	if (strbuf_add(b, num, (size_t)n) < 0)
 		return log_oom();
 	n = snprintf(num, sizeof(num), "%.17g", r->work_seconds);
-	if (buf_add(b, num, (size_t)n) < 0 || buf_add(b, rb->tail, strlen(rb->tail)) < 0)
+	if (strbuf_add(b, num, (size_t)n) < 0 || strbuf_add(b, rb->tail, strlen(rb->tail)) < 0)
 		return log_oom();
 	rb->rows++;
 	if (r->bucket_ns > rb->last_bucket)
@@ -612,32 +578,21 @@ int ship_run(sqlite3 *db, struct http *h, const struct ship_options *o, struct s
 /* Replaces every {name} in s by value. Caller frees. */
 static char *subst(const char *s, const char *name, const char *value)
 {
-	struct buf b = {};
+	struct strbuf b = {};
 	size_t n = strlen(name);
 	const char *p;
 
 	while ((p = strstr(s, name))) {
-		if (buf_add(&b, s, (size_t)(p - s)) < 0 || buf_add(&b, value, strlen(value)) < 0)
+		if (strbuf_add(&b, s, (size_t)(p - s)) < 0 || strbuf_add(&b, value, strlen(value)) < 0)
 			goto oom;
 		s = p + n;
 	}
-	if (buf_add(&b, s, strlen(s)) < 0)
+	if (strbuf_add(&b, s, strlen(s)) < 0)
 		goto oom;
 	return b.p;
 oom:
 	free(b.p);
 	return NULL;
-}
-
-static bool valid_name(const char *s)
-{
-	if (!*s || strlen(s) > 64)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_'))
-			return false;
-	return true;
 }
 
 int ship_init(struct http *h, const char *database, const char *cluster)
@@ -647,7 +602,7 @@ int ship_init(struct http *h, const char *database, const char *cluster)
 	int r, n = 0;
 
 	/* They go into SQL unquoted: identifiers only. */
-	if (!valid_name(database) || !valid_name(cluster))
+	if (!sql_identifier_valid(database) || !sql_identifier_valid(cluster))
 		return log_error_errno(-EINVAL, "Database and cluster names are letters, digits and '_'"
 				       " ('%s', '%s')", database, cluster);
 	sql = strndup((const char *)clickhouse_sql, clickhouse_sql_len);

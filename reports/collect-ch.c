@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +25,12 @@
 #include "log.h"
 #include "paths.h"
 #include "report-model.h"
+#include "tsv.h"
 #include "u64map.h"
 #include "util.h"
 
 #define HOST_BATCH 256		/* hosts per pass-2 query */
-#define MAX_COLS 16
+#define MAX_COLS TSV_MAX_FIELDS
 
 struct cluster {
 	struct report *r;
@@ -41,144 +41,20 @@ struct cluster {
 	struct u64map *boots;	/* cityHash64(machine_id, boot_uuid) -> host << 24 | boot, + 1 */
 };
 
-/* --- a growing string ------------------------------------------------------- */
-
-struct sbuf {
-	char *p;
-	size_t len, alloc;
-};
-
-static int sbuf_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (grow_array((void **)&b->p, &b->alloc, 1, b->len + n + 1) < 0)
-		return -ENOMEM;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-static int sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sbuf_printf(struct sbuf *b, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	return sbuf_add(b, s, (size_t)n);
-}
-
-/* A string literal for ClickHouse SQL: quotes and backslashes escaped. */
-static int sbuf_quote(struct sbuf *b, const char *s)
-{
-	if (sbuf_add(b, "'", 1) < 0)
-		return -ENOMEM;
-	for (; *s; s++) {
-		if ((*s == '\'' || *s == '\\') && sbuf_add(b, "\\", 1) < 0)
-			return -ENOMEM;
-		if (sbuf_add(b, s, 1) < 0)
-			return -ENOMEM;
-	}
-	return sbuf_add(b, "'", 1);
-}
-
-/* --- TabSeparated, line by line ----------------------------------------------- */
-
-struct tsv {
-	struct sbuf pend;	/* a line not complete yet */
-	int (*line)(char **f, size_t n, void *arg);	/* fields unescaped; NULL for \N */
-	void *arg;
-	size_t min_fields;
-};
-
-/* Unescapes a field in place; NULL for \N. */
-static char *tsv_field(char *s)
-{
-	char *o = s;
-
-	if (strcmp(s, "\\N") == 0)
-		return NULL;
-	for (char *i = s; *i; i++) {
-		if (*i == '\\' && i[1]) {
-			i++;
-			switch (*i) {
-			case 't': *o++ = '\t'; break;
-			case 'n': *o++ = '\n'; break;
-			case 'r': *o++ = '\r'; break;
-			case '0': *o++ = '\0'; break;
-			case 'b': *o++ = '\b'; break;
-			case 'f': *o++ = '\f'; break;
-			default: *o++ = *i; break;
-			}
-		} else {
-			*o++ = *i;
-		}
-	}
-	*o = '\0';
-	return s;
-}
-
-static int tsv_line(struct tsv *t, char *line)
-{
-	char *f[MAX_COLS];
-	size_t n = 0;
-
-	for (char *p = line;; ) {
-		char *tab = strchr(p, '\t');
-
-		if (n == MAX_COLS)
-			return log_error_errno(EPROTO, "The cluster answered more columns than asked");
-		if (tab)
-			*tab = '\0';
-		f[n++] = tsv_field(p);
-		if (!tab)
-			break;
-		p = tab + 1;
-	}
-	if (n < t->min_fields)
-		return log_error_errno(EPROTO, "The cluster answered %zu columns, %zu expected", n, t->min_fields);
-	return t->line(f, n, t->arg);
-}
-
-static int tsv_feed(const char *data, size_t len, void *arg)
-{
-	struct tsv *t = arg;
-	size_t start = 0;
-	int r;
-
-	if (sbuf_add(&t->pend, data, len) < 0)
-		return log_oom();
-	for (char *nl; (nl = memchr(t->pend.p + start, '\n', t->pend.len - start)); ) {
-		*nl = '\0';
-		r = tsv_line(t, t->pend.p + start);
-		if (r < 0)
-			return r;
-		start = (size_t)(nl - t->pend.p) + 1;
-	}
-	memmove(t->pend.p, t->pend.p + start, t->pend.len - start);
-	t->pend.len -= start;
-	return 0;
-}
-
 static int run_tsv(struct cluster *c, const char *query, size_t min_fields,
 		   int (*line)(char **f, size_t n, void *arg), void *arg)
 {
-	struct tsv t = { .line = line, .arg = arg, .min_fields = min_fields };
+	struct tsv_reader t = { .row = line, .arg = arg, .min_fields = min_fields };
 	int r;
 
-	r = http_query_stream(c->h, query, tsv_feed, &t);
-	if (r >= 0 && t.pend.len)
-		r = log_error_errno(EPROTO, "The cluster's answer ended inside a row");
-	else if (r < 0 && r != -ENOMEM && r != -EPROTO)
+	r = http_query_stream(c->h, query, tsv_reader_feed, &t);
+	if (r < 0 && r != -ENOMEM && r != -EPROTO)
 		r = log_error_errno(r, "The cluster query failed: %s", http_error(c->h));
 	else if (r == -EPROTO && http_error(c->h)[0])
 		r = log_error_errno(r, "The cluster query failed: %s", http_error(c->h));
-	free(t.pend.p);
+	if (r >= 0)
+		return tsv_reader_end(&t);
+	strbuf_done(&t.pend);
 	return r;
 }
 
@@ -201,7 +77,7 @@ struct rowbinary {
 	const char *spec;
 	int (*row)(const struct rb_col *c, void *arg);
 	void *arg;
-	struct sbuf pend;
+	struct strbuf pend;
 	int64_t rows;
 };
 
@@ -284,7 +160,7 @@ static int rb_feed(const char *data, size_t len, void *arg)
 
 	/* Most rows lie whole in the chunk: parse it in place, keep the tail. */
 	if (rb->pend.len) {
-		if (sbuf_add(&rb->pend, data, len) < 0)
+		if (strbuf_add(&rb->pend, data, len) < 0)
 			return log_oom();
 		p = (const unsigned char *)rb->pend.p;
 		n = rb->pend.len;
@@ -302,7 +178,7 @@ static int rb_feed(const char *data, size_t len, void *arg)
 	if (rb->pend.len) {
 		memmove(rb->pend.p, rb->pend.p + off, n - off);
 		rb->pend.len = n - off;
-	} else if (off < n && sbuf_add(&rb->pend, data + off, n - off) < 0) {
+	} else if (off < n && strbuf_add(&rb->pend, data + off, n - off) < 0) {
 		return log_oom();
 	}
 	return 0;
@@ -417,10 +293,10 @@ static int marker_line(char **f, size_t n, void *arg)
 static int pass1(struct cluster *c)
 {
 	const struct patch_map *map = c->r->o.patches;
-	struct sbuf q = {};
+	struct strbuf q = {};
 	int r;
 
-	if (sbuf_printf(&q, "SELECT machine_id, hostname FROM (SELECT * FROM %s.hosts FINAL)"
+	if (strbuf_printf(&q, "SELECT machine_id, hostname FROM (SELECT * FROM %s.hosts FINAL)"
 			" ORDER BY machine_id FORMAT TabSeparated", c->db) < 0)
 		return log_oom();
 	r = run_tsv(c, q.p, 2, host_line, c);
@@ -428,8 +304,8 @@ static int pass1(struct cluster *c)
 	if (r < 0)
 		return r;
 
-	q = (struct sbuf){};
-	if (sbuf_printf(&q, "SELECT machine_id, cityHash64(machine_id, boot_uuid),"
+	q = (struct strbuf){};
+	if (strbuf_printf(&q, "SELECT machine_id, cityHash64(machine_id, boot_uuid),"
 			" ifNull(boot_time_ns, first_seen_ns) AS s, first_seen_ns, last_seen_ns,"
 			" nr_cpus_online, kernel_release, kernel_version, kernel_build_id, pmu_kind,"
 			" pmu_detail, lru_gen FROM (SELECT * FROM %s.boots FINAL) ORDER BY machine_id, s, first_seen_ns"
@@ -441,17 +317,17 @@ static int pass1(struct cluster *c)
 		return r;
 
 	if (map && patch_map_nr_ksyms(map) > 0) {
-		q = (struct sbuf){};
-		r = sbuf_printf(&q, "SELECT DISTINCT cityHash64(machine_id, boot_uuid), name FROM (SELECT machine_id,"
+		q = (struct strbuf){};
+		r = strbuf_printf(&q, "SELECT DISTINCT cityHash64(machine_id, boot_uuid), name FROM (SELECT machine_id,"
 				" boot_uuid, name, batch FROM %s.ksyms FINAL WHERE name IN (", c->db);
 		for (size_t i = 0; r >= 0 && i < patch_map_nr_ksyms(map); i++) {
 			if (i)
-				r = sbuf_add(&q, ",", 1);
+				r = strbuf_add(&q, ",", 1);
 			if (r >= 0)
-				r = sbuf_quote(&q, patch_map_ksym(map, i));
+				r = sql_add_string(&q, patch_map_ksym(map, i));
 		}
 		if (r >= 0)
-			r = sbuf_add(&q, ")) FORMAT TabSeparated", strlen(")) FORMAT TabSeparated"));
+			r = strbuf_add(&q, ")) FORMAT TabSeparated", strlen(")) FORMAT TabSeparated"));
 		if (r < 0) {
 			free(q.p);
 			return log_oom();
@@ -551,13 +427,13 @@ static int path_row(const struct rb_col *col, void *arg)
 }
 
 /* The WHERE of a batch: its hosts are a range of the tables' primary key. */
-static int batch_where(struct sbuf *q, const struct batch *b)
+static int batch_where(struct strbuf *q, const struct batch *b)
 {
 	const struct report *r = b->c->r;
 
-	if (sbuf_printf(q, " WHERE grain_s = %" PRId64 " AND machine_id >= ", b->c->grain_s) < 0 ||
-	    sbuf_quote(q, r->hosts[b->first].machine_id) < 0 || sbuf_add(q, " AND machine_id <= ", strlen(" AND machine_id <= ")) < 0 ||
-	    sbuf_quote(q, r->hosts[b->first + b->n - 1].machine_id) < 0)
+	if (strbuf_printf(q, " WHERE grain_s = %" PRId64 " AND machine_id >= ", b->c->grain_s) < 0 ||
+	    sql_add_string(q, r->hosts[b->first].machine_id) < 0 || strbuf_add(q, " AND machine_id <= ", strlen(" AND machine_id <= ")) < 0 ||
+	    sql_add_string(q, r->hosts[b->first + b->n - 1].machine_id) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -566,7 +442,7 @@ static int read_batch(struct cluster *c, struct batch *b, int64_t *ret_rows)
 {
 	struct report *r = c->r;
 	int64_t grain_ns = c->grain_s * NSEC_PER_SEC;
-	struct sbuf q = {};
+	struct strbuf q = {};
 	int ret;
 
 	for (size_t i = 0; i < b->n; i++) {
@@ -578,11 +454,11 @@ static int read_batch(struct cluster *c, struct batch *b, int64_t *ret_rows)
 			return -ENOMEM;
 	}
 	/* The buckets, in time order per host (collect.c's rows are). */
-	if (sbuf_printf(&q, "SELECT cityHash64(machine_id, boot_uuid), bucket_ns, start_ns, end_ns,"
+	if (strbuf_printf(&q, "SELECT cityHash64(machine_id, boot_uuid), bucket_ns, start_ns, end_ns,"
 			" intervals, partial, not_analyzed, sampled, events_lost, dropped_intervals,"
 			" active_ns, samples_lost, throttled FROM (SELECT * FROM %s.interval_rollup FINAL", c->db) < 0 ||
 	    batch_where(&q, b) < 0 ||
-	    sbuf_printf(&q, " AND start_ns >= %" PRId64 " AND start_ns < %" PRId64
+	    strbuf_printf(&q, " AND start_ns >= %" PRId64 " AND start_ns < %" PRId64
 			") ORDER BY machine_id, start_ns FORMAT RowBinary", r->data_lo_ns, r->o.until_ns) < 0) {
 		free(q.p);
 		return log_oom();
@@ -598,12 +474,12 @@ static int read_batch(struct cluster *c, struct batch *b, int64_t *ret_rows)
 	}
 
 	/* The path rows, in any order: each finds its bucket. */
-	q = (struct sbuf){};
-	if (sbuf_printf(&q, "SELECT cityHash64(machine_id, boot_uuid), bucket_ns, path, hitm, samples,"
+	q = (struct strbuf){};
+	if (strbuf_printf(&q, "SELECT cityHash64(machine_id, boot_uuid), bucket_ns, path, hitm, samples,"
 			" work, work_seconds FROM (SELECT machine_id, boot_uuid, bucket_ns, path, hitm, samples,"
 			" work, work_seconds, batch FROM %s.path_rollup FINAL", c->db) < 0 ||
 	    batch_where(&q, b) < 0 ||
-	    sbuf_printf(&q, " AND bucket_ns >= %" PRId64 " AND bucket_ns < %" PRId64 ") FORMAT RowBinary",
+	    strbuf_printf(&q, " AND bucket_ns >= %" PRId64 " AND bucket_ns < %" PRId64 ") FORMAT RowBinary",
 			r->data_lo_ns - grain_ns, r->o.until_ns) < 0) {
 		free(q.p);
 		return log_oom();
@@ -689,10 +565,10 @@ static int line_line(char **f, size_t n, void *arg)
 }
 
 /* The paths' ids as a SQL list: 'P1','P2',... */
-static int path_list(struct sbuf *q)
+static int path_list(struct strbuf *q)
 {
 	for (int p = 0; p < NR_PATHS; p++)
-		if ((p && sbuf_add(q, ",", 1) < 0) || sbuf_quote(q, path_get(p)->id) < 0)
+		if ((p && strbuf_add(q, ",", 1) < 0) || sql_add_string(q, path_get(p)->id) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -704,19 +580,19 @@ static int read_lines(struct cluster *c)
 
 	for (int p = -1; p < NR_PATHS; p++) {
 		struct lines_ctx lc = { .c = c, .p = p };
-		struct sbuf q = {};
+		struct strbuf q = {};
 
 		/* As collect.c per host: per boot, path, line, object and field. */
-		ret = sbuf_printf(&q, "SELECT machine_id, path, line_addr, object_type, field, any(comm),"
+		ret = strbuf_printf(&q, "SELECT machine_id, path, line_addr, object_type, field, any(comm),"
 				  " any(tgid), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
 				  " sum(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer) AS hitm, sum(loads),"
 				  " sum(stores), arrayStringConcat(groupUniqArray(symbol), ',')"
 				  " FROM (SELECT * FROM %s.hitm_lines FINAL WHERE start_ns >= %" PRId64
 				  " AND start_ns < %" PRId64 " AND path %s", c->db, r->o.since_ns, r->o.until_ns, p >= 0 ? "= " : "NOT IN (");
 		if (ret >= 0)
-			ret = p >= 0 ? sbuf_quote(&q, path_get(p)->id) : path_list(&q);
+			ret = p >= 0 ? sql_add_string(&q, path_get(p)->id) : path_list(&q);
 		if (ret >= 0)
-			ret = sbuf_printf(&q, "%s) GROUP BY machine_id, boot_uuid, path, line_addr, object_type,"
+			ret = strbuf_printf(&q, "%s) GROUP BY machine_id, boot_uuid, path, line_addr, object_type,"
 					  " field HAVING hitm > 0 ORDER BY hitm DESC LIMIT %d FORMAT TabSeparated",
 					  p >= 0 ? "" : ")", TOP_LINES);
 		if (ret < 0) {
@@ -749,10 +625,10 @@ static int grade_line(char **f, size_t n, void *arg)
 
 static int read_grades(struct cluster *c)
 {
-	struct sbuf q = {};
+	struct strbuf q = {};
 	int ret;
 
-	if (sbuf_printf(&q, "SELECT path, ifNull(grade, 'none'), sum(lcl_hitm + rmt_hitm)"
+	if (strbuf_printf(&q, "SELECT path, ifNull(grade, 'none'), sum(lcl_hitm + rmt_hitm)"
 			" FROM (SELECT * FROM %s.hitm_lines FINAL WHERE start_ns >= %" PRId64 " AND start_ns < %" PRId64
 			") GROUP BY path, grade FORMAT TabSeparated", c->db, c->r->o.since_ns,
 			c->r->o.until_ns) < 0)
@@ -785,7 +661,7 @@ static int touch_row(const struct rb_col *c, void *arg)
 
 ssize_t collect_ch_parse(int kind, const char *data, size_t len, size_t chunk)
 {
-	struct tsv t = { .line = touch_tsv, .min_fields = 1 };
+	struct tsv_reader t = { .row = touch_tsv, .min_fields = 1 };
 	struct rowbinary rb = { .spec = kind == 1 ? IVL_SPEC : PATH_SPEC, .row = touch_row };
 	size_t sum = 0;
 	ssize_t rows = 0;
@@ -797,26 +673,15 @@ ssize_t collect_ch_parse(int kind, const char *data, size_t len, size_t chunk)
 	for (size_t o = 0; o < len && r >= 0; o += chunk) {
 		size_t n = len - o < chunk ? len - o : chunk;
 
-		r = kind == 0 ? tsv_feed(data + o, n, &t) : rb_feed(data + o, n, &rb);
+		r = kind == 0 ? tsv_reader_feed(data + o, n, &t) : rb_feed(data + o, n, &rb);
 	}
 	rows = kind == 0 ? (ssize_t)sum : rb.rows;
-	free(t.pend.p);
-	free(rb.pend.p);
+	strbuf_done(&t.pend);
+	strbuf_done(&rb.pend);
 	return r < 0 ? r : rows;
 }
 
 /* --- the run ------------------------------------------------------------------------------ */
-
-static bool valid_name(const char *s)
-{
-	if (!*s || strlen(s) > 64)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_'))
-			return false;
-	return true;
-}
 
 int report_run_clickhouse(struct report *r, struct http *h, const char *database, const char *origin)
 {
@@ -830,7 +695,7 @@ int report_run_clickhouse(struct report *r, struct http *h, const char *database
 	int64_t rows = 0;
 	int ret;
 
-	if (!valid_name(database))
+	if (!sql_identifier_valid(database))
 		return log_error_errno(EINVAL, "The cluster's database is letters, digits and '_', not '%s'",
 				       database);
 	if (c.grain_s <= 0)
