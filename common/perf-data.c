@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perf.data reader. Layouts: include/uapi/linux/perf_event.h (records and
- * the sample_type order of kernel/events/core.c:perf_output_sample()),
+ * perf.data reader. Layouts: include/uapi/linux/perf_event.h (records; a
+ * sample's own fields are perf-sample.c's),
  * tools/perf/Documentation/perf.data-file-format.txt and
  * tools/perf/util/header.c (file header, attrs, features). Which event a
  * record belongs to is decided as tools/perf/util/evlist.c's
@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,6 @@
 
 #define WINDOW_SIZE		(1u << 20)
 #define RECORD_MAX		65536	/* header.size is a u16 */
-
-#define KNOWN_SAMPLE_TYPE	((uint64_t)(1u << 25) - 1)	/* PERF_SAMPLE_MAX - 1 */
-#define KNOWN_READ_FORMAT	((uint64_t)(1u << 5) - 1)	/* PERF_FORMAT_MAX - 1 */
 
 struct id_map_entry {
 	uint64_t id;
@@ -270,303 +268,6 @@ static int cur_string(struct cursor *c, char **ret)
 	return 0;
 }
 
-/* --- sample parsing -------------------------------------------------------- */
-
-/* A cursor over one record's u64 array, after the 8-byte header. */
-struct rcur {
-	const uint8_t *p, *end;
-	char *err;
-	size_t errlen;
-};
-
-static int rc_fail(struct rcur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int rc_fail(struct rcur *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EBADMSG;
-}
-
-static size_t rc_left(const struct rcur *c)
-{
-	return (size_t)(c->end - c->p);
-}
-
-static int rc_u64(struct rcur *c, const char *field, uint64_t *ret)
-{
-	if (rc_left(c) < 8)
-		return rc_fail(c, "record ends inside %s", field);
-	*ret = get64(c->p);
-	c->p += 8;
-	return 0;
-}
-
-static int rc_skip(struct rcur *c, const char *field, uint64_t len)
-{
-	if (len > rc_left(c))
-		return rc_fail(c, "%s of %" PRIu64 " bytes runs past the end of the record "
-			       "(%zu bytes left)", field, len, rc_left(c));
-	c->p += len;
-	return 0;
-}
-
-/* u64 words of a read_format block (kernel/events/core.c:perf_output_read_*). */
-static int skip_read_format(struct rcur *c, uint64_t rf)
-{
-	uint64_t nr = 0, per;
-	int r;
-
-	if (rf & ~KNOWN_READ_FORMAT)
-		return rc_fail(c, "read_format %#" PRIx64 " has unknown bits", rf);
-	if (!(rf & PERF_FORMAT_GROUP)) {
-		uint64_t words = 1 + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-			!!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING) + !!(rf & PERF_FORMAT_ID) +
-			!!(rf & PERF_FORMAT_LOST);
-
-		return rc_skip(c, "read values", words * 8);
-	}
-	r = rc_u64(c, "read group nr", &nr);
-	if (r < 0)
-		return r;
-	r = rc_skip(c, "read times", 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-					   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING)));
-	if (r < 0)
-		return r;
-	per = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST));
-	if (nr > rc_left(c) / per)
-		return rc_fail(c, "read group of %" PRIu64 " values runs past the end of the record", nr);
-	return rc_skip(c, "read group", nr * per);
-}
-
-/* { u64 abi; u64 regs[hweight(mask)]; } with no regs when abi is NONE. */
-static int skip_regs(struct rcur *c, const char *what, uint64_t mask)
-{
-	uint64_t abi = 0;
-	int r;
-
-	r = rc_u64(c, what, &abi);
-	if (r < 0)
-		return r;
-	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
-		return 0;
-	return rc_skip(c, what, 8 * (uint64_t)__builtin_popcountll(mask));
-}
-
-int perf_sample_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
-		      struct perf_data_sample *s, char *err, size_t errlen)
-{
-	struct rcur c = { .p = (const uint8_t *)rec + 8, .end = (const uint8_t *)rec + size,
-			  .err = err, .errlen = errlen };
-	uint64_t type = attr->sample_type, v = 0;
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	s->sample_type = type;
-	s->pid = s->tid = s->cpu = UINT32_MAX;
-	s->id = s->stream_id = s->time = UINT64_MAX;
-	/* perf's defaults for what the record does not carry
-	 * (tools/perf/util/evsel.c:evsel__parse_sample()). */
-	s->period = attr->sample_period;
-	s->data_src = PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) |
-		      PERF_MEM_S(LOCK, NA) | PERF_MEM_S(TLB, NA);
-
-	if (size < 8)
-		return rc_fail(&c, "record of %zu bytes is shorter than its header", size);
-	if (type & ~KNOWN_SAMPLE_TYPE)
-		return rc_fail(&c, "sample_type %#" PRIx64 " has unknown bits", type);
-
-#define U64(bit, field) do {						\
-		if ((type & (bit)) && (r = rc_u64(&c, #bit, &(field))) < 0)	\
-			return r;					\
-	} while (0)
-
-	U64(PERF_SAMPLE_IDENTIFIER, s->id);
-	U64(PERF_SAMPLE_IP, s->ip);
-	if (type & PERF_SAMPLE_TID) {
-		r = rc_u64(&c, "PERF_SAMPLE_TID", &v);
-		if (r < 0)
-			return r;
-		s->pid = get32(c.p - 8);
-		s->tid = get32(c.p - 4);
-	}
-	U64(PERF_SAMPLE_TIME, s->time);
-	U64(PERF_SAMPLE_ADDR, s->addr);
-	U64(PERF_SAMPLE_ID, s->id);
-	U64(PERF_SAMPLE_STREAM_ID, s->stream_id);
-	if (type & PERF_SAMPLE_CPU) {
-		r = rc_u64(&c, "PERF_SAMPLE_CPU", &v);
-		if (r < 0)
-			return r;
-		s->cpu = get32(c.p - 8);
-	}
-	U64(PERF_SAMPLE_PERIOD, s->period);
-	if (type & PERF_SAMPLE_READ) {
-		r = skip_read_format(&c, attr->read_format);
-		if (r < 0)
-			return r;
-	}
-	if (type & PERF_SAMPLE_CALLCHAIN) {
-		r = rc_u64(&c, "callchain nr", &s->callchain_nr);
-		if (r < 0)
-			return r;
-		if (s->callchain_nr > rc_left(&c) / 8)
-			return rc_fail(&c, "callchain of %" PRIu64 " entries runs past the end of "
-				       "the record", s->callchain_nr);
-		s->callchain = (const uint64_t *)c.p;
-		c.p += s->callchain_nr * 8;
-	}
-	if (type & PERF_SAMPLE_RAW) {
-		if (rc_left(&c) < 4)
-			return rc_fail(&c, "record ends inside the raw size");
-		s->raw_size = get32(c.p);
-		c.p += 4;
-		s->raw = c.p;
-		r = rc_skip(&c, "raw data", s->raw_size);
-		if (r < 0)
-			return r;
-	}
-	if (type & PERF_SAMPLE_BRANCH_STACK) {
-		uint64_t per = 24;	/* from, to, flags */
-
-		r = rc_u64(&c, "branch stack nr", &s->branch_nr);
-		if (r < 0)
-			return r;
-		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
-			r = rc_skip(&c, "branch hw_idx", 8);
-			if (r < 0)
-				return r;
-		}
-		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS)
-			per += 8;
-		if (s->branch_nr > rc_left(&c) / per)
-			return rc_fail(&c, "branch stack of %" PRIu64 " entries runs past the end "
-				       "of the record", s->branch_nr);
-		c.p += s->branch_nr * per;
-	}
-	if (type & PERF_SAMPLE_REGS_USER) {
-		r = skip_regs(&c, "user regs", attr->sample_regs_user);
-		if (r < 0)
-			return r;
-	}
-	if (type & PERF_SAMPLE_STACK_USER) {
-		uint64_t sz = 0;
-
-		r = rc_u64(&c, "user stack size", &sz);
-		if (r < 0)
-			return r;
-		/* dyn_size follows only a non-empty dump */
-		if (sz) {
-			r = rc_skip(&c, "user stack", sz);
-			if (r < 0)
-				return r;
-			r = rc_u64(&c, "user stack dyn_size", &s->user_stack_size);
-			if (r < 0)
-				return r;
-			if (s->user_stack_size > sz)
-				return rc_fail(&c, "user stack dyn_size %" PRIu64 " exceeds its size %"
-					       PRIu64, s->user_stack_size, sz);
-		}
-	}
-	if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
-		r = rc_u64(&c, "weight", &v);
-		if (r < 0)
-			return r;
-		/* As tools/perf/arch/x86/util/event.c:arch_perf_parse_sample_weight(). */
-		if (type & PERF_SAMPLE_WEIGHT) {
-			s->weight = v;
-		} else {
-			s->weight = (uint32_t)v;
-			s->ins_lat = (uint16_t)(v >> 32);
-			s->retire_lat = (uint16_t)(v >> 48);
-		}
-	}
-	U64(PERF_SAMPLE_DATA_SRC, s->data_src);
-	U64(PERF_SAMPLE_TRANSACTION, s->transaction);
-	if (type & PERF_SAMPLE_REGS_INTR) {
-		r = skip_regs(&c, "intr regs", attr->sample_regs_intr);
-		if (r < 0)
-			return r;
-	}
-	U64(PERF_SAMPLE_PHYS_ADDR, s->phys_addr);
-	U64(PERF_SAMPLE_CGROUP, s->cgroup);
-	U64(PERF_SAMPLE_DATA_PAGE_SIZE, s->data_page_size);
-	U64(PERF_SAMPLE_CODE_PAGE_SIZE, s->code_page_size);
-	if (type & PERF_SAMPLE_AUX) {
-		r = rc_u64(&c, "aux size", &s->aux_size);
-		if (r < 0)
-			return r;
-		r = rc_skip(&c, "aux data", s->aux_size);
-		if (r < 0)
-			return r;
-	}
-#undef U64
-	return 0;
-}
-
-size_t perf_sample_id_size(const struct perf_event_attr *attr)
-{
-	uint64_t t = attr->sample_type;
-
-	if (!attr->sample_id_all)
-		return 0;
-	return 8 * (!!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
-		    !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
-		    !!(t & PERF_SAMPLE_IDENTIFIER));
-}
-
-int perf_sample_id_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
-			 struct perf_data_sample_id *ret, char *err, size_t errlen)
-{
-	size_t need = perf_sample_id_size(attr);
-	uint64_t t = attr->sample_type;
-	const uint8_t *p;
-
-	memset(ret, 0, sizeof(*ret));
-	ret->pid = ret->tid = ret->cpu = UINT32_MAX;
-	ret->time = ret->id = ret->stream_id = UINT64_MAX;
-	if (!need)
-		return 0;
-	if (size < 8 || size - 8 < need) {
-		if (errlen)
-			snprintf(err, errlen, "record of %zu bytes cannot hold its %zu-byte sample_id",
-				 size, need);
-		return -EBADMSG;
-	}
-	/* The trailer's order: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
-	p = (const uint8_t *)rec + size - need;
-	if (t & PERF_SAMPLE_TID) {
-		ret->pid = get32(p);
-		ret->tid = get32(p + 4);
-		p += 8;
-	}
-	if (t & PERF_SAMPLE_TIME) {
-		ret->time = get64(p);
-		p += 8;
-	}
-	if (t & PERF_SAMPLE_ID) {
-		ret->id = get64(p);
-		p += 8;
-	}
-	if (t & PERF_SAMPLE_STREAM_ID) {
-		ret->stream_id = get64(p);
-		p += 8;
-	}
-	if (t & PERF_SAMPLE_CPU) {
-		ret->cpu = get32(p);
-		p += 8;
-	}
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		ret->id = get64(p);
-	ret->present = true;
-	return 0;
-}
-
 /* --- events and ids -------------------------------------------------------- */
 
 /* tools/perf/util/evsel.c: __perf_evsel__calc_id_pos() and _is_pos(). */
@@ -654,11 +355,108 @@ static char *default_event_name(const struct perf_event_attr *a)
 	return s;
 }
 
+/* Attr i, at off, and its ids section (tools/perf/util/header.c:read_attr()). */
+static int read_attr(struct perf_data *pd, size_t i, uint64_t off, uint8_t *buf)
+{
+	struct perf_data_event *ev = &pd->events[i];
+	uint64_t asz = pd->info.attr_size, ids_off, ids_size;
+	uint32_t sz;
+	int r;
+
+	r = read_at(pd, off, buf, asz);
+	if (r < 0)
+		return r;
+	/* perf reads attr.size bytes, then the ids section right after:
+	 * the two sizes must agree. */
+	sz = get32(buf + 4);
+	if (sz == 0)
+		sz = PERF_ATTR_SIZE_VER0;
+	if (sz < PERF_ATTR_SIZE_VER0 || (uint64_t)sz + FILE_SECTION_SIZE != asz)
+		return fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: attr.size %" PRIu32
+			    " does not match the header's attr_size %" PRIu64 " (attr + 16-byte "
+			    "ids section): corrupt attr", off + 4, i, get32(buf + 4), asz);
+	memcpy(&ev->attr, buf, sz < sizeof(ev->attr) ? sz : sizeof(ev->attr));
+	ev->file_attr_size = sz;
+	ev->index = i;
+	if (ev->attr.sample_type & ~PERF_DATA_KNOWN_SAMPLE_TYPE)
+		return fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": attr %zu: sample_type %#llx "
+			    "has bits this reader does not know", off + 24, i,
+			    (unsigned long long)ev->attr.sample_type);
+	if ((ev->attr.sample_type & PERF_SAMPLE_READ) &&
+	    (ev->attr.read_format & ~PERF_DATA_KNOWN_READ_FORMAT))
+		return fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": attr %zu: read_format %#llx "
+			    "has bits this reader does not know", off + 32, i,
+			    (unsigned long long)ev->attr.read_format);
+
+	ids_off = get64(buf + sz);
+	ids_size = get64(buf + sz + 8);
+	if (ids_size % 8 || !in_bounds(ids_off, ids_size, pd->info.file_size))
+		return fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: ids section [%#" PRIx64
+			    ", +%" PRIu64 ") is misaligned or past the end of the file (%" PRIu64
+			    " bytes): truncated or corrupt", off + sz, i, ids_off, ids_size,
+			    pd->info.file_size);
+	ev->n_ids = ids_size / 8;
+	if (!ev->n_ids)
+		return 0;
+	ev->ids = malloc(ids_size);
+	if (!ev->ids)
+		return fail(pd, -ENOMEM, "out of memory");
+	return read_at(pd, ids_off, ev->ids, ids_size);
+}
+
+/* The sorted id → event map that record_event() searches; an id is one event's. */
+static int build_id_map(struct perf_data *pd, uint64_t attrs_off)
+{
+	size_t total_ids = 0;
+
+	for (size_t i = 0; i < pd->n_events; i++)
+		total_ids += pd->events[i].n_ids;
+	pd->id_map = calloc(total_ids ? total_ids : 1, sizeof(*pd->id_map));
+	if (!pd->id_map)
+		return fail(pd, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < pd->n_events; i++)
+		for (size_t j = 0; j < pd->events[i].n_ids; j++)
+			pd->id_map[pd->n_ids++] = (struct id_map_entry){ pd->events[i].ids[j], i };
+	qsort(pd->id_map, pd->n_ids, sizeof(*pd->id_map), cmp_id);
+	for (size_t i = 1; i < pd->n_ids; i++)
+		if (pd->id_map[i].id == pd->id_map[i - 1].id)
+			return fail(pd, -EBADMSG, "attrs at offset %#" PRIx64 ": sample id %" PRIu64
+				    " belongs to two events (%u and %u): corrupt ids", attrs_off,
+				    pd->id_map[i].id, pd->id_map[i - 1].event, pd->id_map[i].event);
+	return 0;
+}
+
+/* evlist__valid_sample_type() and evlist__valid_sample_id_all(): with
+ * several events, every record must say where its id is, the same way. */
+static int check_id_placement(struct perf_data *pd, uint64_t attrs_off)
+{
+	uint64_t asz = pd->info.attr_size;
+
+	pd->sample_id_all = pd->events[0].attr.sample_id_all;
+	pd->id_pos = calc_id_pos(pd->events[0].attr.sample_type);
+	pd->is_pos = calc_is_pos(pd->events[0].attr.sample_type);
+	if (pd->n_events < 2)
+		return 0;
+	for (size_t i = 0; i < pd->n_events; i++) {
+		uint64_t t = pd->events[i].attr.sample_type;
+
+		if (pd->id_pos < 0 || pd->is_pos < 0 || calc_id_pos(t) != pd->id_pos ||
+		    calc_is_pos(t) != pd->is_pos)
+			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: the events' "
+				    "sample_types do not place the sample id alike, so samples "
+				    "cannot be told apart (perf refuses this too)",
+				    attrs_off + i * asz + 24, i);
+		if (pd->events[i].attr.sample_id_all != pd->sample_id_all)
+			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: sample_id_all "
+				    "differs between events", attrs_off + i * asz + 40, i);
+	}
+	return 0;
+}
+
 static int read_attrs(struct perf_data *pd, uint64_t attrs_off, uint64_t attrs_size)
 {
 	uint64_t asz = pd->info.attr_size;
 	uint8_t *buf = NULL;
-	size_t total_ids = 0;
 	int r = 0;
 
 	pd->n_events = attrs_size / asz;
@@ -668,107 +466,12 @@ static int read_attrs(struct perf_data *pd, uint64_t attrs_off, uint64_t attrs_s
 		r = fail(pd, -ENOMEM, "out of memory");
 		goto out;
 	}
-
-	for (size_t i = 0; i < pd->n_events; i++) {
-		struct perf_data_event *ev = &pd->events[i];
-		uint64_t off = attrs_off + i * asz, ids_off, ids_size;
-		uint32_t sz;
-
-		r = read_at(pd, off, buf, asz);
-		if (r < 0)
-			goto out;
-		/* perf reads attr.size bytes, then the ids section right after:
-		 * the two sizes must agree (tools/perf/util/header.c:read_attr()). */
-		sz = get32(buf + 4);
-		if (sz == 0)
-			sz = PERF_ATTR_SIZE_VER0;
-		if (sz < PERF_ATTR_SIZE_VER0 || (uint64_t)sz + FILE_SECTION_SIZE != asz) {
-			r = fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: attr.size %" PRIu32
-				 " does not match the header's attr_size %" PRIu64 " (attr + 16-byte "
-				 "ids section): corrupt attr", off + 4, i, get32(buf + 4), asz);
-			goto out;
-		}
-		memcpy(&ev->attr, buf, sz < sizeof(ev->attr) ? sz : sizeof(ev->attr));
-		ev->file_attr_size = sz;
-		ev->index = i;
-		if (ev->attr.sample_type & ~KNOWN_SAMPLE_TYPE) {
-			r = fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": attr %zu: sample_type %#llx "
-				 "has bits this reader does not know", off + 24, i,
-				 (unsigned long long)ev->attr.sample_type);
-			goto out;
-		}
-		if ((ev->attr.sample_type & PERF_SAMPLE_READ) &&
-		    (ev->attr.read_format & ~KNOWN_READ_FORMAT)) {
-			r = fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": attr %zu: read_format %#llx "
-				 "has bits this reader does not know", off + 32, i,
-				 (unsigned long long)ev->attr.read_format);
-			goto out;
-		}
-
-		ids_off = get64(buf + sz);
-		ids_size = get64(buf + sz + 8);
-		if (ids_size % 8 || !in_bounds(ids_off, ids_size, pd->info.file_size)) {
-			r = fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: ids section [%#" PRIx64
-				 ", +%" PRIu64 ") is misaligned or past the end of the file (%" PRIu64
-				 " bytes): truncated or corrupt", off + sz, i, ids_off, ids_size,
-				 pd->info.file_size);
-			goto out;
-		}
-		ev->n_ids = ids_size / 8;
-		if (ev->n_ids) {
-			ev->ids = malloc(ids_size);
-			if (!ev->ids) {
-				r = fail(pd, -ENOMEM, "out of memory");
-				goto out;
-			}
-			r = read_at(pd, ids_off, ev->ids, ids_size);
-			if (r < 0)
-				goto out;
-		}
-		total_ids += ev->n_ids;
-	}
-
-	pd->id_map = calloc(total_ids ? total_ids : 1, sizeof(*pd->id_map));
-	if (!pd->id_map) {
-		r = fail(pd, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < pd->n_events; i++)
-		for (size_t j = 0; j < pd->events[i].n_ids; j++)
-			pd->id_map[pd->n_ids++] = (struct id_map_entry){ pd->events[i].ids[j], i };
-	qsort(pd->id_map, pd->n_ids, sizeof(*pd->id_map), cmp_id);
-	for (size_t i = 1; i < pd->n_ids; i++)
-		if (pd->id_map[i].id == pd->id_map[i - 1].id) {
-			r = fail(pd, -EBADMSG, "attrs at offset %#" PRIx64 ": sample id %" PRIu64
-				 " belongs to two events (%u and %u): corrupt ids", attrs_off,
-				 pd->id_map[i].id, pd->id_map[i - 1].event, pd->id_map[i].event);
-			goto out;
-		}
-
-	/* evlist__valid_sample_type() and evlist__valid_sample_id_all(): with
-	 * several events, every record must say where its id is, the same way. */
-	pd->sample_id_all = pd->events[0].attr.sample_id_all;
-	pd->id_pos = calc_id_pos(pd->events[0].attr.sample_type);
-	pd->is_pos = calc_is_pos(pd->events[0].attr.sample_type);
-	if (pd->n_events > 1) {
-		for (size_t i = 0; i < pd->n_events; i++) {
-			uint64_t t = pd->events[i].attr.sample_type;
-
-			if (pd->id_pos < 0 || pd->is_pos < 0 || calc_id_pos(t) != pd->id_pos ||
-			    calc_is_pos(t) != pd->is_pos) {
-				r = fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: the events' "
-					 "sample_types do not place the sample id alike, so samples "
-					 "cannot be told apart (perf refuses this too)",
-					 attrs_off + i * asz + 24, i);
-				goto out;
-			}
-			if (pd->events[i].attr.sample_id_all != pd->sample_id_all) {
-				r = fail(pd, -EBADMSG, "offset %#" PRIx64 ": attr %zu: sample_id_all "
-					 "differs between events", attrs_off + i * asz + 40, i);
-				goto out;
-			}
-		}
-	}
+	for (size_t i = 0; i < pd->n_events && r >= 0; i++)
+		r = read_attr(pd, i, attrs_off + i * asz, buf);
+	if (r >= 0)
+		r = build_id_map(pd, attrs_off);
+	if (r >= 0)
+		r = check_id_placement(pd, attrs_off);
 out:
 	free(buf);
 	return r;
@@ -976,6 +679,107 @@ static int feat_build_ids(struct perf_data *pd, uint64_t off, uint64_t size)
 	return 0;
 }
 
+static int feat_nrcpus(struct perf_data *pd, uint64_t off, uint64_t size)
+{
+	struct cursor c = { pd, off, off + size, "NRCPUS" };
+	int r;
+
+	r = cur_u32(&c, &pd->info.nr_cpus_avail);
+	if (r < 0)
+		return r;
+	return cur_u32(&c, &pd->info.nr_cpus_online);
+}
+
+static int feat_total_mem(struct perf_data *pd, uint64_t off, uint64_t size)
+{
+	struct cursor c = { pd, off, off + size, "TOTAL_MEM" };
+
+	return cur_u64(&c, &pd->info.total_mem_kb);
+}
+
+static int feat_sample_time(struct perf_data *pd, uint64_t off, uint64_t size)
+{
+	struct cursor c = { pd, off, off + size, "SAMPLE_TIME" };
+	struct perf_data_info *in = &pd->info;
+	int r;
+
+	if ((r = cur_u64(&c, &in->first_sample_time)) < 0 ||
+	    (r = cur_u64(&c, &in->last_sample_time)) < 0)
+		return r;
+	in->has_sample_time = true;
+	return 0;
+}
+
+static int feat_clockid(struct perf_data *pd, uint64_t off, uint64_t size)
+{
+	struct cursor c = { pd, off, off + size, "CLOCKID" };
+
+	return cur_u64(&c, &pd->info.clockid_res_ns);
+}
+
+static int feat_clock_data(struct perf_data *pd, uint64_t off, uint64_t size)
+{
+	struct cursor c = { pd, off, off + size, "CLOCK_DATA" };
+	struct perf_data_info *in = &pd->info;
+	uint32_t version;
+	int r;
+
+	r = cur_u32(&c, &version);
+	if (r < 0 || version != 1)	/* a later layout we do not know: skipped */
+		return r;
+	if ((r = cur_u32(&c, &in->clockid)) < 0 || (r = cur_u64(&c, &in->clock_tod_ns)) < 0 ||
+	    (r = cur_u64(&c, &in->clock_clockid_ns)) < 0)
+		return r;
+	in->has_clock_data = true;
+	return 0;
+}
+
+#define STRING(f)	NULL, offsetof(struct perf_data_info, f)
+
+/* The feature sections read here, by feature bit; perf_header_strings have
+ * no reader of their own but the field they fill. */
+static const struct feature_reader {
+	const char *name;
+	int (*read)(struct perf_data *pd, uint64_t off, uint64_t size);
+	size_t string;
+} feature_readers[] = {
+	[PERF_DATA_FEAT_BUILD_ID] = { "BUILD_ID", feat_build_ids },
+	[PERF_DATA_FEAT_HOSTNAME] = { "HOSTNAME", STRING(hostname) },
+	[PERF_DATA_FEAT_OSRELEASE] = { "OSRELEASE", STRING(osrelease) },
+	[PERF_DATA_FEAT_VERSION] = { "VERSION", STRING(perf_version) },
+	[PERF_DATA_FEAT_ARCH] = { "ARCH", STRING(arch) },
+	[PERF_DATA_FEAT_NRCPUS] = { "NRCPUS", feat_nrcpus },
+	[PERF_DATA_FEAT_CPUDESC] = { "CPUDESC", STRING(cpudesc) },
+	[PERF_DATA_FEAT_CPUID] = { "CPUID", STRING(cpuid) },
+	[PERF_DATA_FEAT_TOTAL_MEM] = { "TOTAL_MEM", feat_total_mem },
+	[PERF_DATA_FEAT_CMDLINE] = { "CMDLINE", feat_cmdline },
+	[PERF_DATA_FEAT_EVENT_DESC] = { "EVENT_DESC", feat_event_desc },
+	[PERF_DATA_FEAT_CACHE] = { "CACHE", feat_cache },
+	[PERF_DATA_FEAT_SAMPLE_TIME] = { "SAMPLE_TIME", feat_sample_time },
+	[PERF_DATA_FEAT_CLOCKID] = { "CLOCKID", feat_clockid },
+	[PERF_DATA_FEAT_CLOCK_DATA] = { "CLOCK_DATA", feat_clock_data },
+};
+
+#undef STRING
+
+/* Feature feat's section [off, +size), whose table entry is at `at`. */
+static int read_feature(struct perf_data *pd, unsigned int feat, uint64_t at, uint64_t off,
+			uint64_t size)
+{
+	const struct feature_reader *f;
+
+	if (feat == PERF_DATA_FEAT_COMPRESSED)
+		return fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": the file is compressed "
+			    "(perf record -z, feature COMPRESSED): not supported; re-record without "
+			    "-z (and without record.compression-level in perfconfig)", at);
+	if (feat >= ARRAY_SIZE(feature_readers) || !feature_readers[feat].name)
+		return 0;	/* not needed here */
+	f = &feature_readers[feat];
+	if (f->read)
+		return f->read(pd, off, size);
+	return feat_string(pd, off, size, f->name, (char **)((char *)&pd->info + f->string));
+}
+
 static int read_features(struct perf_data *pd)
 {
 	struct perf_data_info *in = &pd->info;
@@ -993,7 +797,7 @@ static int read_features(struct perf_data *pd)
 			    in->file_size);
 
 	for (unsigned int feat = 1; feat < PERF_DATA_FEAT_BITS; feat++) {
-		uint64_t sec[2], at = table + (uint64_t)k * FILE_SECTION_SIZE, off, size;
+		uint64_t sec[2], at = table + (uint64_t)k * FILE_SECTION_SIZE;
 
 		if (!perf_data_has_feature(pd, feat))
 			continue;
@@ -1001,93 +805,12 @@ static int read_features(struct perf_data *pd)
 		r = read_at(pd, at, sec, sizeof(sec));
 		if (r < 0)
 			return r;
-		off = sec[0];
-		size = sec[1];
-		if (!in_bounds(off, size, in->file_size))
+		/* sec: struct perf_file_section { u64 offset, size; } */
+		if (!in_bounds(sec[0], sec[1], in->file_size))
 			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": feature %u's section [%#" PRIx64
 				    ", +%" PRIu64 ") runs past the end of the file (%" PRIu64
-				    " bytes): truncated", at, feat, off, size, in->file_size);
-		switch (feat) {
-		case PERF_DATA_FEAT_HOSTNAME:
-			r = feat_string(pd, off, size, "HOSTNAME", &in->hostname);
-			break;
-		case PERF_DATA_FEAT_OSRELEASE:
-			r = feat_string(pd, off, size, "OSRELEASE", &in->osrelease);
-			break;
-		case PERF_DATA_FEAT_VERSION:
-			r = feat_string(pd, off, size, "VERSION", &in->perf_version);
-			break;
-		case PERF_DATA_FEAT_ARCH:
-			r = feat_string(pd, off, size, "ARCH", &in->arch);
-			break;
-		case PERF_DATA_FEAT_CPUDESC:
-			r = feat_string(pd, off, size, "CPUDESC", &in->cpudesc);
-			break;
-		case PERF_DATA_FEAT_CPUID:
-			r = feat_string(pd, off, size, "CPUID", &in->cpuid);
-			break;
-		case PERF_DATA_FEAT_NRCPUS: {
-			struct cursor c = { pd, off, off + size, "NRCPUS" };
-
-			if ((r = cur_u32(&c, &in->nr_cpus_avail)) >= 0)
-				r = cur_u32(&c, &in->nr_cpus_online);
-			break;
-		}
-		case PERF_DATA_FEAT_TOTAL_MEM: {
-			struct cursor c = { pd, off, off + size, "TOTAL_MEM" };
-
-			r = cur_u64(&c, &in->total_mem_kb);
-			break;
-		}
-		case PERF_DATA_FEAT_CMDLINE:
-			r = feat_cmdline(pd, off, size);
-			break;
-		case PERF_DATA_FEAT_EVENT_DESC:
-			r = feat_event_desc(pd, off, size);
-			break;
-		case PERF_DATA_FEAT_CACHE:
-			r = feat_cache(pd, off, size);
-			break;
-		case PERF_DATA_FEAT_BUILD_ID:
-			r = feat_build_ids(pd, off, size);
-			break;
-		case PERF_DATA_FEAT_SAMPLE_TIME: {
-			struct cursor c = { pd, off, off + size, "SAMPLE_TIME" };
-
-			if ((r = cur_u64(&c, &in->first_sample_time)) >= 0 &&
-			    (r = cur_u64(&c, &in->last_sample_time)) >= 0)
-				in->has_sample_time = true;
-			break;
-		}
-		case PERF_DATA_FEAT_CLOCKID: {
-			struct cursor c = { pd, off, off + size, "CLOCKID" };
-
-			r = cur_u64(&c, &in->clockid_res_ns);
-			break;
-		}
-		case PERF_DATA_FEAT_CLOCK_DATA: {
-			struct cursor c = { pd, off, off + size, "CLOCK_DATA" };
-			uint32_t version;
-
-			if ((r = cur_u32(&c, &version)) < 0)
-				break;
-			if (version != 1)
-				break;
-			if ((r = cur_u32(&c, &in->clockid)) >= 0 &&
-			    (r = cur_u64(&c, &in->clock_tod_ns)) >= 0 &&
-			    (r = cur_u64(&c, &in->clock_clockid_ns)) >= 0)
-				in->has_clock_data = true;
-			break;
-		}
-		case PERF_DATA_FEAT_COMPRESSED:
-			r = fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": the file is compressed "
-				 "(perf record -z, feature COMPRESSED): not supported; re-record without "
-				 "-z (and without record.compression-level in perfconfig)", at);
-			break;
-		default:
-			r = 0;	/* not needed here */
-			break;
-		}
+				    " bytes): truncated", at, feat, sec[0], sec[1], in->file_size);
+		r = read_feature(pd, feat, at, sec[0], sec[1]);
 		if (r < 0)
 			return r;
 	}
@@ -1102,16 +825,16 @@ bool perf_data_has_feature(const struct perf_data *pd, unsigned int feat)
 	       (pd->info.features[feat / 64] >> (feat % 64) & 1);
 }
 
-static int open_common(struct perf_data *pd)
+/* The magic and header size at offset 0: the layouts this reader refuses. */
+static int read_magic(struct perf_data *pd, uint64_t *ret_hsize)
 {
-	struct perf_data_info *in = &pd->info;
-	uint8_t h[FILE_HEADER_SIZE] = { 0 };
-	uint64_t magic, hsize, attrs_off, attrs_size, data_off, data_size;
+	uint8_t h[PIPE_HEADER_SIZE];
+	uint64_t magic, hsize;
 	int r;
 
-	if (in->file_size < PIPE_HEADER_SIZE)
+	if (pd->info.file_size < PIPE_HEADER_SIZE)
 		return fail(pd, -EBADMSG, "offset 0: %" PRIu64 " bytes is too short for a perf.data "
-			    "header: truncated", in->file_size);
+			    "header: truncated", pd->info.file_size);
 	r = read_at(pd, 0, h, PIPE_HEADER_SIZE);
 	if (r < 0)
 		return r;
@@ -1131,21 +854,16 @@ static int open_common(struct perf_data *pd)
 	if (hsize != FILE_HEADER_SIZE && hsize != FILE_HEADER_SIZE_OLD)
 		return fail(pd, -EBADMSG, "offset 8: header size %" PRIu64 " is neither %d nor %d: "
 			    "corrupt header", hsize, FILE_HEADER_SIZE, FILE_HEADER_SIZE_OLD);
-	r = read_at(pd, 0, h, hsize);
-	if (r < 0)
-		return r;
+	*ret_hsize = hsize;
+	return 0;
+}
 
-	in->attr_size = get64(h + 16);
-	attrs_off = get64(h + 24);
-	attrs_size = get64(h + 32);
-	data_off = get64(h + 40);
-	data_size = get64(h + 48);
-	if (hsize == FILE_HEADER_SIZE)
-		memcpy(in->features, h + 72, sizeof(in->features));
-	/* bit 0 is HEADER_RESERVED, always clear */
-	in->features[0] &= ~1ULL;
-	in->data_offset = data_off;
-	in->data_size = data_size;
+/* The header's attr and data sections: inside the file, apart, and sized sanely. */
+static int check_sections(struct perf_data *pd, uint64_t hsize, uint64_t attrs_off,
+			  uint64_t attrs_size)
+{
+	struct perf_data_info *in = &pd->info;
+	uint64_t data_off = in->data_offset, data_size = in->data_size;
 
 	if (in->attr_size < PERF_ATTR_SIZE_VER0 + FILE_SECTION_SIZE || in->attr_size > MAX_ATTR_SIZE)
 		return fail(pd, -EBADMSG, "offset 16: attr_size %" PRIu64 " is outside [%d, %d]: "
@@ -1168,24 +886,29 @@ static int open_common(struct perf_data *pd)
 			    "not finish writing the file (killed?)");
 	if (attrs_off < data_off + data_size && data_off < attrs_off + attrs_size)
 		return fail(pd, -EBADMSG, "offset 24: the attr and data sections overlap: corrupt header");
+	return 0;
+}
 
-	r = read_attrs(pd, attrs_off, attrs_size);
-	if (r < 0)
-		return r;
-	r = read_features(pd);
-	if (r < 0)
-		return r;
-
+/* Names for the events EVENT_DESC left unnamed. */
+static int name_events(struct perf_data *pd)
+{
 	for (size_t i = 0; i < pd->n_events; i++)
 		if (!pd->events[i].name) {
 			pd->events[i].name = default_event_name(&pd->events[i].attr);
 			if (!pd->events[i].name)
 				return fail(pd, -ENOMEM, "out of memory");
 		}
+	return 0;
+}
+
+/* The first BUILD_ID entry of the kernel, as hex; perf names it [kernel.kallsyms]. */
+static int find_kernel_build_id(struct perf_data *pd)
+{
+	const struct perf_data_info *in = &pd->info;
+
 	for (size_t i = 0; i < in->n_build_ids && !pd->kernel_build_id; i++) {
 		const struct perf_data_build_id *b = &in->build_ids[i];
 
-		/* perf names the kernel's object [kernel.kallsyms] */
 		if ((b->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
 		    strcmp(b->filename, "[kernel.kallsyms]") == 0) {
 			pd->kernel_build_id = calloc(1, 2 * b->size + 1);
@@ -1195,6 +918,47 @@ static int open_common(struct perf_data *pd)
 				sprintf(pd->kernel_build_id + 2 * j, "%02x", b->id[j]);
 		}
 	}
+	return 0;
+}
+
+static int open_common(struct perf_data *pd)
+{
+	struct perf_data_info *in = &pd->info;
+	uint8_t h[FILE_HEADER_SIZE] = { 0 };
+	uint64_t hsize = 0, attrs_off, attrs_size;
+	int r;
+
+	r = read_magic(pd, &hsize);
+	if (r < 0)
+		return r;
+	r = read_at(pd, 0, h, hsize);
+	if (r < 0)
+		return r;
+	in->attr_size = get64(h + 16);
+	attrs_off = get64(h + 24);
+	attrs_size = get64(h + 32);
+	in->data_offset = get64(h + 40);
+	in->data_size = get64(h + 48);
+	if (hsize == FILE_HEADER_SIZE)
+		memcpy(in->features, h + 72, sizeof(in->features));
+	/* bit 0 is HEADER_RESERVED, always clear */
+	in->features[0] &= ~1ULL;
+
+	r = check_sections(pd, hsize, attrs_off, attrs_size);
+	if (r < 0)
+		return r;
+	r = read_attrs(pd, attrs_off, attrs_size);
+	if (r < 0)
+		return r;
+	r = read_features(pd);
+	if (r < 0)
+		return r;
+	r = name_events(pd);
+	if (r < 0)
+		return r;
+	r = find_kernel_build_id(pd);
+	if (r < 0)
+		return r;
 
 	pd->rec = aligned_alloc(8, RECORD_MAX);
 	if (!pd->rec)
@@ -1404,6 +1168,52 @@ static int parse_other(struct perf_data *pd, struct perf_data_record *rec, uint6
 	return 0;
 }
 
+/* The fields of record rec at off, and in ret_extra the bytes that follow it
+ * outside header.size. */
+static int parse_record(struct perf_data *pd, struct perf_data_record *rec, uint64_t off,
+			uint64_t *ret_extra)
+{
+	uint16_t size = rec->size;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE: {
+		char why[200];
+
+		rec->event = record_event(pd, rec->type, rec->data, size);
+		if (!rec->event)
+			return 0;	/* unknown id: perf drops it too */
+		if (perf_sample_parse(&rec->event->attr, rec->data, size, &rec->sample, why,
+				      sizeof(why)) < 0)
+			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": SAMPLE record of event '%s' "
+				    "(%u bytes): %s", off, rec->event->name, size, why);
+		return 0;
+	}
+	case PERF_DATA_RECORD_COMPRESSED:
+		return fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": PERF_RECORD_COMPRESSED: "
+			    "zstd-compressed perf.data (perf record -z) is not supported; re-record "
+			    "without -z (and without record.compression-level in perfconfig)", off);
+	case PERF_DATA_RECORD_AUXTRACE:
+		/* the AUX data follows the record, outside header.size */
+		if (size < 16)
+			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": AUXTRACE record of %u bytes "
+				    "has no size field", off, size);
+		*ret_extra = get64((const uint8_t *)rec->data + 8);
+		return 0;
+	case PERF_DATA_RECORD_HEADER_TRACING_DATA:
+		if (size < 12)
+			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": TRACING_DATA record of %u bytes "
+				    "has no size field", off, size);
+		*ret_extra = get32((const uint8_t *)rec->data + 8);
+		return 0;
+	default:
+		if (rec->type >= PERF_RECORD_MMAP && rec->type < PERF_DATA_RECORD_HEADER_ATTR) {
+			rec->event = record_event(pd, rec->type, rec->data, size);
+			return parse_other(pd, rec, off);
+		}
+		return 0;
+	}
+}
+
 int perf_data_next(struct perf_data *pd, struct perf_data_record *rec)
 {
 	uint64_t end = pd->info.data_offset + pd->info.data_size, off = pd->pos, extra = 0;
@@ -1440,45 +1250,9 @@ int perf_data_next(struct perf_data *pd, struct perf_data_record *rec)
 	memcpy(pd->rec, p, size);
 	rec->data = pd->rec;
 
-	switch (rec->type) {
-	case PERF_RECORD_SAMPLE: {
-		char why[200];
-
-		rec->event = record_event(pd, rec->type, rec->data, size);
-		if (!rec->event)
-			break;	/* unknown id: perf drops it too */
-		if (perf_sample_parse(&rec->event->attr, rec->data, size, &rec->sample, why,
-				      sizeof(why)) < 0)
-			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": SAMPLE record of event '%s' "
-				    "(%u bytes): %s", off, rec->event->name, size, why);
-		break;
-	}
-	case PERF_DATA_RECORD_COMPRESSED:
-		return fail(pd, -EPROTONOSUPPORT, "offset %#" PRIx64 ": PERF_RECORD_COMPRESSED: "
-			    "zstd-compressed perf.data (perf record -z) is not supported; re-record "
-			    "without -z (and without record.compression-level in perfconfig)", off);
-	case PERF_DATA_RECORD_AUXTRACE:
-		/* the AUX data follows the record, outside header.size */
-		if (size < 16)
-			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": AUXTRACE record of %u bytes "
-				    "has no size field", off, size);
-		extra = get64((const uint8_t *)rec->data + 8);
-		break;
-	case PERF_DATA_RECORD_HEADER_TRACING_DATA:
-		if (size < 12)
-			return fail(pd, -EBADMSG, "offset %#" PRIx64 ": TRACING_DATA record of %u bytes "
-				    "has no size field", off, size);
-		extra = get32((const uint8_t *)rec->data + 8);
-		break;
-	default:
-		if (rec->type >= PERF_RECORD_MMAP && rec->type < PERF_DATA_RECORD_HEADER_ATTR) {
-			rec->event = record_event(pd, rec->type, rec->data, size);
-			r = parse_other(pd, rec, off);
-			if (r < 0)
-				return r;
-		}
-		break;
-	}
+	r = parse_record(pd, rec, off, &extra);
+	if (r < 0)
+		return r;
 	if (extra > end - off - size)
 		return fail(pd, -EBADMSG, "offset %#" PRIx64 ": %s record's %" PRIu64 " bytes of "
 			    "payload run past the end of the data section at %#" PRIx64

@@ -193,6 +193,11 @@ void perf_data_rewind(struct perf_data *pd);
 /* The message of the last error, or "" when there was none. */
 const char *perf_data_error(const struct perf_data *pd);
 
+/* The sample_type and read_format bits known here: 6.12's PERF_SAMPLE_MAX - 1
+ * and PERF_FORMAT_MAX - 1. */
+#define PERF_DATA_KNOWN_SAMPLE_TYPE	((uint64_t)(1u << 25) - 1)
+#define PERF_DATA_KNOWN_READ_FORMAT	((uint64_t)(1u << 5) - 1)
+
 /*
  * Parses the body of a PERF_RECORD_SAMPLE (rec: the whole record, header
  * included, 8-byte aligned, size bytes) by attr's sample_type. Returns 0,
