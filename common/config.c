@@ -271,122 +271,172 @@ static const struct option_def *option_find(const char *key)
 	return NULL;
 }
 
+static int set_string(void *field, const struct option_def *o, const char *v,
+		      char *err, size_t errlen)
+{
+	char *s;
+	int r;
+
+	if (o->check) {
+		r = o->check(v, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	s = strdup(v);
+	if (!s)
+		return -ENOMEM;
+	free(*(char **)field);
+	*(char **)field = s;
+	return 0;
+}
+
+static int set_path(void *field, const struct option_def *o, const char *v,
+		    char *err, size_t errlen)
+{
+	if (!*v) {
+		snprintf(err, errlen, "a path is required");
+		return -EINVAL;
+	}
+	return set_string(field, o, v, err, errlen);
+}
+
+static int set_duration(void *field, const struct option_def *o, const char *v,
+			char *err, size_t errlen)
+{
+	char lo[32], hi[32];
+	int64_t d;
+
+	if (parse_duration_ns(v, &d) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a duration (e.g. 60s, 5m, 1h)", v);
+		return -EINVAL;
+	}
+	if (d < o->min || d > o->max) {
+		snprintf(err, errlen, "\"%s\" is out of range (%s to %s)", v,
+			 format_duration(lo, sizeof(lo), o->min), format_duration(hi, sizeof(hi), o->max));
+		return -EINVAL;
+	}
+	*(int64_t *)field = d;
+	return 0;
+}
+
+static int set_size_kb(void *field, const struct option_def *o, const char *v,
+		       char *err, size_t errlen)
+{
+	uint64_t u;
+
+	if (parse_size(v, &u) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a size", v);
+		return -EINVAL;
+	}
+	/* A bare number is KiB, as in tracefs' buffer_size_kb. */
+	if (!isdigit((unsigned char)v[strlen(v) - 1]))
+		u /= 1024;
+	if ((int64_t)u < o->min || (int64_t)u > o->max) {
+		snprintf(err, errlen, "\"%s\" is out of range (%" PRId64 " to %" PRId64 " KiB)",
+			 v, o->min, o->max);
+		return -EINVAL;
+	}
+	*(uint64_t *)field = u;
+	return 0;
+}
+
+static int set_size(void *field, const struct option_def *o, const char *v,
+		    char *err, size_t errlen)
+{
+	uint64_t u;
+
+	if (parse_size(v, &u) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a size (e.g. 512M, 2G)", v);
+		return -EINVAL;
+	}
+	*(uint64_t *)field = u;
+	return 0;
+}
+
+static int set_u64(void *field, const struct option_def *o, const char *v,
+		   char *err, size_t errlen)
+{
+	uint64_t u;
+
+	if (parse_u64(v, &u) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a non-negative integer", v);
+		return -EINVAL;
+	}
+	if ((int64_t)u < o->min || (int64_t)u > o->max) {
+		snprintf(err, errlen, "%s is out of range (%" PRId64 " to %" PRId64 ")",
+			 v, o->min, o->max);
+		return -EINVAL;
+	}
+	*(uint64_t *)field = u;
+	return 0;
+}
+
+static int set_bool(void *field, const struct option_def *o, const char *v,
+		    char *err, size_t errlen)
+{
+	bool b;
+
+	if (parse_bool(v, &b) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a boolean (yes/no)", v);
+		return -EINVAL;
+	}
+	*(bool *)field = b;
+	return 0;
+}
+
+static int set_fraction(void *field, const struct option_def *o, const char *v,
+			char *err, size_t errlen)
+{
+	double f;
+
+	if (parse_fraction(v, &f) < 0) {
+		snprintf(err, errlen, "\"%s\" is not a fraction (e.g. 0.05 or 5%%)", v);
+		return -EINVAL;
+	}
+	/* The bounds are in parts per billion; half a part either way is rounding. */
+	if (f * 1e9 < o->min - 0.5 || f * 1e9 > o->max + 0.5) {
+		snprintf(err, errlen, "\"%s\" is out of range (%g%% to %g%%)", v,
+			 o->min / 1e7, o->max / 1e7);
+		return -EINVAL;
+	}
+	*(double *)field = f;
+	return 0;
+}
+
+static int set_loglevel(void *field, const struct option_def *o, const char *v,
+			char *err, size_t errlen)
+{
+	int level = log_level_from_string(v);
+
+	if (level < 0) {
+		snprintf(err, errlen, "\"%s\" is not a log level", v);
+		return -EINVAL;
+	}
+	*(int *)field = level;
+	return 0;
+}
+
+/* Each parses v, checks it against o's bounds and stores it in field. */
+static int (*const option_setters[])(void *field, const struct option_def *o, const char *v,
+				     char *err, size_t errlen) = {
+	[OPT_PATH] = set_path,
+	[OPT_OPTIONAL_PATH] = set_string,
+	[OPT_STRING] = set_string,
+	[OPT_DURATION] = set_duration,
+	[OPT_SIZE_KB] = set_size_kb,
+	[OPT_SIZE] = set_size,
+	[OPT_U64] = set_u64,
+	[OPT_BOOL] = set_bool,
+	[OPT_LOGLEVEL] = set_loglevel,
+	[OPT_FRACTION] = set_fraction,
+};
+
 static int option_set(struct config *c, const struct option_def *o, const char *v,
 		      char *err, size_t errlen)
 {
-	void *field = (char *)c + o->off;
-	uint64_t u;
-	int64_t d;
-	bool b;
-	int r;
-
-	switch (o->type) {
-	case OPT_PATH:
-	case OPT_OPTIONAL_PATH:
-		if (!*v && o->type == OPT_PATH) {
-			snprintf(err, errlen, "a path is required");
-			return -EINVAL;
-		}
-		/* fall through */
-	case OPT_STRING: {
-		char *s;
-
-		if (o->check) {
-			r = o->check(v, err, errlen);
-			if (r < 0)
-				return r;
-		}
-		s = strdup(v);
-		if (!s)
-			return -ENOMEM;
-		free(*(char **)field);
-		*(char **)field = s;
-		return 0;
-	}
-	case OPT_DURATION:
-		r = parse_duration_ns(v, &d);
-		if (r < 0) {
-			snprintf(err, errlen, "\"%s\" is not a duration (e.g. 60s, 5m, 1h)", v);
-			return -EINVAL;
-		}
-		if (d < o->min || d > o->max) {
-			char lo[32], hi[32];
-
-			snprintf(err, errlen, "\"%s\" is out of range (%s to %s)", v,
-				 format_duration(lo, sizeof(lo), o->min), format_duration(hi, sizeof(hi), o->max));
-			return -EINVAL;
-		}
-		*(int64_t *)field = d;
-		return 0;
-	case OPT_SIZE_KB:
-		r = parse_size(v, &u);
-		if (r < 0) {
-			snprintf(err, errlen, "\"%s\" is not a size", v);
-			return -EINVAL;
-		}
-		/* A bare number is KiB, as in tracefs' buffer_size_kb. */
-		if (!isdigit((unsigned char)v[strlen(v) - 1]))
-			u /= 1024;
-		if ((int64_t)u < o->min || (int64_t)u > o->max) {
-			snprintf(err, errlen, "\"%s\" is out of range (%" PRId64 " to %" PRId64 " KiB)",
-				 v, o->min, o->max);
-			return -EINVAL;
-		}
-		*(uint64_t *)field = u;
-		return 0;
-	case OPT_SIZE:
-		r = parse_size(v, &u);
-		if (r < 0) {
-			snprintf(err, errlen, "\"%s\" is not a size (e.g. 512M, 2G)", v);
-			return -EINVAL;
-		}
-		*(uint64_t *)field = u;
-		return 0;
-	case OPT_U64:
-		r = parse_u64(v, &u);
-		if (r < 0) {
-			snprintf(err, errlen, "\"%s\" is not a non-negative integer", v);
-			return -EINVAL;
-		}
-		if ((int64_t)u < o->min || (int64_t)u > o->max) {
-			snprintf(err, errlen, "%s is out of range (%" PRId64 " to %" PRId64 ")",
-				 v, o->min, o->max);
-			return -EINVAL;
-		}
-		*(uint64_t *)field = u;
-		return 0;
-	case OPT_BOOL:
-		if (parse_bool(v, &b) < 0) {
-			snprintf(err, errlen, "\"%s\" is not a boolean (yes/no)", v);
-			return -EINVAL;
-		}
-		*(bool *)field = b;
-		return 0;
-	case OPT_FRACTION: {
-		double f;
-
-		if (parse_fraction(v, &f) < 0) {
-			snprintf(err, errlen, "\"%s\" is not a fraction (e.g. 0.05 or 5%%)", v);
-			return -EINVAL;
-		}
-		if (f * 1e9 < o->min - 0.5 || f * 1e9 > o->max + 0.5) {
-			snprintf(err, errlen, "\"%s\" is out of range (%g%% to %g%%)", v,
-				 o->min / 1e7, o->max / 1e7);
-			return -EINVAL;
-		}
-		*(double *)field = f;
-		return 0;
-	}
-	case OPT_LOGLEVEL:
-		r = log_level_from_string(v);
-		if (r < 0) {
-			snprintf(err, errlen, "\"%s\" is not a log level", v);
-			return -EINVAL;
-		}
-		*(int *)field = r;
-		return 0;
-	}
-	return -EINVAL;
+	if ((size_t)o->type >= ARRAY_SIZE(option_setters) || !option_setters[o->type])
+		return -EINVAL;
+	return option_setters[o->type]((char *)c + o->off, o, v, err, errlen);
 }
 
 /* The first control character of s (tab allowed), or 0. */
@@ -443,6 +493,84 @@ void config_done(struct config *c)
 		}
 }
 
+/*
+ * A "key = value" line of path: 0 when set, -ENOMEM, or -EINVAL once
+ * logged. set_on[] holds the line each option was set on.
+ */
+static int config_assign(struct config *c, const char *path, unsigned int lineno, char *p,
+			 unsigned int *set_on)
+{
+	const struct option_def *o;
+	char err[256], *key, *value, *eq;
+	int r;
+
+	eq = strchr(p, '=');
+	if (!eq) {
+		log_error("%s:%u: expected \"key = value\"", path, lineno);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = strstrip(p);
+	value = strstrip(eq + 1);
+	/* Optional quotes around values with spaces. */
+	if (value[0] == '"' && strlen(value) >= 2 && value[strlen(value) - 1] == '"') {
+		value[strlen(value) - 1] = '\0';
+		value++;
+	}
+	if (strcmp(key, "duration") == 0) {
+		log_error("%s:%u: \"duration\" is a command-line option only", path, lineno);
+		return -EINVAL;
+	}
+	/* The last one would win without a word: say which lines. */
+	o = option_find(key);
+	if (o && set_on[o - options]) {
+		log_error("%s:%u: \"%s\" is already set on line %u", path, lineno, key,
+			  set_on[o - options]);
+		return -EINVAL;
+	}
+	r = config_set(c, key, value, err, sizeof(err));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		log_error("%s:%u: %s", path, lineno, err);
+		return -EINVAL;
+	}
+	set_on[o - options] = lineno;
+	return 0;
+}
+
+/* One line of path, len bytes as read: returns as config_assign(). */
+static int config_line(struct config *c, const char *path, unsigned int lineno, char *line,
+		       size_t len, unsigned int *set_on)
+{
+	char *p;
+	int ch;
+
+	/* C strings would end the value there, silently. */
+	if (memchr(line, '\0', len)) {
+		log_error("%s:%u: a NUL byte in the line", path, lineno);
+		return -EINVAL;
+	}
+	p = strstrip(line);
+	if (!*p || *p == '#' || *p == ';')
+		return 0;
+	/* Never echoed: a terminal would act on an escape sequence. */
+	ch = control_char(p);
+	if (ch) {
+		log_error("%s:%u: control character 0x%02x in the line", path, lineno, ch);
+		return -EINVAL;
+	}
+	if (*p == '[') {
+		/* One section for now; accepted so files can grow. */
+		if (strcmp(p, "[mmhitmd]") != 0) {
+			log_error("%s:%u: unknown section %s", path, lineno, p);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return config_assign(c, path, lineno, p, set_on);
+}
+
 int config_load(struct config *c, const char *path, bool must_exist)
 {
 	_cleanup_fclose_ FILE *f = NULL;
@@ -450,7 +578,7 @@ int config_load(struct config *c, const char *path, bool must_exist)
 	size_t alloc = 0;
 	unsigned int lineno = 0, set_on[ARRAY_SIZE(options)] = { 0 };
 	ssize_t len;
-	int bad = 0;
+	int bad = 0, r;
 
 	f = fopen(path, "re");
 	if (!f) {
@@ -460,73 +588,13 @@ int config_load(struct config *c, const char *path, bool must_exist)
 	}
 
 	while ((len = getline(&line, &alloc, f)) >= 0) {
-		const struct option_def *o;
-		char err[256], *key, *value, *eq, *p;
-		int r, ch;
-
-		lineno++;
-		/* C strings would end the value there, silently. */
-		if (memchr(line, '\0', (size_t)len)) {
-			log_error("%s:%u: a NUL byte in the line", path, lineno);
-			bad++;
-			continue;
-		}
-		p = strstrip(line);
-		if (!*p || *p == '#' || *p == ';')
-			continue;
-		/* Never echoed: a terminal would act on an escape sequence. */
-		ch = control_char(p);
-		if (ch) {
-			log_error("%s:%u: control character 0x%02x in the line", path, lineno, ch);
-			bad++;
-			continue;
-		}
-		if (*p == '[') {
-			/* One section for now; accepted so files can grow. */
-			if (strcmp(p, "[mmhitmd]") != 0) {
-				log_error("%s:%u: unknown section %s", path, lineno, p);
-				bad++;
-			}
-			continue;
-		}
-		eq = strchr(p, '=');
-		if (!eq) {
-			log_error("%s:%u: expected \"key = value\"", path, lineno);
-			bad++;
-			continue;
-		}
-		*eq = '\0';
-		key = strstrip(p);
-		value = strstrip(eq + 1);
-		/* Optional quotes around values with spaces. */
-		if (value[0] == '"' && strlen(value) >= 2 && value[strlen(value) - 1] == '"') {
-			value[strlen(value) - 1] = '\0';
-			value++;
-		}
-		if (strcmp(key, "duration") == 0) {
-			log_error("%s:%u: \"duration\" is a command-line option only", path, lineno);
-			bad++;
-			continue;
-		}
-		/* The last one would win without a word: say which lines. */
-		o = option_find(key);
-		if (o && set_on[o - options]) {
-			log_error("%s:%u: \"%s\" is already set on line %u", path, lineno, key,
-				  set_on[o - options]);
-			bad++;
-			continue;
-		}
-		r = config_set(c, key, value, err, sizeof(err));
+		r = config_line(c, path, ++lineno, line, (size_t)len, set_on);
 		if (r == -ENOMEM) {
 			free(line);
 			return log_oom();
 		}
-		if (r < 0) {
-			log_error("%s:%u: %s", path, lineno, err);
+		if (r < 0)
 			bad++;
-			continue;
-		}
-		set_on[o - options] = lineno;
 	}
 	free(line);
 	if (ferror(f))
