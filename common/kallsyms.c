@@ -39,87 +39,85 @@ static ssize_t blob_add(struct kallsyms *ks, const char *s, size_t len)
 	return off;
 }
 
-struct kallsyms *kallsyms_load(const char *path)
-{
-	_cleanup_fclose_ FILE *f = NULL;
+/* Offsets into the name blob while loading: the blob moves as it grows. */
+struct kallsyms_loader {
 	struct kallsyms *ks;
-	char line[512];
-	bool nonzero = false;
-	/* Offsets during load: the blob moves as it grows. */
-	size_t *name_off = NULL, *mod_off = NULL, off_alloc = 0, mod_alloc = 0;
-	ssize_t last_mod = -1;
-	char last_mod_name[64] = "";
+	size_t *name_off, *mod_off, off_alloc, mod_alloc;
+	ssize_t last_mod;
+	char last_mod_name[64];
+};
 
-	f = fopen(path ?: "/proc/kallsyms", "re");
-	if (!f)
-		return NULL;
-	ks = calloc(1, sizeof(*ks));
-	if (!ks)
-		return NULL;
+/*
+ * Splits a /proc/kallsyms line "ADDR TYPE NAME[\t[MODULE]]" in place.
+ * False for a line that is not a symbol, or not a place in the kernel.
+ */
+static bool kallsyms_parse_line(char *line, unsigned long long *ret_addr, char **ret_name,
+				char **ret_mod)
+{
+	char *name, *mod, *end;
+	unsigned long long addr;
+	char type;
 
-	while (fgets(line, sizeof(line), f)) {
-		char *name, *mod, *end;
-		unsigned long long addr;
-		char type;
-		ssize_t no, mo = -1;
-
-		addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
-			continue;
-		type = end[1];
-		/* Absolute and undefined symbols are not places in the kernel. */
-		if (type == 'a' || type == 'A' || type == 'U')
-			continue;
-		name = end + 3;
-		name[strcspn(name, "\n")] = '\0';
-		mod = strchr(name, '\t');
-		if (mod) {
-			*mod++ = '\0';
-			if (*mod == '[') {
-				mod++;
-				mod[strcspn(mod, "]")] = '\0';
-			}
+	addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
+		return false;
+	type = end[1];
+	/* Absolute and undefined symbols are not places in the kernel. */
+	if (type == 'a' || type == 'A' || type == 'U')
+		return false;
+	name = end + 3;
+	name[strcspn(name, "\n")] = '\0';
+	mod = strchr(name, '\t');
+	if (mod) {
+		*mod++ = '\0';
+		if (*mod == '[') {
+			mod++;
+			mod[strcspn(mod, "]")] = '\0';
 		}
-		if (addr)
-			nonzero = true;
+	}
+	*ret_addr = addr;
+	*ret_name = name;
+	*ret_mod = mod;
+	return true;
+}
 
-		if (grow_array((void **)&ks->syms, &ks->alloc, sizeof(*ks->syms), ks->n + 1) < 0 ||
-		    grow_array((void **)&name_off, &off_alloc, sizeof(*name_off), ks->n + 1) < 0 ||
-		    grow_array((void **)&mod_off, &mod_alloc, sizeof(*mod_off), ks->n + 1) < 0)
-			goto oom;
-		no = blob_add(ks, name, strlen(name));
-		if (no < 0)
-			goto oom;
-		if (mod) {
-			/* Module symbols come grouped: share one copy of the name. */
-			if (last_mod < 0 || strcmp(last_mod_name, mod) != 0) {
-				last_mod = blob_add(ks, mod, strlen(mod));
-				if (last_mod < 0)
-					goto oom;
-				snprintf(last_mod_name, sizeof(last_mod_name), "%s", mod);
-			}
-			mo = last_mod;
+static int kallsyms_loader_add(struct kallsyms_loader *l, uint64_t addr, const char *name,
+			       const char *mod)
+{
+	struct kallsyms *ks = l->ks;
+	ssize_t no, mo = -1;
+
+	if (grow_array((void **)&ks->syms, &ks->alloc, sizeof(*ks->syms), ks->n + 1) < 0 ||
+	    grow_array((void **)&l->name_off, &l->off_alloc, sizeof(*l->name_off), ks->n + 1) < 0 ||
+	    grow_array((void **)&l->mod_off, &l->mod_alloc, sizeof(*l->mod_off), ks->n + 1) < 0)
+		return -ENOMEM;
+	no = blob_add(ks, name, strlen(name));
+	if (no < 0)
+		return -ENOMEM;
+	if (mod) {
+		/* Module symbols come grouped: share one copy of the name. */
+		if (l->last_mod < 0 || strcmp(l->last_mod_name, mod) != 0) {
+			l->last_mod = blob_add(ks, mod, strlen(mod));
+			if (l->last_mod < 0)
+				return -ENOMEM;
+			snprintf(l->last_mod_name, sizeof(l->last_mod_name), "%s", mod);
 		}
-		ks->syms[ks->n].addr = addr;
-		name_off[ks->n] = no;
-		mod_off[ks->n] = mo;
-		ks->n++;
+		mo = l->last_mod;
 	}
-	if (ferror(f)) {
-		errno = EIO;
-		goto fail;
-	}
-	if (!nonzero) {
-		errno = EPERM;
-		goto fail;
-	}
+	ks->syms[ks->n].addr = addr;
+	l->name_off[ks->n] = no;
+	l->mod_off[ks->n] = mo;
+	ks->n++;
+	return 0;
+}
 
+/* Points the symbols at their names, now that the blob is whole, and sorts and sizes them. */
+static void kallsyms_finish(struct kallsyms *ks, const size_t *name_off, const size_t *mod_off)
+{
 	for (size_t i = 0; i < ks->n; i++) {
 		ks->syms[i].name = ks->names + name_off[i];
 		ks->syms[i].module = (ssize_t)mod_off[i] >= 0 ? ks->names + mod_off[i] : NULL;
 	}
-	free(name_off);
-	free(mod_off);
 	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
 	for (size_t i = 0; i < ks->n; i++) {
 		/* The last symbol, or one before a module gap, gets a page. */
@@ -129,14 +127,53 @@ struct kallsyms *kallsyms_load(const char *path)
 		if (ks->syms[i].size > (1u << 24))
 			ks->syms[i].size = 4096;
 	}
-	return ks;
+}
 
-oom:
-	errno = ENOMEM;
+struct kallsyms *kallsyms_load(const char *path)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct kallsyms_loader l = { .last_mod = -1 };
+	char line[512];
+	bool nonzero = false;
+
+	f = fopen(path ?: "/proc/kallsyms", "re");
+	if (!f)
+		return NULL;
+	l.ks = calloc(1, sizeof(*l.ks));
+	if (!l.ks)
+		return NULL;
+
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char *name, *mod;
+
+		if (!kallsyms_parse_line(line, &addr, &name, &mod))
+			continue;
+		if (addr)
+			nonzero = true;
+		if (kallsyms_loader_add(&l, addr, name, mod) < 0) {
+			errno = ENOMEM;
+			goto fail;
+		}
+	}
+	if (ferror(f)) {
+		errno = EIO;
+		goto fail;
+	}
+	/* All zero: kptr_restrict hid the addresses from us. */
+	if (!nonzero) {
+		errno = EPERM;
+		goto fail;
+	}
+	kallsyms_finish(l.ks, l.name_off, l.mod_off);
+	free(l.name_off);
+	free(l.mod_off);
+	return l.ks;
+
 fail:
-	free(name_off);
-	free(mod_off);
-	kallsyms_free(ks);
+	free(l.name_off);
+	free(l.mod_off);
+	kallsyms_free(l.ks);
 	return NULL;
 }
 
