@@ -594,87 +594,117 @@ static void bind_ns(sqlite3_stmt *st, int i, int64_t ns)
 		sqlite3_bind_null(st, i);
 }
 
+/* The mm_structs learned or changed since the last flush. */
+static int flush_mm_objects(struct learner *l, sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *mm = NULL;
+	int r;
+
+	r = db_prepare(db, &mm,
+		"INSERT INTO mm_objects(boot_id, addr, tgid, comm, memcg_id, memcg_path,"
+		" learned_from, alloc_ns, free_ns, first_seen_ns, last_seen_ns)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+		" ON CONFLICT (boot_id, addr, first_seen_ns) DO UPDATE SET"
+		" tgid = excluded.tgid, comm = excluded.comm, memcg_id = excluded.memcg_id,"
+		" memcg_path = excluded.memcg_path, learned_from = excluded.learned_from,"
+		" free_ns = excluded.free_ns, last_seen_ns = excluded.last_seen_ns");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l->n_dirty; i++) {
+		struct mm_obj *o = l->dirty[i];
+
+		sqlite3_bind_int64(mm, 1, boot_id);
+		sqlite3_bind_int64(mm, 2, (int64_t)o->addr);
+		if (o->tgid)
+			sqlite3_bind_int(mm, 3, o->tgid);
+		if (o->comm[0])
+			sqlite3_bind_text(mm, 4, o->comm, -1, SQLITE_STATIC);
+		if (o->memcg_id >= 0)
+			sqlite3_bind_int64(mm, 5, o->memcg_id);
+		if (o->memcg_path)
+			sqlite3_bind_text(mm, 6, o->memcg_path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(mm, 7, o->learned_from, -1, SQLITE_STATIC);
+		bind_ns(mm, 8, o->alloc_ns);
+		bind_ns(mm, 9, o->free_ns);
+		sqlite3_bind_int64(mm, 10, o->first_seen_ns);
+		sqlite3_bind_int64(mm, 11, o->last_seen_ns);
+		r = db_step_done(db, mm);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int flush_page_pairs(struct learner *l, sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *pg = NULL;
+	int r;
+
+	r = db_prepare(db, &pg, "INSERT OR IGNORE INTO page_pairs(boot_id, pfn, folio_addr, seen_ns)"
+				" VALUES (?1, ?2, ?3, ?4)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l->n_new_pairs; i++) {
+		sqlite3_bind_int64(pg, 1, boot_id);
+		sqlite3_bind_int64(pg, 2, (int64_t)l->new_pairs[i].pfn);
+		sqlite3_bind_int64(pg, 3, (int64_t)l->new_pairs[i].folio);
+		sqlite3_bind_int64(pg, 4, l->new_pairs[i].seen_ns);
+		r = db_step_done(db, pg);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Contentions add up in the row: each lock keeps what this transaction wrote
+ * until it commits or rolls back. */
+static int flush_locks(struct learner *l, sqlite3 *db, int64_t boot_id)
+{
+	_cleanup_finalize_ sqlite3_stmt *lk = NULL;
+	int r;
+
+	r = db_prepare(db, &lk,
+		"INSERT INTO lock_objects(boot_id, addr, flags, contentions, first_seen_ns, last_seen_ns)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+		" ON CONFLICT (boot_id, addr) DO UPDATE SET"
+		" contentions = contentions + excluded.contentions,"
+		" last_seen_ns = excluded.last_seen_ns");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l->n_dirty_locks; i++) {
+		struct lock_obj *o = l->dirty_locks[i];
+
+		o->flushing = o->unflushed;
+		sqlite3_bind_int64(lk, 1, boot_id);
+		sqlite3_bind_int64(lk, 2, (int64_t)o->addr);
+		sqlite3_bind_int64(lk, 3, (int64_t)o->flags);
+		sqlite3_bind_int64(lk, 4, (int64_t)o->flushing);
+		sqlite3_bind_int64(lk, 5, o->first_seen_ns);
+		sqlite3_bind_int64(lk, 6, o->last_seen_ns);
+		r = db_step_done(db, lk);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int learner_flush(struct learner *l, sqlite3 *db, int64_t boot_id)
 {
-	_cleanup_finalize_ sqlite3_stmt *mm = NULL, *pg = NULL, *lk = NULL;
 	int r;
 
 	if (l->n_dirty) {
-		r = db_prepare(db, &mm,
-			"INSERT INTO mm_objects(boot_id, addr, tgid, comm, memcg_id, memcg_path,"
-			" learned_from, alloc_ns, free_ns, first_seen_ns, last_seen_ns)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-			" ON CONFLICT (boot_id, addr, first_seen_ns) DO UPDATE SET"
-			" tgid = excluded.tgid, comm = excluded.comm, memcg_id = excluded.memcg_id,"
-			" memcg_path = excluded.memcg_path, learned_from = excluded.learned_from,"
-			" free_ns = excluded.free_ns, last_seen_ns = excluded.last_seen_ns");
+		r = flush_mm_objects(l, db, boot_id);
 		if (r < 0)
 			return r;
-		for (size_t i = 0; i < l->n_dirty; i++) {
-			struct mm_obj *o = l->dirty[i];
-
-			sqlite3_bind_int64(mm, 1, boot_id);
-			sqlite3_bind_int64(mm, 2, (int64_t)o->addr);
-			if (o->tgid)
-				sqlite3_bind_int(mm, 3, o->tgid);
-			if (o->comm[0])
-				sqlite3_bind_text(mm, 4, o->comm, -1, SQLITE_STATIC);
-			if (o->memcg_id >= 0)
-				sqlite3_bind_int64(mm, 5, o->memcg_id);
-			if (o->memcg_path)
-				sqlite3_bind_text(mm, 6, o->memcg_path, -1, SQLITE_STATIC);
-			sqlite3_bind_text(mm, 7, o->learned_from, -1, SQLITE_STATIC);
-			bind_ns(mm, 8, o->alloc_ns);
-			bind_ns(mm, 9, o->free_ns);
-			sqlite3_bind_int64(mm, 10, o->first_seen_ns);
-			sqlite3_bind_int64(mm, 11, o->last_seen_ns);
-			r = db_step_done(db, mm);
-			if (r < 0)
-				return r;
-		}
 	}
-
 	l->n_flushing_pairs = l->n_new_pairs;
 	if (l->n_new_pairs) {
-		r = db_prepare(db, &pg, "INSERT OR IGNORE INTO page_pairs(boot_id, pfn, folio_addr, seen_ns)"
-					" VALUES (?1, ?2, ?3, ?4)");
+		r = flush_page_pairs(l, db, boot_id);
 		if (r < 0)
 			return r;
-		for (size_t i = 0; i < l->n_new_pairs; i++) {
-			sqlite3_bind_int64(pg, 1, boot_id);
-			sqlite3_bind_int64(pg, 2, (int64_t)l->new_pairs[i].pfn);
-			sqlite3_bind_int64(pg, 3, (int64_t)l->new_pairs[i].folio);
-			sqlite3_bind_int64(pg, 4, l->new_pairs[i].seen_ns);
-			r = db_step_done(db, pg);
-			if (r < 0)
-				return r;
-		}
 	}
-
-	if (l->n_dirty_locks) {
-		r = db_prepare(db, &lk,
-			"INSERT INTO lock_objects(boot_id, addr, flags, contentions, first_seen_ns, last_seen_ns)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-			" ON CONFLICT (boot_id, addr) DO UPDATE SET"
-			" contentions = contentions + excluded.contentions,"
-			" last_seen_ns = excluded.last_seen_ns");
-		if (r < 0)
-			return r;
-		for (size_t i = 0; i < l->n_dirty_locks; i++) {
-			struct lock_obj *o = l->dirty_locks[i];
-
-			o->flushing = o->unflushed;
-			sqlite3_bind_int64(lk, 1, boot_id);
-			sqlite3_bind_int64(lk, 2, (int64_t)o->addr);
-			sqlite3_bind_int64(lk, 3, (int64_t)o->flags);
-			sqlite3_bind_int64(lk, 4, (int64_t)o->flushing);
-			sqlite3_bind_int64(lk, 5, o->first_seen_ns);
-			sqlite3_bind_int64(lk, 6, o->last_seen_ns);
-			r = db_step_done(db, lk);
-			if (r < 0)
-				return r;
-		}
-	}
+	if (l->n_dirty_locks)
+		return flush_locks(l, db, boot_id);
 	return 0;
 }
 
