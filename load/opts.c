@@ -106,10 +106,8 @@ void load_opts_help(const char *workers_name, const char *workers_help)
 	       workers_name[0], workers_name, (int)(13 - strlen(workers_name)), "", workers_help);
 }
 
-int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *workers_name,
-		    const struct option *extra,
-		    int (*parse_extra)(int opt, const char *arg, void *userdata),
-		    void *userdata, void (*help)(void))
+/* The common options, then the workload's own extra ones. Caller frees. */
+static struct option *load_longopts_new(const char *workers_name, const struct option *extra)
 {
 	const struct option common[] = {
 		{ "duration", required_argument, NULL, OPT_COMMON_DURATION },
@@ -121,9 +119,90 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 		{ "verbose", no_argument, NULL, OPT_COMMON_VERBOSE },
 		{ "help", no_argument, NULL, OPT_COMMON_HELP },
 	};
+	struct option *all;
+	size_t nr_extra = 0;
+
+	while (extra && extra[nr_extra].name)
+		nr_extra++;
+	all = calloc(ARRAY_SIZE(common) + nr_extra + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, common, sizeof(common));
+	if (nr_extra)
+		memcpy(all + ARRAY_SIZE(common), extra, nr_extra * sizeof(*extra));
+	return all;
+}
+
+static int load_opt_cpus(struct load_opts *opts, const char *cmd, const char *arg)
+{
+	int r;
+
+	free(opts->cpus);
+	opts->cpus = NULL;
+	r = load_parse_cpus(arg, &opts->cpus, &opts->nr_cpus);
+	if (r == -ENXIO) {
+		log_error("%s: --cpus '%s' names a CPU that is offline or outside this "
+			  "process's affinity", cmd, arg);
+		return -EINVAL;
+	}
+	if (r < 0) {
+		log_error_errno(r, "%s: invalid --cpus '%s': %m", cmd, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * One common option other than --help: 0 when set, -EINVAL once logged,
+ * -ENOENT when opt is not a common option.
+ */
+static int load_opt_common(struct load_opts *opts, int opt, const char *arg, const char *cmd,
+			   const char *workers_name, bool *have_duration)
+{
+	uint64_t u;
+
+	switch (opt) {
+	case OPT_COMMON_DURATION:
+		if (parse_duration_ns(arg, &opts->duration_ns) < 0)
+			return log_error_errno(EINVAL, "%s: invalid --duration '%s'", cmd, arg);
+		*have_duration = true;
+		return 0;
+	case OPT_COMMON_LOOPS:
+		if (parse_u64(arg, &opts->loops) < 0 || opts->loops == 0)
+			return log_error_errno(EINVAL, "%s: invalid --loops '%s'", cmd, arg);
+		return 0;
+	case OPT_COMMON_WORKERS:
+		if (parse_u64(arg, &u) < 0 || u == 0 || u > 4096)
+			return log_error_errno(EINVAL, "%s: --%s wants 1..4096, not '%s'", cmd,
+					       workers_name, arg);
+		opts->workers = u;
+		return 0;
+	case OPT_COMMON_CPUS:
+		return load_opt_cpus(opts, cmd, arg);
+	case OPT_COMMON_JSON:
+		opts->json = true;
+		return 0;
+	case OPT_COMMON_PROGRESS:
+		if (parse_duration_ns(arg, &opts->progress_ns) < 0 ||
+		    opts->progress_ns < 10 * NSEC_PER_MSEC)
+			return log_error_errno(EINVAL, "%s: --progress wants a period of 10ms or "
+					       "more, not '%s'", cmd, arg);
+		return 0;
+	case OPT_COMMON_VERBOSE:
+		log_set_max_level(LOG_DEBUG);
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *workers_name,
+		    const struct option *extra,
+		    int (*parse_extra)(int opt, const char *arg, void *userdata),
+		    void *userdata, void (*help)(void))
+{
 	_cleanup_free_ struct option *all = NULL;
 	char shortopts[16];
-	size_t nr_extra = 0;
 	const char *cmd = argv[0];
 	char prog[96];
 	bool have_duration = false;
@@ -131,83 +210,28 @@ int load_opts_parse(int argc, char **argv, struct load_opts *opts, const char *w
 
 	*opts = (struct load_opts){ .duration_ns = LOAD_DEFAULT_DURATION_NS };
 
-	while (extra && extra[nr_extra].name)
-		nr_extra++;
-	all = calloc(ARRAY_SIZE(common) + nr_extra + 1, sizeof(*all));
+	all = load_longopts_new(workers_name, extra);
 	if (!all)
 		return log_oom();
-	memcpy(all, common, sizeof(common));
-	if (nr_extra)
-		memcpy(all + ARRAY_SIZE(common), extra, nr_extra * sizeof(*extra));
 	snprintf(shortopts, sizeof(shortopts), "+d:n:%c:c:jvh", workers_name[0]);
 
 	optind = 1;
 	snprintf(prog, sizeof(prog), "mmhitm-load %s", cmd);
 	while ((opt = cli_getopt(argc, argv, shortopts, all, prog)) >= 0) {
-		uint64_t u;
-
 		if (opt == workers_name[0])
 			opt = OPT_COMMON_WORKERS;
-		switch (opt) {
-		case OPT_COMMON_DURATION:
-			if (parse_duration_ns(optarg, &opts->duration_ns) < 0) {
-				log_error("%s: invalid --duration '%s'", cmd, optarg);
-				goto usage;
-			}
-			have_duration = true;
-			break;
-		case OPT_COMMON_LOOPS:
-			if (parse_u64(optarg, &opts->loops) < 0 || opts->loops == 0) {
-				log_error("%s: invalid --loops '%s'", cmd, optarg);
-				goto usage;
-			}
-			break;
-		case OPT_COMMON_WORKERS:
-			if (parse_u64(optarg, &u) < 0 || u == 0 || u > 4096) {
-				log_error("%s: --%s wants 1..4096, not '%s'", cmd, workers_name, optarg);
-				goto usage;
-			}
-			opts->workers = u;
-			break;
-		case OPT_COMMON_CPUS:
-			free(opts->cpus);
-			opts->cpus = NULL;
-			r = load_parse_cpus(optarg, &opts->cpus, &opts->nr_cpus);
-			if (r == -ENXIO) {
-				log_error("%s: --cpus '%s' names a CPU that is offline or outside this "
-					  "process's affinity", cmd, optarg);
-				goto usage;
-			}
-			if (r < 0) {
-				log_error_errno(r, "%s: invalid --cpus '%s': %m", cmd, optarg);
-				goto usage;
-			}
-			break;
-		case OPT_COMMON_JSON:
-			opts->json = true;
-			break;
-		case OPT_COMMON_PROGRESS:
-			if (parse_duration_ns(optarg, &opts->progress_ns) < 0 ||
-			    opts->progress_ns < 10 * NSEC_PER_MSEC) {
-				log_error("%s: --progress wants a period of 10ms or more, not '%s'",
-					  cmd, optarg);
-				goto usage;
-			}
-			break;
-		case OPT_COMMON_VERBOSE:
-			log_set_max_level(LOG_DEBUG);
-			break;
-		case OPT_COMMON_HELP:
+		if (opt == OPT_COMMON_HELP) {
 			help();
 			load_opts_done(opts);
 			return 1;
-		case '?':
-			goto usage;
-		default:
-			if (!parse_extra || parse_extra(opt, optarg, userdata) < 0)
-				goto usage;
-			break;
 		}
+		if (opt == '?')
+			goto usage;
+		r = load_opt_common(opts, opt, optarg, cmd, workers_name, &have_duration);
+		if (r == -ENOENT)
+			r = parse_extra ? parse_extra(opt, optarg, userdata) : -EINVAL;
+		if (r < 0)
+			goto usage;
 	}
 	if (optind < argc) {
 		log_error("%s: unexpected argument '%s'", cmd, argv[optind]);
