@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "jsonw.h"
 #include "log.h"
+#include "opts.h"
 #include "rules.h"
 #include "source.h"
 #include "util.h"
@@ -48,7 +49,7 @@ void cmd_analyze_help(void)
 }
 
 /* Loads the defaults, the host's overrides and each file given. Caller frees. */
-static int rules_from_args(char **files, size_t n, struct rules **ret)
+static int rules_from_args(const char **files, size_t n, struct rules **ret)
 {
 	struct rules *rules = rules_new();
 	int r;
@@ -243,76 +244,69 @@ out:
 	return r;
 }
 
+struct analyze_args {
+	const char **files;
+	size_t n_files;
+	bool rebuild, print;
+};
+
+static int analyze_option(int opt, const char *arg, void *userdata)
+{
+	struct analyze_args *a = userdata;
+
+	switch (opt) {
+	case 'r': a->files[a->n_files++] = arg; return 0;
+	case 'R': a->rebuild = true; return 0;
+	case 'p': a->print = true; return 0;
+	}
+	return -EINVAL;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "source",      required_argument, NULL, 'S' },
-		{ "db",          required_argument, NULL, 'd' },
 		{ "rules",       required_argument, NULL, 'r' },
 		{ "rebuild",     no_argument,       NULL, 'R' },
 		{ "print-rules", no_argument,       NULL, 'p' },
-		{ "json",        no_argument,       NULL, 'j' },
-		{ "csv",         no_argument,       NULL, 'c' },
-		{ "help",        no_argument,       NULL, 'h' },
 		{}
 	};
-	_cleanup_free_ char **files = NULL;
+	_cleanup_free_ const char **files = calloc((size_t)argc, sizeof(*files));
+	struct analyze_args a = { .files = files };
+	const struct cmd_options c = {
+		.prog = "mmhitm analyze", .sets = OPTS_SOURCES | OPTS_FORMAT, .opts = opts,
+		.shortopts = "r:", .parse = analyze_option, .userdata = &a, .help = cmd_analyze_help,
+	};
 	struct rules *rules = NULL;
-	bool rebuild = false, print = false, many;
-	enum summary_format fmt = SUMMARY_TEXT;
-	struct sources src = {};
+	enum summary_format fmt;
+	struct cli_opts o;
 	struct jsonw jw;
 	struct csvw cw;
-	size_t n_files = 0;
-	int c, r = 0;
+	bool many;
+	int r;
 
-	files = calloc((size_t)argc, sizeof(*files));
 	if (!files)
 		return log_oom();
-	while ((c = cli_getopt(argc, argv, "d:r:h", opts, "mmhitm analyze")) != -1) {
-		switch (c) {
-		case 'S':
-		case 'd':
-			if (sources_add(&src, optarg) < 0) {
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'r': files[n_files++] = optarg; break;
-		case 'R': rebuild = true; break;
-		case 'p': print = true; break;
-		case 'j': fmt = SUMMARY_JSON; break;
-		case 'c': fmt = SUMMARY_CSV; break;
-		case 'h': cmd_analyze_help(); goto out;
-		default: r = CMD_USAGE; goto out;
-		}
-	}
-	for (; optind < argc; optind++)
-		if (sources_add(&src, argv[optind]) < 0) {
-			r = CMD_USAGE;
-			goto out;
-		}
-	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
-		r = CMD_USAGE;
+	r = cli_opts_parse(argc, argv, &c, &o);
+	if (r != 0)
 		goto out;
-	}
-	if (sources_clickhouse(&src)) {
+	fmt = o.format == FORMAT_JSON ? SUMMARY_JSON : o.format == FORMAT_CSV ? SUMMARY_CSV : SUMMARY_TEXT;
+	if (sources_clickhouse(&o.src)) {
 		/* ship sends what analyze wrote: the cluster's rows are attributed already */
 		log_error("%s: analyze types a host's own database; the cluster holds rows mmhitm analyze"
 			  " attributed on each host before 'mmhitm ship' sent them (to redo them: analyze"
-			  " --rebuild on the hosts, then ship --resend)", src.v[0].arg);
+			  " --rebuild on the hosts, then ship --resend)", o.src.v[0].arg);
 		r = CMD_USAGE;
 		goto out;
 	}
 
-	r = rules_from_args(files, n_files, &rules);
+	r = rules_from_args(a.files, a.n_files, &rules);
 	if (r < 0)
 		goto out;
-	if (print) {
+	if (a.print) {
 		print_rules(rules);
 		goto out;
 	}
-	many = src.n > 1;
+	many = o.src.n > 1;
 	if (fmt == SUMMARY_JSON) {
 		jsonw_init(&jw, stdout);
 		if (many)
@@ -325,8 +319,8 @@ int cmd_analyze(int argc, char **argv)
 		csvw_end(&cw);
 	}
 	/* each in turn; the first error is the exit's, the others still run */
-	for (size_t i = 0; i < src.n; i++) {
-		int k = analyze_one(src.v[i].path, rules, rebuild, fmt, &jw, &cw, many && i > 0);
+	for (size_t i = 0; i < o.src.n; i++) {
+		int k = analyze_one(o.src.v[i].path, rules, a.rebuild, fmt, &jw, &cw, many && i > 0);
 
 		if (k < 0 && r == 0)
 			r = k;
@@ -339,6 +333,6 @@ int cmd_analyze(int argc, char **argv)
 	}
 out:
 	rules_free(rules);
-	sources_done(&src);
-	return r;
+	cli_opts_done(&o);
+	return r == 1 ? 0 : r;
 }

@@ -28,6 +28,7 @@
 #include "import-tracedat.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "opts.h"
 #include "mem-agg.h"
 #include "perf-data.h"
 #include "util.h"
@@ -383,7 +384,6 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 	uint64_t v;
 
 	switch (c) {
-	case 'd': o->db = arg; break;
 	case OPT_HOSTNAME: o->hostname = arg; break;
 	case OPT_RELEASE: o->release = arg; break;
 	case OPT_KALLSYMS: o->kallsyms = arg; break;
@@ -517,10 +517,21 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 	return r;
 }
 
+struct import_args {
+	struct import_opts *o;
+	struct import *im;
+};
+
+static int import_parse_one(int opt, const char *arg, void *userdata)
+{
+	struct import_args *a = userdata;
+
+	return import_option(opt, arg, a->o, a->im) != 0 ? -EINVAL : 0;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db",			required_argument, NULL, 'd' },
 		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
 		{ "kernel-release",	required_argument, NULL, OPT_RELEASE },
 		{ "kallsyms",		required_argument, NULL, OPT_KALLSYMS },
@@ -533,7 +544,6 @@ int cmd_import(int argc, char **argv)
 		{ "vmemmap-base",	required_argument, NULL, OPT_VMEMMAP },
 		{ "page-offset",	required_argument, NULL, OPT_PAGE_OFFSET },
 		{ "boot-id",		required_argument, NULL, OPT_BOOT_ID },
-		{ "help",		no_argument,       NULL, 'h' },
 		{}
 	};
 	struct import_opts o = { .db = default_db_path() };
@@ -547,16 +557,15 @@ int cmd_import(int argc, char **argv)
 	size_t nsyms = 0, unresolved = 0;
 	sqlite3 *db = NULL;
 	int64_t boot_id = 0;
-	int c, r;
+	struct cli_opts co;
+	int r;
 
-	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm import")) != -1) {
-		if (c == 'h') {
-			cmd_import_help();
-			return 0;
-		}
-		if (import_option(c, optarg, &o, &im) != 0)
-			return CMD_USAGE;
-	}
+	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
+		.prog = "mmhitm import", .sets = OPTS_DB, .opts = opts, .parse = import_parse_one,
+		.userdata = &(struct import_args){ .o = &o, .im = &im }, .help = cmd_import_help }, &co);
+	if (r != 0)
+		return r == 1 ? 0 : r;
+	o.db = co.db;
 	if (optind != argc - 1) {
 		log_error("Usage: mmhitm import FILE [--db PATH] ... ('mmhitm import --help')");
 		return CMD_USAGE;

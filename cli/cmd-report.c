@@ -16,6 +16,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "opts.h"
 #include "output.h"
 #include "patchmap.h"
 #include "report.h"
@@ -85,8 +86,8 @@ void cmd_report_help(void)
 enum {
 	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
-	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_DB, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
-	OPT_FAIL_ON, OPT_SOURCE, OPT_ROLLUP, OPT_CREDENTIALS, OPT_CONFIG,
+	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
+	OPT_FAIL_ON, OPT_ROLLUP,
 };
 
 enum fail_on { FAIL_NEVER, FAIL_REGRESSION, FAIL_ANY_CHANGE };
@@ -248,15 +249,10 @@ static const struct option report_opts[] = {
 	{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
 	{ "quiet",         no_argument,       NULL, OPT_QUIET },
 	{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
-	{ "db",            required_argument, NULL, OPT_DB },
 	{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
 	{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
 	{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
-	{ "source",        required_argument, NULL, OPT_SOURCE },
 	{ "rollup",        required_argument, NULL, OPT_ROLLUP },
-	{ "credentials",   required_argument, NULL, OPT_CREDENTIALS },
-	{ "config",        required_argument, NULL, OPT_CONFIG },
-	{ "help",          no_argument,       NULL, 'h' },
 	{}
 };
 
@@ -304,12 +300,6 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	case OPT_MIN_HOSTS: r = parse_uint(arg, 1, &o->min_hosts); *allowed = "1 or more"; break;
 	case OPT_QUIET: cli->quiet = true; break;
 	case OPT_NO_PROGRESS: cli->progress = false; break;
-	case OPT_DB:
-	case OPT_SOURCE:
-		r = sources_add(&cli->src, arg);	/* says why */
-		if (r < 0)
-			r = -ENOTSUP;
-		break;
 	case OPT_ROLLUP:
 		cli->rollup = arg;
 		r = parse_duration_ns(arg, &o->rollup_ns);
@@ -318,8 +308,6 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 			r = -EINVAL;
 		*allowed = "whole seconds from 1s to 1d";
 		break;
-	case OPT_CREDENTIALS: cli->credentials = arg; break;
-	case OPT_CONFIG: cli->config = arg; break;
 	case OPT_OUTPUT_DIR: cli->outdir = arg; break;
 	case OPT_FOLLOW_SYMLINKS: cli->follow_symlinks = true; break;
 	case OPT_FAIL_ON:
@@ -335,35 +323,40 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	return r;
 }
 
+/* One of report's own options (getopt's callback): 0, or -EINVAL after saying why. */
+static int report_parse_one(int c, const char *arg, void *userdata)
+{
+	const char *allowed = NULL, *name = "?";
+	int r;
+
+	r = report_option(userdata, c, arg, &allowed);
+	if (r >= 0)
+		return 0;
+	for (const struct option *o = report_opts; o->name; o++)
+		if (o->val == c)
+			name = o->name;
+	log_error("Invalid value for --%s: '%s'%s%s%s", name, arg, allowed ? " (" : "",
+		  allowed ?: "", allowed ? ")" : "");
+	return -EINVAL;
+}
+
 /* The command line into cli: 0, 1 after --help, or CMD_USAGE (said). */
 static int report_parse(int argc, char **argv, struct report_cli *cli)
 {
+	const struct cmd_options c = {
+		.prog = "mmhitm report", .sets = OPTS_SOURCES | OPTS_CLUSTER, .opts = report_opts,
+		.parse = report_parse_one, .userdata = cli, .help = cmd_report_help,
+	};
 	int64_t now = now_ns(CLOCK_REALTIME);
-	int c, r;
+	struct cli_opts co;
+	int r;
 
-	while ((c = cli_getopt(argc, argv, "h", report_opts, "mmhitm report")) != -1) {
-		const char *allowed = NULL;
-
-		if (c == 'h') {
-			cmd_report_help();
-			return 1;
-		}
-		if (c < OPT_SINCE || c > OPT_CONFIG)
-			return CMD_USAGE;
-		r = report_option(cli, c, optarg, &allowed);
-		if (r == -ENOTSUP)
-			return CMD_USAGE;
-		if (r < 0) {
-			log_error("Invalid value for --%s: '%s'%s%s%s", report_opts[c - OPT_SINCE].name,
-				  optarg, allowed ? " (" : "", allowed ?: "", allowed ? ")" : "");
-			return CMD_USAGE;
-		}
-	}
-	while (optind < argc)
-		if (sources_add(&cli->src, argv[optind++]) < 0)
-			return CMD_USAGE;
-	if (cli->src.n == 0 && sources_add(&cli->src, default_db_path()) < 0)
-		return CMD_USAGE;
+	r = cli_opts_parse(argc, argv, &c, &co);
+	cli->src = co.src;	/* cli takes them: freed with sources_done() */
+	cli->credentials = co.credentials;
+	cli->config = co.config_given ? co.config : NULL;
+	if (r != 0)
+		return r;
 	if (cli->o.before_ns <= 0 || cli->o.after_ns <= 0 || cli->o.cohort_ns <= 0 ||
 	    cli->o.warmup_ns < 0) {
 		log_error("--before, --after and --cohort must be positive");

@@ -16,6 +16,7 @@
 #include "db.h"
 #include "http.h"
 #include "log.h"
+#include "opts.h"
 #include "ship.h"
 #include "util.h"
 
@@ -111,85 +112,116 @@ static void print_result(const struct ship_result *res)
 		       " are sent\n", res->unanalyzed);
 }
 
-int cmd_ship(int argc, char **argv)
+struct ship_args {
+	const char *to, *cluster, *rollup;
+	bool init;
+	struct ship_options o;
+};
+
+static int ship_option(int opt, const char *arg, void *userdata)
+{
+	struct ship_args *a = userdata;
+	uint64_t u;
+
+	switch (opt) {
+	case 't': a->to = arg; return 0;
+	case 'I': a->init = true; return 0;
+	case 'C': a->cluster = arg; return 0;
+	case 'b':
+		if (parse_u64(arg, &u) < 0 || u == 0) {
+			log_error("--batch-rows wants a positive number, not '%s'", arg);
+			return -EINVAL;
+		}
+		a->o.batch_rows = u;
+		return 0;
+	case 'R': a->o.resend = true; return 0;
+	case 'U': a->rollup = arg; return 0;
+	}
+	return -EINVAL;
+}
+
+/* The options: 0, 1 after --help, CMD_USAGE (said). */
+static int ship_parse(int argc, char **argv, struct cli_opts *co, struct ship_args *a)
 {
 	static const struct option opts[] = {
-		{ "db",          required_argument, NULL, 'd' },
 		{ "to",          required_argument, NULL, 't' },
-		{ "credentials", required_argument, NULL, 'c' },
 		{ "init",        no_argument,       NULL, 'I' },
 		{ "cluster",     required_argument, NULL, 'C' },
 		{ "batch-rows",  required_argument, NULL, 'b' },
 		{ "resend",      no_argument,       NULL, 'R' },
 		{ "rollup",      required_argument, NULL, 'U' },
-		{ "config",      required_argument, NULL, 'f' },
-		{ "help",        no_argument,       NULL, 'h' },
 		{}
 	};
-	const char *path = default_db_path(), *to = NULL, *cred_path = NULL, *cluster = "mmhitm";
-	const char *config_path = CONFIG_DEFAULT_PATH;
-	_cleanup_free_ char *userpwd = NULL, *database = NULL, *url = NULL;
-	struct ship_options o = { .batch_rows = SHIP_DEFAULT_BATCH_ROWS };
-	struct ship_result res;
-	struct config cfg;
-	struct http *h = NULL;
-	bool init = false, config_given = false;
-	const char *rollup = NULL;
-	int64_t grain;
-	sqlite3 *db = NULL;
-	uint64_t u;
-	int c, r;
+	const struct cmd_options c = {
+		.prog = "mmhitm ship", .sets = OPTS_DB | OPTS_CLUSTER, .opts = opts, .shortopts = "t:",
+		.parse = ship_option, .userdata = a, .help = cmd_ship_help,
+	};
+	int r;
 
-	while ((c = cli_getopt(argc, argv, "d:t:c:h", opts, "mmhitm ship")) != -1) {
-		switch (c) {
-		case 'd': path = optarg; break;
-		case 't': to = optarg; break;
-		case 'c': cred_path = optarg; break;
-		case 'I': init = true; break;
-		case 'C': cluster = optarg; break;
-		case 'b':
-			if (parse_u64(optarg, &u) < 0 || u == 0) {
-				log_error("--batch-rows wants a positive number, not '%s'", optarg);
-				return CMD_USAGE;
-			}
-			o.batch_rows = u;
-			break;
-		case 'R': o.resend = true; break;
-		case 'U': rollup = optarg; break;
-		case 'f': config_path = optarg; config_given = true; break;
-		case 'h': cmd_ship_help(); return 0;
-		default: return CMD_USAGE;
-		}
-	}
+	*a = (struct ship_args){ .cluster = "mmhitm", .o = { .batch_rows = SHIP_DEFAULT_BATCH_ROWS } };
+	r = cli_opts_parse(argc, argv, &c, co);
+	if (r != 0)
+		return r;
 	if (optind < argc) {
 		log_error("Unexpected argument '%s'; 'mmhitm ship --help' says more", argv[optind]);
 		return CMD_USAGE;
 	}
+	return 0;
+}
+
+/* The cluster's grain: --rollup, else ship_rollup. 0 or CMD_USAGE (said). */
+static int ship_grain(const struct ship_args *a, const struct config *cfg, int64_t *ret)
+{
+	int64_t grain = cfg->ship_rollup_ns;
+
+	if (a->rollup && (parse_duration_ns(a->rollup, &grain) < 0 || grain < 0 ||
+			  grain > 86400 * NSEC_PER_SEC)) {
+		log_error("--rollup wants a duration up to 1d (0: none), not '%s'", a->rollup);
+		return CMD_USAGE;
+	}
+	if (grain > 0 && grain < NSEC_PER_SEC) {
+		log_error("A roll-up bucket is whole seconds, at least 1s");
+		return CMD_USAGE;
+	}
+	*ret = grain / NSEC_PER_SEC * NSEC_PER_SEC;
+	return 0;
+}
+
+int cmd_ship(int argc, char **argv)
+{
+	_cleanup_free_ char *userpwd = NULL, *database = NULL, *url = NULL;
+	const char *to, *cred_path;
+	struct ship_result res;
+	struct ship_args a;
+	struct cli_opts co;
+	struct config cfg;
+	struct http *h = NULL;
+	sqlite3 *db = NULL;
+	int r;
+
+	r = ship_parse(argc, argv, &co, &a);
+	if (r != 0) {
+		cli_opts_done(&co);
+		return r == 1 ? 0 : r;
+	}
+	to = a.to;
+	cred_path = co.credentials;
 
 	/* The URL and credentials the hourly unit uses live in mmhitm.conf. */
 	config_init(&cfg);
-	r = config_load(&cfg, config_path, config_given);
+	r = config_load(&cfg, co.config, co.config_given);
 	if (r < 0)
 		goto out;
 	if (!to)
 		to = cfg.ship_url && *cfg.ship_url ? cfg.ship_url : NULL;
 	if (!to) {
-		log_error("No cluster to ship to: give --to URL or set ship_url in %s", config_path);
+		log_error("No cluster to ship to: give --to URL or set ship_url in %s", co.config);
 		r = CMD_USAGE;
 		goto out;
 	}
-	grain = cfg.ship_rollup_ns;
-	if (rollup && (parse_duration_ns(rollup, &grain) < 0 || grain < 0 || grain > 86400 * NSEC_PER_SEC)) {
-		log_error("--rollup wants a duration up to 1d (0: none), not '%s'", rollup);
-		r = CMD_USAGE;
+	r = ship_grain(&a, &cfg, &a.o.rollup_ns);
+	if (r != 0)
 		goto out;
-	}
-	if (grain > 0 && grain < NSEC_PER_SEC) {
-		log_error("A roll-up bucket is whole seconds, at least 1s");
-		r = CMD_USAGE;
-		goto out;
-	}
-	o.rollup_ns = grain / NSEC_PER_SEC * NSEC_PER_SEC;
 	if (!cred_path && cfg.ship_credentials && *cfg.ship_credentials)
 		cred_path = cfg.ship_credentials;
 	if (cred_path) {
@@ -206,7 +238,7 @@ int cmd_ship(int argc, char **argv)
 			goto out;
 		}
 	}
-	o.database = database;
+	a.o.database = database;
 	r = ship_url(to, &url);
 	if (r < 0)
 		goto out;
@@ -215,20 +247,21 @@ int cmd_ship(int argc, char **argv)
 		r = -EINVAL;
 		goto out;
 	}
-	if (init) {
-		r = ship_init(h, database, cluster);
+	if (a.init) {
+		r = ship_init(h, database, a.cluster);
 		goto out;
 	}
 
 	/* A writer of ship_cursors only: short transactions beside mmhitmd. */
-	r = db_open(path, DB_NO_CREATE, &db);
+	r = db_open(co.db, DB_NO_CREATE, &db);
 	if (r < 0)
 		goto out;
-	r = ship_run(db, h, &o, &res);
+	r = ship_run(db, h, &a.o, &res);
 	print_result(&res);
 out:
 	db_close(db);
 	http_free(h);
 	config_done(&cfg);
+	cli_opts_done(&co);
 	return r;
 }

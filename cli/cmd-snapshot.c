@@ -21,6 +21,7 @@
 #include "config.h"
 #include "db.h"
 #include "log.h"
+#include "opts.h"
 #include "util.h"
 
 void cmd_snapshot_help(void)
@@ -47,34 +48,39 @@ static int max_snapshot(const char *db_path, int64_t *ret)
 	return r;
 }
 
+static int snapshot_option(int opt, const char *arg, void *userdata)
+{
+	uint64_t *wait_s = userdata;
+
+	if (opt != 'w')
+		return -EINVAL;
+	if (parse_u64(arg, wait_s) < 0 || *wait_s > 3600) {
+		log_error("Invalid --wait '%s': seconds, 0 to 3600", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db",		required_argument, NULL, 'd' },
 		{ "wait",	required_argument, NULL, 'w' },
-		{ "help",	no_argument,       NULL, 'h' },
 		{}
 	};
-	const char *db_path = default_db_path();
 	char lock[4200], buf[32];
 	int64_t before = 0, after = 0, deadline;
 	uint64_t wait_s = 0;
+	const char *db_path;
+	struct cli_opts co;
 	long pid;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "d:w:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db_path = optarg; break;
-		case 'w':
-			if (parse_u64(optarg, &wait_s) < 0 || wait_s > 3600) {
-				log_error("Invalid --wait '%s': seconds, 0 to 3600", optarg);
-				return CMD_USAGE;
-			}
-			break;
-		case 'h': cmd_snapshot_help(); return 0;
-		default: return CMD_USAGE;
-		}
-	}
+	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
+		.prog = "mmhitm snapshot", .sets = OPTS_DB, .opts = opts, .shortopts = "w:",
+		.parse = snapshot_option, .userdata = &wait_s, .help = cmd_snapshot_help }, &co);
+	if (r != 0)
+		return r == 1 ? 0 : r;
+	db_path = co.db;
 	if (optind != argc) {
 		log_error("Usage: mmhitm snapshot [--db PATH] [--wait SECONDS]");
 		return CMD_USAGE;

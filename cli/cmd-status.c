@@ -19,6 +19,7 @@
 #include "escape.h"
 #include "jsonw.h"
 #include "log.h"
+#include "opts.h"
 #include "util.h"
 
 void cmd_status_help(void)
@@ -668,68 +669,55 @@ static int check(sqlite3 *db, const char *path)
 	return 0;
 }
 
-int cmd_status(int argc, char **argv)
+static int status_option(int opt, const char *arg, void *userdata)
+{
+	(void)arg;
+	if (opt != 'C')
+		return -EINVAL;
+	*(bool *)userdata = true;
+	return 0;
+}
+
+/* The options: 0, 1 after --help, CMD_USAGE (said). */
+static int status_parse(int argc, char **argv, struct cli_opts *o, bool *ret_health)
 {
 	static const struct option opts[] = {
-		{ "source",      required_argument, NULL, 'S' },
-		{ "db",          required_argument, NULL, 'd' },
-		{ "json",        no_argument,       NULL, 'j' },
-		{ "csv",         no_argument,       NULL, 'v' },
-		{ "check",       no_argument,       NULL, 'c' },
-		{ "credentials", required_argument, NULL, 'C' },
-		{ "config",      required_argument, NULL, 'f' },
-		{ "help",        no_argument,       NULL, 'h' },
+		{ "check", no_argument, NULL, 'C' },
 		{}
 	};
-	static const struct status_out zero_out;
-	const char *cred = NULL, *config_path = CONFIG_DEFAULT_PATH;
-	bool json = false, csv = false, health = false, config_given = false, many;
-	struct sources src = {};
-	struct status_out *o = NULL;
-	int c, r = 0;
+	const struct cmd_options c = {
+		.prog = "mmhitm status", .sets = OPTS_SOURCES | OPTS_FORMAT | OPTS_CLUSTER,
+		.opts = opts, .parse = status_option, .userdata = ret_health, .help = cmd_status_help,
+	};
+	int r;
 
-	while ((c = cli_getopt(argc, argv, "d:h", opts, "mmhitm status")) != -1) {
-		switch (c) {
-		case 'S':
-		case 'd':
-			if (sources_add(&src, optarg) < 0) {
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'j': json = true; break;
-		case 'v': csv = true; break;
-		case 'c': health = true; break;
-		case 'C': cred = optarg; break;
-		case 'f': config_path = optarg; config_given = true; break;
-		case 'h': cmd_status_help(); goto out;
-		default: r = CMD_USAGE; goto out;
-		}
-	}
-	for (; optind < argc; optind++)
-		if (sources_add(&src, argv[optind]) < 0) {
-			r = CMD_USAGE;
-			goto out;
-		}
-	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
-		r = CMD_USAGE;
-		goto out;
-	}
-	if (json && csv) {
-		log_error("--json or --csv, not both");
-		r = CMD_USAGE;
-		goto out;
-	}
-	if (health && sources_clickhouse(&src)) {
+	*ret_health = false;
+	r = cli_opts_parse(argc, argv, &c, o);
+	if (r != 0)
+		return r;
+	if (*ret_health && sources_clickhouse(&o->src)) {
 		log_error("--check tests a host's own database (the daemon's lock on it); the cluster's"
 			  " status lists each host's last shipped interval");
-		r = CMD_USAGE;
-		goto out;
+		return CMD_USAGE;
 	}
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct status_out zero_out;
+	struct status_out *o = NULL;
+	struct cli_opts opt;
+	bool health, many;
+	int r;
+
+	r = status_parse(argc, argv, &opt, &health);
+	if (r != 0)
+		goto out;
 	/* every database, each on its own; one unhealthy makes the exit's */
 	if (health) {
-		for (size_t i = 0; i < src.n; i++) {
-			const char *path = src.v[i].path;
+		for (size_t i = 0; i < opt.src.n; i++) {
+			const char *path = opt.src.v[i].path;
 			sqlite3 *db = NULL;
 			int k;
 
@@ -753,8 +741,8 @@ int cmd_status(int argc, char **argv)
 		goto out;
 	}
 	*o = zero_out;
-	o->fmt = json ? FMT_JSON : csv ? FMT_CSV : FMT_TEXT;
-	many = src.n > 1;
+	o->fmt = opt.format == FORMAT_JSON ? FMT_JSON : opt.format == FORMAT_CSV ? FMT_CSV : FMT_TEXT;
+	many = opt.src.n > 1;
 	if (o->fmt == FMT_CSV) {
 		csvw_init(&o->cw, stdout);
 		csvw_str(&o->cw, "database");
@@ -766,13 +754,13 @@ int cmd_status(int argc, char **argv)
 		if (many)
 			jsonw_array(&o->w, NULL);
 	}
-	for (size_t i = 0; i < src.n; i++) {
+	for (size_t i = 0; i < opt.src.n; i++) {
 		int k;
 
-		if (src.v[i].kind == SOURCE_CLICKHOUSE)
-			k = status_cluster(o, &src.v[i], cred, config_path, config_given);
+		if (opt.src.v[i].kind == SOURCE_CLICKHOUSE)
+			k = status_cluster(o, &opt.src.v[i], opt.credentials, opt.config, opt.config_given);
 		else
-			k = status_db(o, src.v[i].path, many && i > 0);
+			k = status_db(o, opt.src.v[i].path, many && i > 0);
 		if (k < 0 && r == 0)
 			r = k;
 	}
@@ -784,6 +772,6 @@ int cmd_status(int argc, char **argv)
 	}
 out:
 	free(o);
-	sources_done(&src);
-	return r;
+	cli_opts_done(&opt);
+	return r == 1 ? 0 : r;
 }

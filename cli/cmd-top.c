@@ -24,6 +24,7 @@
 #include "escape.h"
 #include "jsonw.h"
 #include "log.h"
+#include "opts.h"
 #include "util.h"
 
 void cmd_top_help(void)
@@ -1026,102 +1027,94 @@ out:
 	return r;
 }
 
-int cmd_top(int argc, char **argv)
+struct top_args {
+	struct range rg;
+	int64_t limit;
+	bool detail;
+};
+
+static int top_option(int opt, const char *arg, void *userdata)
+{
+	struct top_args *a = userdata;
+
+	switch (opt) {
+	case 's':
+	case 'u':
+		if (parse_time_ns(arg, now_ns(CLOCK_REALTIME), opt == 's' ? &a->rg.since : &a->rg.until) < 0) {
+			log_error("Invalid --%s '%s': " TIME_FORMS, opt == 's' ? "since" : "until", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'n':
+		if (parse_i64(arg, &a->limit) < 0 || a->limit < 1 || a->limit > 100000) {
+			log_error("Invalid --limit '%s': 1 to 100000", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'b':
+		if (parse_i64(arg, &a->rg.boot) < 0 || a->rg.boot < 1) {
+			log_error("Invalid --boot '%s': a boot id (mmhitm status lists them)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'D':
+		a->detail = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The options: 0, 1 after --help, CMD_USAGE (said). */
+static int top_parse(int argc, char **argv, struct cli_opts *o, struct top_args *a)
 {
 	static const struct option opts[] = {
-		{ "source",    required_argument, NULL, 'S' },
-		{ "db",        required_argument, NULL, 'd' },
-		{ "credentials", required_argument, NULL, 'C' },
-		{ "config",    required_argument, NULL, 'f' },
 		{ "since",     required_argument, NULL, 's' },
 		{ "until",     required_argument, NULL, 'u' },
 		{ "limit",     required_argument, NULL, 'n' },
 		{ "boot",      required_argument, NULL, 'b' },
 		{ "no-detail", no_argument,       NULL, 'D' },
-		{ "json",      no_argument,       NULL, 'j' },
-		{ "csv",       no_argument,       NULL, 'c' },
-		{ "help",      no_argument,       NULL, 'h' },
 		{}
 	};
-	struct range rg = { .since = 0, .until = INT64_MAX };
-	const char *cred = NULL, *config_path = CONFIG_DEFAULT_PATH;
-	bool config_given = false;
-	struct sources src = {};
+	const struct cmd_options c = {
+		.prog = "mmhitm top", .sets = OPTS_SOURCES | OPTS_FORMAT | OPTS_CLUSTER,
+		.opts = opts, .shortopts = "n:", .parse = top_option, .userdata = a,
+		.help = cmd_top_help,
+	};
+	int r;
+
+	*a = (struct top_args){ .rg = { .since = 0, .until = INT64_MAX }, .limit = 20, .detail = true };
+	r = cli_opts_parse(argc, argv, &c, o);
+	if (r != 0)
+		return r;
+	if (a->rg.since >= a->rg.until) {
+		log_error("--since must be before --until");
+		return CMD_USAGE;
+	}
+	if (a->rg.boot && sources_clickhouse(&o->src)) {
+		log_error("--boot names a boot of one database; from a cluster, choose with --since/--until");
+		return CMD_USAGE;
+	}
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
 	static const char *const csv_cols[] = {
 		"database", "index", "address", "boot", "hitm_share", "hitm", "lcl_hitm", "rmt_hitm",
 		"peer", "records", "loads", "stores", "object", "fields", "owner", "paths", "host",
 	};
-	bool detail = true, json = false, csv = false;
+	struct cli_opts o;
+	struct top_args a;
+	bool json, csv;
 	struct csvw cw;
-	int64_t limit = 20;
 	struct jsonw w;
-	int c, r = 0;
+	int r;
 
-	while ((c = cli_getopt(argc, argv, "d:n:h", opts, "mmhitm top")) != -1) {
-		switch (c) {
-		case 'S':
-		case 'd':
-			if (sources_add(&src, optarg) < 0) {
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'C': cred = optarg; break;
-		case 'f': config_path = optarg; config_given = true; break;
-		case 's':
-		case 'u':
-			if (parse_time_ns(optarg, now_ns(CLOCK_REALTIME), c == 's' ? &rg.since : &rg.until) < 0) {
-				log_error("Invalid --%s '%s': " TIME_FORMS, c == 's' ? "since" : "until",
-					  optarg);
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'n':
-			if (parse_i64(optarg, &limit) < 0 || limit < 1 || limit > 100000) {
-				log_error("Invalid --limit '%s': 1 to 100000", optarg);
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'b':
-			if (parse_i64(optarg, &rg.boot) < 0 || rg.boot < 1) {
-				log_error("Invalid --boot '%s': a boot id (mmhitm status lists them)", optarg);
-				r = CMD_USAGE;
-				goto out;
-			}
-			break;
-		case 'D': detail = false; break;
-		case 'j': json = true; break;
-		case 'c': csv = true; break;
-		case 'h': cmd_top_help(); goto out;
-		default: r = CMD_USAGE; goto out;
-		}
-	}
-	for (; optind < argc; optind++)
-		if (sources_add(&src, argv[optind]) < 0) {
-			r = CMD_USAGE;
-			goto out;
-		}
-	if (src.n == 0 && sources_add(&src, default_db_path()) < 0) {
-		r = CMD_USAGE;
+	r = top_parse(argc, argv, &o, &a);
+	if (r != 0)
 		goto out;
-	}
-	if (rg.since >= rg.until) {
-		log_error("--since must be before --until");
-		r = CMD_USAGE;
-		goto out;
-	}
-	if (json && csv) {
-		log_error("--json or --csv, not both");
-		r = CMD_USAGE;
-		goto out;
-	}
-	if (rg.boot && sources_clickhouse(&src)) {
-		log_error("--boot names a boot of one database; from a cluster, choose with --since/--until");
-		r = CMD_USAGE;
-		goto out;
-	}
+	json = o.format == FORMAT_JSON;
+	csv = o.format == FORMAT_CSV;
 	if (json) {
 		jsonw_init(&w, stdout);
 		jsonw_object(&w, NULL);
@@ -1134,15 +1127,15 @@ int cmd_top(int argc, char **argv)
 		csvw_end(&cw);
 	}
 	/* every database, each on its own; the first error is the exit's */
-	for (size_t i = 0; i < src.n; i++) {
+	for (size_t i = 0; i < o.src.n; i++) {
 		int k;
 
-		if (src.v[i].kind == SOURCE_CLICKHOUSE)
-			k = top_cluster(&src.v[i], &rg, (int)limit, detail, json ? &w : NULL,
-					csv ? &cw : NULL, cred, config_path, config_given);
+		if (o.src.v[i].kind == SOURCE_CLICKHOUSE)
+			k = top_cluster(&o.src.v[i], &a.rg, (int)a.limit, a.detail, json ? &w : NULL,
+					csv ? &cw : NULL, o.credentials, o.config, o.config_given);
 		else
-			k = top_db(src.v[i].path, &rg, (int)limit, detail, src.n > 1, json ? &w : NULL,
-				   csv ? &cw : NULL);
+			k = top_db(o.src.v[i].path, &a.rg, (int)a.limit, a.detail, o.src.n > 1,
+				   json ? &w : NULL, csv ? &cw : NULL);
 
 		if (k < 0 && r == 0)
 			r = k;
@@ -1154,6 +1147,6 @@ int cmd_top(int argc, char **argv)
 			r = log_error_errno(EIO, "Failed to write the JSON");
 	}
 out:
-	sources_done(&src);
-	return r;
+	cli_opts_done(&o);
+	return r == 1 ? 0 : r;
 }

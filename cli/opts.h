@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMHITM_CLI_OPTS_H
+#define MMHITM_CLI_OPTS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "source.h"
+
+/*
+ * The options several commands share, parsed in one place so a flag means
+ * the same on every command (load/opts.c does this for mmhitm-load). A
+ * command names the sets it takes and passes its own options beside them.
+ */
+enum {
+	/* --source SRC and --db PATH (repeatable) and DB... arguments, read;
+	 * none given: the default database */
+	OPTS_SOURCES	= 1 << 0,
+	/* --db PATH: the one database the command writes (default: the default) */
+	OPTS_DB		= 1 << 1,
+	/* --json, --csv: the output as JSON or CSV on stdout, one of them */
+	OPTS_FORMAT	= 1 << 2,
+	/* --credentials FILE, --config FILE: how to reach a cluster */
+	OPTS_CLUSTER	= 1 << 3,
+};
+
+enum opts_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+struct cli_opts {
+	struct sources src;		/* OPTS_SOURCES */
+	const char *db;			/* OPTS_DB */
+	enum opts_format format;	/* OPTS_FORMAT */
+	const char *credentials;	/* OPTS_CLUSTER: --credentials, or NULL */
+	const char *config;		/* OPTS_CLUSTER: --config, or the default */
+	bool config_given;
+};
+
+/* A command's own options beside the shared ones. */
+struct cmd_options {
+	const char *prog;		/* "mmhitm top", for messages */
+	unsigned int sets;		/* OPTS_* */
+	const struct option *opts;	/* its own long options, {} ended; may be NULL */
+	const char *shortopts;		/* its own short ones, e.g. "n:" */
+	/* one of its own options: 0, or < 0 after saying why (a usage error) */
+	int (*parse)(int opt, const char *arg, void *userdata);
+	void *userdata;
+	void (*help)(void);
+};
+
+/*
+ * Parses argv into ret and the command's own options. Returns 0, 1 after
+ * --help printed the help, or CMD_USAGE after a usage error was said.
+ * Without OPTS_SOURCES, the arguments after the options are left at
+ * argv[optind...] for the command. Caller frees with cli_opts_done().
+ */
+int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cli_opts *ret);
+void cli_opts_done(struct cli_opts *o);
+
+#endif
