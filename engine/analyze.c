@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The attribution engine: mem_lines -> line_attribution -> path_intervals. */
+/* The attribution engine: mem_lines -> line_attribution -> path_intervals (path-intervals.c). */
 #include <errno.h>
-#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "objects.h"
+#include "path-intervals.h"
 #include "paths.h"
 #include "u64map.h"
 #include "util.h"
@@ -34,10 +34,9 @@ struct ctx {
 	int64_t boot_id;
 	struct u64map *chains;	/* callchain_id -> struct chain */
 	sqlite3_stmt *get_chain, *put_chain_syms, *put_attr, *rows, *retry_rows;
-	sqlite3_stmt *path_sums, *measured, *count, *count_borrowed, *aging, *aging_borrowed;
+	struct path_intervals *pi;
 	struct analyze_stats *stats;
 	size_t anchor_warned;
-	int same_mm;		/* -1 unknown; 1: an object boot estimates same-mm switches */
 	uint32_t line_size;	/* the boot's cache line, bytes; 0: unknown */
 };
 
@@ -45,34 +44,6 @@ struct row {
 	int64_t interval_id, t0, t1;
 	uint64_t line, addr, ip;
 	int64_t offset, callchain_id;
-};
-
-/* Same-mm switches: mmhitmd estimates them per interval from sampled
- * switch windows (boot_events: sched:sched_switch, role 'sample') as this
- * counter; a recorder without the estimator leaves the path table's next
- * work source (all switches) as the only measure. */
-#define SAME_MM_SWITCHES "derived:same_mm_switches"
-/* Aging passes: lru_gen's max_seq steps, read every interval. */
-#define MAX_SEQ_DELTA "lru_gen_progress.max_seq_delta"
-
-/*
- * A count's precision travels with it into path_intervals: windowed
- * counts (and the same-mm estimate, sampled in the windows) were seen in
- * the interval's armed share only; free and continuous counts all along.
- * A multiplexed counter ran for its run_share of that: its count was
- * scaled from the product.
- */
-#define WORK_SHARE_SQL \
-	"(CASE WHEN c.method IN ('window', 'derived') AND i.armed_ns IS NOT NULL" \
-	" THEN i.armed_ns * 1.0 / max(i.end_ns - i.start_ns, 1) ELSE 1.0 END * c.run_share)"
-/* The share of a live interval inside [?2, ?3), for borrowed counts. */
-#define OVERLAP_SQL "((min(i.end_ns, ?3) - max(i.start_ns, ?2)) * 1.0 / max(i.end_ns - i.start_ns, 1))"
-
-/* The path's work in an interval, and how precisely it is known. */
-struct work {
-	double value;
-	double variance;	/* of value; 0: counted exactly */
-	double share;		/* of the interval it was counted in */
 };
 
 static void chain_free(struct chain *ch)
@@ -96,12 +67,13 @@ static void ctx_done(struct ctx *c)
 	u64map_free(c->chains);
 	c->chains = NULL;
 	sqlite3_stmt **sts[] = { &c->get_chain, &c->put_chain_syms, &c->put_attr, &c->rows,
-				 &c->retry_rows, &c->path_sums, &c->measured, &c->count,
-				 &c->count_borrowed, &c->aging, &c->aging_borrowed };
+				 &c->retry_rows };
 	for (size_t i = 0; i < ARRAY_SIZE(sts); i++) {
 		sqlite3_finalize(*sts[i]);
 		*sts[i] = NULL;
 	}
+	path_intervals_free(c->pi);
+	c->pi = NULL;
 	objects_free(c->obj);
 	c->obj = NULL;
 }
@@ -142,46 +114,7 @@ static int ctx_prepare(struct ctx *c)
 			       "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
 			       "    OR symbols LIKE '% <- 0x%'))))");
 	if (r >= 0)
-		r = db_prepare(c->db, &c->path_sums,
-			       "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
-			       " sum(l.loads + l.stores + l.noparse)"
-			       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
-			       /* kernel samples only: shares stay shares of the kernel's HITM */
-			       " WHERE a.interval_id = ?1 AND l.kernel = 1 GROUP BY a.path ORDER BY a.path");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->measured,
-			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1)"
-			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
-			       " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
-			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->count,
-			       "SELECT c.count, c.variance, " WORK_SHARE_SQL
-			       " FROM event_counts c JOIN event_names n USING (event_id)"
-			       " JOIN intervals i USING (interval_id)"
-			       " WHERE c.interval_id = ?1 AND n.name = ?2");
-	/* An imported boot has no counters of its own: the live boot recorded
-	 * over the same time has them, apportioned by overlap. */
-	if (r >= 0)
-		r = db_prepare(c->db, &c->count_borrowed,
-			       "SELECT sum(c.count * " OVERLAP_SQL "),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)),"
-			       " sum(c.variance * " OVERLAP_SQL " * " OVERLAP_SQL "),"
-			       " sum(" WORK_SHARE_SQL " * (min(i.end_ns, ?3) - max(i.start_ns, ?2)))"
-			       "   / max(sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 1)"
-			       " FROM event_counts c JOIN event_names n USING (event_id)"
-			       " JOIN intervals i USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND n.name = ?4 AND i.end_ns > ?2 AND i.start_ns < ?3");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->aging,
-			       "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->aging_borrowed,
-			       "SELECT sum(g.d * " OVERLAP_SQL "),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 0, 1"
-			       " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
-			       "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3");
+		r = path_intervals_new(c->db, c->obj, &c->pi);
 	return r;
 }
 
@@ -658,264 +591,6 @@ out:
 	return r;
 }
 
-/* --- path_intervals --------------------------------------------------------- */
-
-/*
- * An imported boot has no counters of its own: the live boot recorded over
- * the same time (an object boot) has them, apportioned by overlap, when it
- * covers at least 90 % of the interval. st is count_borrowed (?4: event)
- * or aging_borrowed.
- */
-static int borrow(struct ctx *c, sqlite3_stmt *st, const char *event, int64_t t0, int64_t t1,
-		  struct work *ret, char *source, size_t size)
-{
-	const char *boots = objects_boots(c->obj);
-	int rc;
-
-	while (boots && (boots = strchr(boots, ' '))) {
-		int64_t b = strtoll(++boots, NULL, 10);
-
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, b);
-		sqlite3_bind_int64(st, 2, t0);
-		sqlite3_bind_int64(st, 3, t1);
-		if (st == c->count_borrowed)
-			sqlite3_bind_text(st, 4, event, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
-		    sqlite3_column_int64(st, 1) * 10 >= (t1 - t0) * 9) {
-			ret->value = sqlite3_column_double(st, 0);
-			ret->variance = sqlite3_column_double(st, 2);
-			ret->share = sqlite3_column_double(st, 3);
-			snprintf(source, size, "%s of boot %" PRId64 " over the same time", event, b);
-			sqlite3_reset(st);
-			return 1;
-		}
-		sqlite3_reset(st);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return log_error_errno(db_errno(rc), "Failed to read counters: %s",
-					       sqlite3_errmsg(c->db));
-	}
-	return 0;
-}
-
-/* A counter of the interval, or of the live boot over the same time. */
-static int interval_count(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
-			  const char *event, struct work *ret, char *source, size_t size)
-{
-	int rc;
-
-	sqlite3_reset(c->count);
-	sqlite3_bind_int64(c->count, 1, interval_id);
-	sqlite3_bind_text(c->count, 2, event, -1, SQLITE_STATIC);
-	rc = sqlite3_step(c->count);
-	if (rc == SQLITE_ROW) {
-		ret->value = (double)sqlite3_column_int64(c->count, 0);
-		ret->variance = sqlite3_column_double(c->count, 1);
-		ret->share = sqlite3_column_double(c->count, 2);
-		snprintf(source, size, "%s", event);
-		sqlite3_reset(c->count);
-		return 1;
-	}
-	sqlite3_reset(c->count);
-	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read event_counts: %s",
-				       sqlite3_errmsg(c->db));
-	return borrow(c, c->count_borrowed, event, t0, t1, ret, source, size);
-}
-
-/* Whether this boot or its live boot estimates same-mm switches. */
-static int same_mm_estimated(struct ctx *c)
-{
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	const char *boots = objects_boots(c->obj);
-	int r;
-
-	if (c->same_mm >= 0)
-		return c->same_mm;
-	r = db_prepare(c->db, &st, "SELECT 1 FROM boot_events WHERE event = 'sched:sched_switch'"
-				   " AND role = 'sample' AND available AND"
-				   " instr(' ' || ?1 || ' ', ' ' || boot_id || ' ') > 0");
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(st, 1, boots, -1, SQLITE_STATIC);
-	c->same_mm = sqlite3_step(st) == SQLITE_ROW;
-	return c->same_mm;
-}
-
-/* Aging passes of the interval, or of the live boot over the same time. */
-static int aging_work(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1,
-		      struct work *ret, char *source, size_t size)
-{
-	int r = 0, rc;
-
-	sqlite3_reset(c->aging);
-	sqlite3_bind_int64(c->aging, 1, interval_id);
-	rc = sqlite3_step(c->aging);
-	if (rc == SQLITE_ROW && sqlite3_column_type(c->aging, 0) != SQLITE_NULL) {
-		/* lru_gen's max_seq: exact, read every interval */
-		*ret = (struct work){ (double)sqlite3_column_int64(c->aging, 0), 0, 1 };
-		snprintf(source, size, "%s", MAX_SEQ_DELTA);
-		r = 1;
-	} else if (rc != SQLITE_ROW) {
-		r = log_error_errno(db_errno(rc), "Failed to read lru_gen_progress: %s",
-				    sqlite3_errmsg(c->db));
-	}
-	sqlite3_reset(c->aging);
-	if (r == 0)
-		r = borrow(c, c->aging_borrowed, MAX_SEQ_DELTA, t0, t1, ret, source, size);
-	return r;
-}
-
-/*
- * The path's own work in the interval: the first of the path table's work
- * sources this boot records; 0 when not counted (NULL work).
- */
-static int path_work(struct ctx *c, const struct path_def *pd, int64_t interval_id, int64_t t0,
-		     int64_t t1, struct work *ret, char *source, size_t size)
-{
-	bool no_same_mm = false;
-	int r;
-
-	for (size_t i = 0; i < pd->nr_work; i++) {
-		const char *w = pd->work[i];
-
-		if (strcmp(w, SAME_MM_SWITCHES) == 0) {
-			r = same_mm_estimated(c);
-			if (r < 0)
-				return r;
-			/* With the estimator, an interval without an estimate (no
-			 * window ran) has no such work: another source would be
-			 * another unit. The choice is the boot's, so a rebuild makes
-			 * the same one. */
-			if (r > 0)
-				return interval_count(c, interval_id, t0, t1, w, ret, source, size);
-			no_same_mm = true;
-			continue;
-		}
-		if (strcmp(w, MAX_SEQ_DELTA) == 0)
-			return aging_work(c, interval_id, t0, t1, ret, source, size);
-		r = interval_count(c, interval_id, t0, t1, w, ret, source, size);
-		if (r > 0 && no_same_mm) {
-			size_t len = strlen(source);
-
-			snprintf(source + len, size - len, " (all switches: same-mm not separated)");
-		}
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
-
-static void bind_work(sqlite3_stmt *ins, const struct work *w, const char *source)
-{
-	sqlite3_bind_double(ins, 7, w->value);
-	sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(ins, 9, sqrt(w->variance > 0 ? w->variance : 0));
-	sqlite3_bind_double(ins, 10, w->share);
-}
-
-static int write_path_intervals(struct ctx *c, int64_t interval_id, int64_t t0, int64_t t1)
-{
-	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
-	bool measured, kept, dropped, seen[MAX_PATHS] = {};
-	int i, r, rc;
-
-	sqlite3_reset(c->measured);
-	sqlite3_bind_int64(c->measured, 1, interval_id);
-	rc = sqlite3_step(c->measured);
-	measured = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 0);
-	kept = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 1);
-	dropped = rc == SQLITE_ROW && sqlite3_column_int(c->measured, 2);
-	sqlite3_reset(c->measured);
-	/* Retention dropped this interval's samples (mem_lines): sums made
-	 * while they were there stand; without them HITM is unknown now. */
-	if (dropped) {
-		if (kept)
-			return 0;
-		measured = false;
-	}
-
-	r = db_prepare(c->db, &del, "DELETE FROM path_intervals WHERE interval_id = ?1");
-	if (r >= 0)
-		r = db_prepare(c->db, &ins,
-			       "INSERT INTO path_intervals(interval_id, path, lcl_hitm, rmt_hitm, peer,"
-			       " samples, work, work_source, work_stderr, work_share)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(del, 1, interval_id);
-	r = db_step_done(c->db, del);
-	if (r < 0)
-		return r;
-
-	/* sampled paths (the path table's among them, with their work) */
-	sqlite3_reset(c->path_sums);
-	sqlite3_bind_int64(c->path_sums, 1, interval_id);
-	for (;;) {
-		const char *path;
-		char source[160] = "";
-		struct work work = { 0, 0, 1 };
-		int w = 0;
-
-		rc = sqlite3_step(c->path_sums);
-		if (rc != SQLITE_ROW)
-			break;
-		path = (const char *)sqlite3_column_text(c->path_sums, 0);
-		i = path_index(path);
-		if (i >= 0) {
-			seen[i] = true;
-			w = path_work(c, path_get(i), interval_id, t0, t1, &work, source, sizeof(source));
-			if (w < 0) {
-				sqlite3_reset(c->path_sums);
-				return w;
-			}
-		}
-		sqlite3_reset(ins);
-		sqlite3_clear_bindings(ins);
-		sqlite3_bind_int64(ins, 1, interval_id);
-		sqlite3_bind_text(ins, 2, path, -1, SQLITE_TRANSIENT);
-		for (int k = 1; k <= 4; k++)
-			sqlite3_bind_int64(ins, 2 + k, sqlite3_column_int64(c->path_sums, k));
-		if (w > 0)
-			bind_work(ins, &work, source);
-		r = db_step_done(c->db, ins);
-		if (r < 0) {
-			sqlite3_reset(c->path_sums);
-			return r;
-		}
-	}
-	sqlite3_reset(c->path_sums);
-	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to sum attributions: %s", sqlite3_errmsg(c->db));
-
-	/* the table's paths without samples: zero when sampled, NULL when not measured */
-	for (i = 0; i < NR_PATHS; i++) {
-		char source[160] = "";
-		struct work work = { 0, 0, 1 };
-		int w;
-
-		if (seen[i])
-			continue;
-		w = path_work(c, path_get(i), interval_id, t0, t1, &work, source, sizeof(source));
-		if (w < 0)
-			return w;
-		sqlite3_reset(ins);
-		sqlite3_clear_bindings(ins);
-		sqlite3_bind_int64(ins, 1, interval_id);
-		sqlite3_bind_text(ins, 2, path_get(i)->id, -1, SQLITE_STATIC);
-		if (measured)
-			for (int k = 3; k <= 6; k++)
-				sqlite3_bind_int64(ins, k, 0);
-		if (w > 0)
-			bind_work(ins, &work, source);
-		r = db_step_done(c->db, ins);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
 /* --- intervals ------------------------------------------------------------- */
 
 static int attribute_intervals(struct ctx *c, int64_t lo, int64_t hi)
@@ -978,7 +653,7 @@ static int retry_apply(struct ctx *c, struct row *rows, size_t n)
 		while (u64map_next(touched, &it, &k, &v)) {
 			const struct row *row = v;
 
-			r = write_path_intervals(c, row->interval_id, row->t0, row->t1);
+			r = path_intervals_write(c->pi, row->interval_id, row->t0, row->t1);
 			if (r < 0)
 				goto out;
 		}
@@ -1132,54 +807,48 @@ static int add_ip(uint64_t **v, size_t *n, size_t *alloc, uint64_t ip)
 	return 0;
 }
 
-/*
- * The daemon stores only the symbols of the four paths; the lock
- * primitives and callers the rules need come from the samples. When the
- * boot being analyzed is the running kernel, store the symbols of its
- * sampled IPs and callchain frames (those of intervals after `after`)
- * from /proc/kallsyms, so the rows are attributed with them, and
- * anywhere later too. Not the running boot, or kallsyms hidden: nothing.
- */
-static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, size_t *ret_added)
+/* The sampled IPs of the boot's intervals after `after` that have no symbol
+ * in have, appended to *v. */
+static int unknown_ips(sqlite3 *db, const struct symtab *have, int64_t boot_id, int64_t after,
+		       uint64_t **v, size_t *n, size_t *alloc)
 {
-	_cleanup_finalize_ sqlite3_stmt *ips = NULL, *chains = NULL;
-	struct symtab *have = NULL;
-	struct kallsyms *ks = NULL;
-	uint64_t *v = NULL;
-	size_t n = 0, alloc = 0, missing = 0;
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int r, rc;
 
-	*ret_added = 0;
-	if (!is_running_boot(db, boot_id))
-		return 0;
-	have = symtab_new();
-	if (!have)
-		return log_oom();
-	r = symtab_load(have, db, boot_id);
-	if (r >= 0)
-		r = db_prepare(db, &ips, "SELECT DISTINCT l.ip FROM mem_lines l JOIN intervals i USING (interval_id)"
-					 " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
-	if (r >= 0)
-		r = db_prepare(db, &chains, "SELECT DISTINCT c.ips FROM callchains c"
-					    " JOIN mem_lines l ON l.callchain_id = c.callchain_id"
-					    " JOIN intervals i ON i.interval_id = l.interval_id"
-					    " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	r = db_prepare(db, &st, "SELECT DISTINCT l.ip FROM mem_lines l JOIN intervals i USING (interval_id)"
+				" WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
 	if (r < 0)
-		goto out;
-	sqlite3_bind_int64(ips, 1, boot_id);
-	sqlite3_bind_int64(ips, 2, after);
-	while ((rc = sqlite3_step(ips)) == SQLITE_ROW) {
-		uint64_t ip = (uint64_t)sqlite3_column_int64(ips, 0);
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, after);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t ip = (uint64_t)sqlite3_column_int64(st, 0);
 
-		if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
-			goto oom;
+		if (!symtab_lookup(have, ip) && add_ip(v, n, alloc, ip) < 0)
+			return log_oom();
 	}
 	if (rc != SQLITE_DONE)
-		goto sqlerr;
-	sqlite3_bind_int64(chains, 1, boot_id);
-	sqlite3_bind_int64(chains, 2, after);
-	while ((rc = sqlite3_step(chains)) == SQLITE_ROW) {
-		const char *p = (const char *)sqlite3_column_text(chains, 0);
+		return log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* The same for the frames of the sampled callchains. */
+static int unknown_frames(sqlite3 *db, const struct symtab *have, int64_t boot_id, int64_t after,
+			  uint64_t **v, size_t *n, size_t *alloc)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, &st, "SELECT DISTINCT c.ips FROM callchains c"
+				" JOIN mem_lines l ON l.callchain_id = c.callchain_id"
+				" JOIN intervals i ON i.interval_id = l.interval_id"
+				" WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.kernel = 1");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, boot_id);
+	sqlite3_bind_int64(st, 2, after);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *p = (const char *)sqlite3_column_text(st, 0);
 
 		while (p && *p) {
 			char *end;
@@ -1187,22 +856,31 @@ static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, si
 
 			if (end == p)
 				break;
-			if (!symtab_lookup(have, ip) && add_ip(&v, &n, &alloc, ip) < 0)
-				goto oom;
+			if (!symtab_lookup(have, ip) && add_ip(v, n, alloc, ip) < 0)
+				return log_oom();
 			p = end;
 			while (*p == ' ')
 				p++;
 		}
 	}
 	if (rc != SQLITE_DONE)
-		goto sqlerr;
-	if (!n)
-		goto out;
+		return log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* Stores the symbols /proc/kallsyms has for v[0..n), in one transaction;
+ * an unreadable kallsyms stores nothing. */
+static int store_kallsyms_of(sqlite3 *db, int64_t boot_id, const uint64_t *v, size_t n,
+			     size_t *ret_added)
+{
+	struct kallsyms *ks;
+	size_t missing = 0;
+	int r;
 
 	ks = kallsyms_load(NULL);
 	if (!ks) {
 		log_debug_errno(errno, "Cannot read /proc/kallsyms: %m; %zu IPs stay unsymbolized", n);
-		goto out;
+		return 0;
 	}
 	r = db_begin(db);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -1223,14 +901,38 @@ static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, si
 	if (r >= 0 && *ret_added)
 		log_info("Stored %zu kernel symbols of boot %" PRId64 "'s samples from /proc/kallsyms"
 			 "%s", *ret_added, boot_id, missing ? " (some IPs are in no symbol)" : "");
-	goto out;
-sqlerr:
-	r = log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
-	goto out;
-oom:
-	r = log_oom();
-out:
 	kallsyms_free(ks);
+	return r;
+}
+
+/*
+ * The daemon stores only the symbols of the four paths; the lock
+ * primitives and callers the rules need come from the samples. When the
+ * boot being analyzed is the running kernel, store the symbols of its
+ * sampled IPs and callchain frames (those of intervals after `after`)
+ * from /proc/kallsyms, so the rows are attributed with them, and
+ * anywhere later too. Not the running boot, or kallsyms hidden: nothing.
+ */
+static int store_running_symbols(sqlite3 *db, int64_t boot_id, int64_t after, size_t *ret_added)
+{
+	struct symtab *have = NULL;
+	uint64_t *v = NULL;
+	size_t n = 0, alloc = 0;
+	int r;
+
+	*ret_added = 0;
+	if (!is_running_boot(db, boot_id))
+		return 0;
+	have = symtab_new();
+	if (!have)
+		return log_oom();
+	r = symtab_load(have, db, boot_id);
+	if (r >= 0)
+		r = unknown_ips(db, have, boot_id, after, &v, &n, &alloc);
+	if (r >= 0)
+		r = unknown_frames(db, have, boot_id, after, &v, &n, &alloc);
+	if (r >= 0 && n)
+		r = store_kallsyms_of(db, boot_id, v, n, ret_added);
 	symtab_free(have);
 	free(v);
 	return r;
@@ -1379,19 +1081,16 @@ static int boot_unchanged(sqlite3 *db, int64_t boot_id, int64_t last, bool *ret)
 	return 0;
 }
 
-static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
-			unsigned int flags, struct analyze_stats *stats)
+/*
+ * The boot's analysis state, forgotten first on --rebuild; a boot analyzed
+ * with other rules than digest is warned about and stays marked mixed.
+ */
+static int state_start(sqlite3 *db, const char *digest, int64_t boot_id, unsigned int flags,
+		       struct analyze_stats *stats, struct state *s)
 {
-	struct ctx c = { .db = db, .rules = rules, .boot_id = boot_id, .stats = stats, .same_mm = -1 };
-	const char *digest = rules_digest(rules);
-	struct ival *batch = NULL;
-	struct state s;
-	char before[512];
-	bool in_txn = false;
-	size_t added;
 	int r;
 
-	r = state_read(db, boot_id, &s);
+	r = state_read(db, boot_id, s);
 	if (r < 0)
 		return r;
 	if (flags & ANALYZE_REBUILD) {
@@ -1406,17 +1105,156 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 		r = db_commit(db);
 		if (r < 0)
 			return r;
-		s = (struct state){};
+		*s = (struct state){};
 	}
-	if (!s.exists) {
-		snprintf(s.digest, sizeof(s.digest), "%s", digest);
-	} else if (strcmp(s.digest, digest) != 0 || s.mixed) {
+	if (!s->exists) {
+		snprintf(s->digest, sizeof(s->digest), "%s", digest);
+	} else if (strcmp(s->digest, digest) != 0 || s->mixed) {
 		log_warning("Boot %" PRId64 " was analyzed with other rules (digest %s, now %s); new "
 			    "intervals use the current ones: run 'mmhitm analyze --rebuild' to "
-			    "attribute it all again", boot_id, s.digest, digest);
-		s.mixed = true;
+			    "attribute it all again", boot_id, s->digest, digest);
+		s->mixed = true;
 		stats->stale_boots++;
 	}
+	return 0;
+}
+
+/* Loads what typing the boot's rows needs: its objects, its cache line
+ * size and the statements. */
+static int ctx_open(struct ctx *c)
+{
+	int r;
+
+	c->obj = objects_new();
+	if (!c->obj)
+		return log_oom();
+	r = objects_load(c->obj, c->db, c->boot_id);
+	if (r >= 0) {
+		char sql[128];
+		int64_t line = 0;
+
+		snprintf(sql, sizeof(sql), "SELECT coalesce(cache_line_size, 0) FROM boots WHERE boot_id = %"
+			 PRId64, c->boot_id);
+		r = db_query_int(c->db, &line, sql);
+		c->line_size = line > 0 && line <= 4096 ? (uint32_t)line : 0;
+	}
+	if (r >= 0)
+		r = ctx_prepare(c);
+	return r;
+}
+
+/* A boot's first analysis starts with the anchors its contended locks give. */
+static int anchors_first(struct ctx *c)
+{
+	int r;
+
+	r = db_begin(c->db);
+	if (r < 0)
+		return r;
+	r = anchors_from_locks(c);
+	if (r < 0) {
+		db_rollback(c->db);
+		return r;
+	}
+	return db_commit(c->db);
+}
+
+/*
+ * One batch of new intervals in one transaction: anchors, attribution,
+ * path sums and the state that says they are done. before: what the
+ * objects knew as the boot's analysis started (set on the first batch).
+ */
+static int analyze_batch(struct ctx *c, struct state *s, const struct ival *batch, size_t n,
+			 char *before, size_t size)
+{
+	int r;
+
+	r = db_begin(c->db);
+	if (r < 0)
+		return r;
+	r = anchors_scan(c, s->last, batch[n - 1].id);
+	if (r >= 0)
+		r = attribute_intervals(c, s->last, batch[n - 1].id);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = path_intervals_write(c->pi, batch[i].id, batch[i].t0, batch[i].t1);
+	if (r >= 0) {
+		s->last = batch[n - 1].id;
+		s->exists = true;
+		if (!before[0])		/* first run: what we knew as we started */
+			r = objects_signature(c->obj, NULL, before, size);
+	}
+	if (r < 0) {
+		db_rollback(c->db);
+		return r;
+	}
+	snprintf(s->knowledge, sizeof(s->knowledge), "%s", before);
+	r = state_write(c, s);
+	if (r >= 0)
+		r = db_commit(c->db);
+	return r;
+}
+
+/* The boot's intervals after s->last, BATCH_INTERVALS per transaction. */
+static int analyze_new_intervals(struct ctx *c, struct state *s, struct ival *batch, char *before,
+				 size_t size)
+{
+	for (;;) {
+		size_t n = 0;
+		int r;
+
+		r = next_batch(c->db, c->boot_id, s->last, batch, &n);
+		if (r < 0 || n == 0)
+			return r;
+		r = analyze_batch(c, s, batch, n, before, size);
+		if (r < 0)
+			return r;
+		c->stats->intervals += n;
+	}
+}
+
+/* Learned more than the earlier rows saw: attribute those again. */
+static int retry_learned(struct ctx *c, struct state *s, const char *before)
+{
+	bool symbols, learned;
+	int64_t mm_id, lock_id;
+	int r;
+
+	r = objects_signature(c->obj, before, s->knowledge, sizeof(s->knowledge));
+	if (r < 0 || strcmp(before, s->knowledge) == 0)
+		return r;
+	symbols = objects_signature_symbols_differ(before, s->knowledge);
+	learned = objects_signature_learned_only(before, s->knowledge, &mm_id, &lock_id);
+	r = db_begin(c->db);
+	if (r < 0)
+		return r;
+	/* new symbols can make old samples anchors too */
+	if (symbols)
+		r = anchors_scan(c, 0, s->last);
+	if (r >= 0)
+		r = learned ? retry_near_learned(c, mm_id, lock_id) : retry_rows(c, symbols);
+	if (r >= 0)
+		r = objects_signature(c->obj, before, s->knowledge, sizeof(s->knowledge));
+	if (r >= 0)
+		r = state_write(c, s);
+	if (r >= 0)
+		r = db_commit(c->db);
+	return r;
+}
+
+static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
+			unsigned int flags, struct analyze_stats *stats)
+{
+	struct ctx c = { .db = db, .rules = rules, .boot_id = boot_id, .stats = stats };
+	const char *digest = rules_digest(rules);
+	struct ival *batch = NULL;
+	struct state s;
+	char before[512];
+	size_t added;
+	int r;
+
+	r = state_start(db, digest, boot_id, flags, stats, &s);
+	if (r < 0)
+		return r;
 	/* The daemon analyzes after every interval: the boots of the host's
 	 * past must not cost it their objects' loading each time. */
 	if (s.exists) {
@@ -1430,107 +1268,20 @@ static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,
 	r = store_running_symbols(db, boot_id, s.last, &added);
 	if (r < 0)
 		goto out;
-	c.obj = objects_new();
-	if (!c.obj) {
-		r = log_oom();
-		goto out;
-	}
-	r = objects_load(c.obj, db, boot_id);
-	if (r >= 0) {
-		char sql[128];
-		int64_t line = 0;
-
-		snprintf(sql, sizeof(sql), "SELECT coalesce(cache_line_size, 0) FROM boots WHERE boot_id = %"
-			 PRId64, boot_id);
-		r = db_query_int(db, &line, sql);
-		c.line_size = line > 0 && line <= 4096 ? (uint32_t)line : 0;
-	}
-	if (r >= 0)
-		r = ctx_prepare(&c);
+	r = ctx_open(&c);
 	batch = calloc(BATCH_INTERVALS, sizeof(*batch));
 	if (r >= 0 && !batch)
 		r = log_oom();
 	if (r < 0)
 		goto out;
 	snprintf(before, sizeof(before), "%s", s.knowledge);
-	if (!s.exists) {
-		r = db_begin(db);
-		if (r < 0)
-			goto out;
-		in_txn = true;
-		r = anchors_from_locks(&c);
-		if (r < 0)
-			goto out;
-		r = db_commit(db);
-		in_txn = false;
-		if (r < 0)
-			goto out;
-	}
-
-	for (;;) {
-		size_t n = 0;
-
-		r = next_batch(db, boot_id, s.last, batch, &n);
-		if (r < 0 || n == 0)
-			break;
-		r = db_begin(db);
-		if (r < 0)
-			break;
-		in_txn = true;
-		r = anchors_scan(&c, s.last, batch[n - 1].id);
-		if (r >= 0)
-			r = attribute_intervals(&c, s.last, batch[n - 1].id);
-		for (size_t i = 0; r >= 0 && i < n; i++)
-			r = write_path_intervals(&c, batch[i].id, batch[i].t0, batch[i].t1);
-		if (r < 0)
-			break;
-		s.last = batch[n - 1].id;
-		s.exists = true;
-		if (!before[0])		/* first run: what we knew as we started */
-			r = objects_signature(c.obj, NULL, before, sizeof(before));
-		if (r < 0)
-			break;
-		snprintf(s.knowledge, sizeof(s.knowledge), "%s", before);
-		r = state_write(&c, &s);
-		if (r >= 0)
-			r = db_commit(db);
-		in_txn = false;
-		if (r < 0)
-			break;
-		stats->intervals += n;
-	}
-	if (r < 0 || !s.exists)
-		goto out;
-
-	/* Learned more than the earlier rows saw: attribute those again. */
-	r = objects_signature(c.obj, before, s.knowledge, sizeof(s.knowledge));
-	if (r < 0)
-		goto out;
-	if (strcmp(before, s.knowledge) != 0) {
-		bool symbols = objects_signature_symbols_differ(before, s.knowledge);
-		int64_t mm_id, lock_id;
-		bool learned = objects_signature_learned_only(before, s.knowledge, &mm_id, &lock_id);
-
-		r = db_begin(db);
-		if (r < 0)
-			goto out;
-		in_txn = true;
-		/* new symbols can make old samples anchors too */
-		if (symbols)
-			r = anchors_scan(&c, 0, s.last);
-		if (r >= 0)
-			r = learned ? retry_near_learned(&c, mm_id, lock_id) : retry_rows(&c, symbols);
-		if (r >= 0)
-			r = objects_signature(c.obj, before, s.knowledge, sizeof(s.knowledge));
-		if (r >= 0)
-			r = state_write(&c, &s);
-		if (r >= 0)
-			r = db_commit(db);
-		in_txn = false;
-	}
+	if (!s.exists)
+		r = anchors_first(&c);
+	if (r >= 0)
+		r = analyze_new_intervals(&c, &s, batch, before, sizeof(before));
+	if (r >= 0 && s.exists)
+		r = retry_learned(&c, &s, before);
 out:
-	if (in_txn)
-		db_rollback(db);
 	free(batch);
 	ctx_done(&c);
 	return r;
