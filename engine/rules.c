@@ -234,8 +234,8 @@ static int __attribute__((format(printf, 2, 3))) bad(const char *where, const ch
 
 #define BAD(...) do { r = bad(where, __VA_ARGS__); goto out; } while (0)
 
-/* Parses one non-empty line's tokens into *rule. */
-static int parse_rule(char **tok, size_t ntok, const char *where, struct rule *rule)
+/* The rule's head: keyword, name and target (an anchor's STRUCT.FIELD). */
+static int parse_head(char **tok, size_t ntok, const char *where, struct rule *rule)
 {
 	int r = 0;
 
@@ -267,77 +267,113 @@ static int parse_rule(char **tok, size_t ntok, const char *where, struct rule *r
 		r = canon_add(&rule->canon, tok[1]);
 	if (r >= 0)
 		r = canon_add(&rule->canon, tok[2]);
+out:
+	return r;
+}
+
+/* as=STRUCT.FIELD, v, of the rule whose head is head[0..2]. */
+static int parse_as(const char *v, char **head, const char *where, struct rule *rule)
+{
+	const char *name = head[1];
+	const char *dot = strchr(v, '.');
+	int r = 0;
+
+	if (rule->as_struct)
+		BAD("rule '%s': more than one as=", name);
+	if (!dot || dot == v || !dot[1] || !valid_name(v) || strpbrk(v, "*?[,"))
+		BAD("rule '%s': as=%s is not STRUCT.FIELD", name, v);
+	if (strcmp(head[2], "other") == 0)
+		BAD("rule '%s': as= needs a target that names the result (P1..P4, "
+		    "other:NAME)", name);
+	rule->as_struct = strndup(v, (size_t)(dot - v));
+	rule->as_field = strdup(dot + 1);
+	if (!rule->as_struct || !rule->as_field)
+		return -ENOMEM;
+out:
+	return r;
+}
+
+/* The value v of condition c (its KEY= known) of the rule whose head is head[0..2]. */
+static int parse_value(const char *key, const char *v, char **head, const char *where,
+		       struct rule *rule, struct cond *c)
+{
+	const char *name = head[1];
+	int r = 0;
+
+	switch (c->kind) {
+	case COND_OFFSET:
+		if (parse_offset(v, &c->lo, &c->hi) < 0)
+			BAD("rule '%s': offset=%s is not LO[-HI] bytes", name, v);
+		break;
+	case COND_HASCHAIN:
+		if (parse_bool(v, &c->yes) < 0)
+			BAD("rule '%s': haschain=%s is not yes or no", name, v);
+		break;
+	case COND_AS:
+		return parse_as(v, head, where, rule);
+	default:
+		r = parse_set(v, c);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			BAD("rule '%s': %s=%s is not a comma-separated list", name, key, v);
+		break;
+	}
+out:
+	return r;
+}
+
+/* One KEY=VALUE condition, tok, of the rule whose head is head[0..2]. */
+static int parse_cond(char *tok, char **head, const char *where, struct rule *rule)
+{
+	char *eq = strchr(tok, '=');
+	struct cond *c = &rule->conds[rule->n_conds];
+	size_t k;
+	int r = 0;
+
+	if (!eq)
+		BAD("rule '%s': '%s' is not KEY=VALUE", head[1], tok);
+	*eq = '\0';
+	for (k = 0; k < ARRAY_SIZE(cond_keys); k++)
+		if (strcmp(tok, cond_keys[k].key) == 0)
+			break;
+	if (k == ARRAY_SIZE(cond_keys))
+		BAD("rule '%s': unknown condition '%s'", head[1], tok);
+	if (rule->anchor && !cond_keys[k].for_anchor)
+		BAD("anchor '%s': '%s=' cannot apply before the address is typed", head[1], tok);
+	c->kind = cond_keys[k].kind;
+	rule->n_conds++;
+	r = parse_value(tok, eq + 1, head, where, rule, c);
 	if (r < 0)
 		return r;
+	if (c->kind == COND_IP) {
+		if (rule->ip_cond)
+			BAD("rule '%s': more than one ip=", head[1]);
+		rule->ip_cond = c;
+	}
+	*eq = '=';
+	r = canon_add(&rule->canon, tok);
+out:
+	return r;
+}
 
+/* Parses one non-empty line's tokens into *rule. */
+static int parse_rule(char **tok, size_t ntok, const char *where, struct rule *rule)
+{
+	int r;
+
+	r = parse_head(tok, ntok, where, rule);
+	if (r < 0)
+		return r;
 	rule->conds = calloc(ntok, sizeof(*rule->conds));
 	if (!rule->conds)
 		return -ENOMEM;
 	for (size_t i = 3; i < ntok; i++) {
-		char *eq = strchr(tok[i], '=');
-		struct cond *c = &rule->conds[rule->n_conds];
-		size_t k;
-
-		if (!eq)
-			BAD("rule '%s': '%s' is not KEY=VALUE", tok[1], tok[i]);
-		*eq = '\0';
-		for (k = 0; k < ARRAY_SIZE(cond_keys); k++)
-			if (strcmp(tok[i], cond_keys[k].key) == 0)
-				break;
-		if (k == ARRAY_SIZE(cond_keys))
-			BAD("rule '%s': unknown condition '%s'", tok[1], tok[i]);
-		if (rule->anchor && !cond_keys[k].for_anchor)
-			BAD("anchor '%s': '%s=' cannot apply before the address is typed",
-			    tok[1], tok[i]);
-		c->kind = cond_keys[k].kind;
-		rule->n_conds++;
-		switch (c->kind) {
-		case COND_OFFSET:
-			if (parse_offset(eq + 1, &c->lo, &c->hi) < 0)
-				BAD("rule '%s': offset=%s is not LO[-HI] bytes", tok[1], eq + 1);
-			break;
-		case COND_HASCHAIN:
-			if (parse_bool(eq + 1, &c->yes) < 0)
-				BAD("rule '%s': haschain=%s is not yes or no", tok[1], eq + 1);
-			break;
-		case COND_AS: {
-			const char *dot = strchr(eq + 1, '.');
-
-			if (rule->as_struct)
-				BAD("rule '%s': more than one as=", tok[1]);
-			if (!dot || dot == eq + 1 || !dot[1] || !valid_name(eq + 1) ||
-			    strpbrk(eq + 1, "*?[,"))
-				BAD("rule '%s': as=%s is not STRUCT.FIELD", tok[1], eq + 1);
-			if (strcmp(tok[2], "other") == 0)
-				BAD("rule '%s': as= needs a target that names the result (P1..P4, "
-				    "other:NAME)", tok[1]);
-			rule->as_struct = strndup(eq + 1, (size_t)(dot - (eq + 1)));
-			rule->as_field = strdup(dot + 1);
-			if (!rule->as_struct || !rule->as_field)
-				return -ENOMEM;
-			break;
-		}
-		default:
-			r = parse_set(eq + 1, c);
-			if (r == -ENOMEM)
-				return r;
-			if (r < 0)
-				BAD("rule '%s': %s=%s is not a comma-separated list", tok[1],
-				    tok[i], eq + 1);
-			break;
-		}
-		if (c->kind == COND_IP) {
-			if (rule->ip_cond)
-				BAD("rule '%s': more than one ip=", tok[1]);
-			rule->ip_cond = c;
-		}
-		*eq = '=';
-		r = canon_add(&rule->canon, tok[i]);
+		r = parse_cond(tok[i], tok, where, rule);
 		if (r < 0)
 			return r;
 	}
-out:
-	return r;
+	return 0;
 }
 
 static struct rule *rules_find(struct rules *r, const char *name)
@@ -377,6 +413,94 @@ static int rules_disable(struct rules *r, const char *name, const char *where)
 	return -EINVAL;
 }
 
+/*
+ * Splits line (its comment cut) into at most max words. Returns the number
+ * of words; max when there are too many (logged: the line is ignored,
+ * ret_error set).
+ */
+static size_t split_words(char *line, char **tok, size_t max, const char *where, int *ret_error)
+{
+	size_t ntok = 0;
+	char *p;
+
+	for (p = line; *p; p++) {
+		if (*p == '#' && (p == line || isspace((unsigned char)p[-1]))) {
+			*p = '\0';
+			break;
+		}
+	}
+	for (p = strtok_r(line, " \t\r", &line); p; p = strtok_r(NULL, " \t\r", &line)) {
+		if (ntok == max) {
+			log_error("%s: more than %zu words", where, max);
+			*ret_error = -EINVAL;
+			break;
+		}
+		tok[ntok++] = p;
+	}
+	return ntok;
+}
+
+/*
+ * Adds a parsed rule (ownership passes: freed on failure). One of a name
+ * already defined replaces it in an override file and is an error
+ * elsewhere. Returns 0, -EINVAL (logged) or -ENOMEM.
+ */
+static int rules_add(struct rules *r, struct rule *rule, const char *where, unsigned int flags)
+{
+	struct rule *old = rules_find(r, rule->name);
+	int rr;
+
+	if (old && (!(flags & RULES_OVERRIDE) || old->gen == r->gen)) {
+		log_error("%s: rule name '%s' used twice (first at %s)", where, rule->name,
+			  old->origin);
+		rule_done(rule);
+		return -EINVAL;
+	}
+	if (old) {
+		rule_done(old);
+		*old = *rule;
+		return 0;
+	}
+	if (flags & RULES_OVERRIDE)
+		rr = rules_insert(r, r->n_overrides++, rule);
+	else
+		rr = rules_insert(r, r->n, rule);
+	if (rr < 0) {
+		rule_done(rule);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One line's words: a disable, or a rule or anchor added to r. Returns 0,
+ * -EINVAL (logged) or -ENOMEM. */
+static int parse_line(struct rules *r, char **tok, size_t ntok, const char *where,
+		      unsigned int flags)
+{
+	struct rule rule = {};
+	int rr;
+
+	if (strcmp(tok[0], "disable") == 0) {
+		if (!(flags & RULES_OVERRIDE) || ntok != 2) {
+			log_error("%s: 'disable NAME' belongs in an override file", where);
+			return -EINVAL;
+		}
+		return rules_disable(r, tok[1], where) < 0 ? -EINVAL : 0;
+	}
+	if (strcmp(tok[0], "rule") != 0 && strcmp(tok[0], "anchor") != 0) {
+		log_error("%s: unknown keyword '%s' (rule, anchor, disable)", where, tok[0]);
+		return -EINVAL;
+	}
+	rr = parse_rule(tok, ntok, where, &rule);
+	if (rr < 0) {
+		rule_done(&rule);
+		return rr;
+	}
+	snprintf(rule.origin, sizeof(rule.origin), "%s", where);
+	rule.gen = r->gen;
+	return rules_add(r, &rule, where, flags);
+}
+
 int rules_parse(struct rules *r, const char *text, const char *origin, unsigned int flags)
 {
 	_cleanup_free_ char *copy = strdup(text);
@@ -389,9 +513,8 @@ int rules_parse(struct rules *r, const char *text, const char *origin, unsigned 
 	r->gen++;
 	/* strtok_r would merge empty lines and break the numbering. */
 	for (line = copy; line; line = save) {
-		char *tok[64], *p, where[160];
-		size_t ntok = 0;
-		struct rule rule = {};
+		char *tok[64], where[160];
+		size_t ntok;
 		int rr;
 
 		save = strchr(line, '\n');
@@ -399,71 +522,14 @@ int rules_parse(struct rules *r, const char *text, const char *origin, unsigned 
 			*save++ = '\0';
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", origin, lineno);
-		for (p = line; *p; p++) {
-			if (*p == '#' && (p == line || isspace((unsigned char)p[-1]))) {
-				*p = '\0';
-				break;
-			}
-		}
-		for (p = strtok_r(line, " \t\r", &line); p; p = strtok_r(NULL, " \t\r", &line)) {
-			if (ntok == ARRAY_SIZE(tok)) {
-				log_error("%s: more than %zu words", where, ARRAY_SIZE(tok));
-				ret = -EINVAL;
-				break;
-			}
-			tok[ntok++] = p;
-		}
+		ntok = split_words(line, tok, ARRAY_SIZE(tok), where, &ret);
 		if (ntok == 0 || ntok == ARRAY_SIZE(tok))
 			continue;
-		if (strcmp(tok[0], "disable") == 0) {
-			if (!(flags & RULES_OVERRIDE) || ntok != 2) {
-				log_error("%s: 'disable NAME' belongs in an override file", where);
-				ret = -EINVAL;
-			} else if (rules_disable(r, tok[1], where) < 0) {
-				ret = -EINVAL;
-			}
-			continue;
-		}
-		if (strcmp(tok[0], "rule") != 0 && strcmp(tok[0], "anchor") != 0) {
-			log_error("%s: unknown keyword '%s' (rule, anchor, disable)", where, tok[0]);
-			ret = -EINVAL;
-			continue;
-		}
-		rr = parse_rule(tok, ntok, where, &rule);
-		if (rr == -ENOMEM) {
-			rule_done(&rule);
+		rr = parse_line(r, tok, ntok, where, flags);
+		if (rr == -ENOMEM)
 			return log_oom();
-		}
-		if (rr < 0) {
-			rule_done(&rule);
+		if (rr < 0)
 			ret = rr;
-			continue;
-		}
-		snprintf(rule.origin, sizeof(rule.origin), "%s", where);
-		rule.gen = r->gen;
-
-		struct rule *old = rules_find(r, rule.name);
-
-		if (old && (!(flags & RULES_OVERRIDE) || old->gen == r->gen)) {
-			log_error("%s: rule name '%s' used twice (first at %s)", where, rule.name,
-				  old->origin);
-			rule_done(&rule);
-			ret = -EINVAL;
-			continue;
-		}
-		if (old) {
-			rule_done(old);
-			*old = rule;
-			continue;
-		}
-		if (flags & RULES_OVERRIDE)
-			rr = rules_insert(r, r->n_overrides++, &rule);
-		else
-			rr = rules_insert(r, r->n, &rule);
-		if (rr < 0) {
-			rule_done(&rule);
-			return log_oom();
-		}
 	}
 	/* ip_cond pointers survive moves: they point into the conds arrays,
 	 * which are heap blocks owned by each rule, not into r->v. */
