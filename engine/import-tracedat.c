@@ -833,18 +833,111 @@ static void remove_db(const char *path)
 	unlink(p);
 }
 
+/*
+ * Opens im->path (*ret_fd, for the caller to close) and reads it whole:
+ * its mtime and content hash, then both passes, once check_in_child()'s
+ * child came through them. 0 or -errno (logged).
+ */
+static int read_trace(struct tdimport *im, const struct config *cfg, int *ret_fd)
+{
+	const char *path = im->path;
+	struct stat st;
+	int fd, r;
+
+	*ret_fd = fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to open %s: %m", path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(errno, "Failed to stat %s: %m", path);
+	im->mtime_ns = (int64_t)st.st_mtim.tv_sec * NSEC_PER_SEC + st.st_mtim.tv_nsec;
+	r = hash_file(fd, &im->hash);
+	if (r < 0) {
+		log_error_errno(r, "Failed to read %s: %m", path);
+		return r;
+	}
+	r = check_in_child(fd);
+	if (r >= 0)
+		r = tdimport_init(im, cfg);
+	if (r >= 0)
+		r = read_all(im, fd, cfg, true);
+	if (r == -ENODATA)
+		log_error("%s holds no events: nothing to import", path);
+	else if (r == -EBADMSG)
+		log_error("Failed to read %s: not a trace-cmd file libtracecmd can read "
+			  "(truncated or corrupt), nothing imported", path);
+	return r;
+}
+
+/* The host name and kernel release: the options', else the file's uname
+ * (parsed into *u, which they may point into). */
+static int names_of(const struct tdimport *im, const struct tracedat_opts *o, struct uname_parts *u,
+		    const char **ret_hostname, const char **ret_release)
+{
+	const char *hostname, *release;
+
+	parse_uname(tracecmd_get_uname ? tracecmd_get_uname(im->h[0]) : NULL, u);
+	hostname = o->hostname ?: u->host;
+	release = o->release ?: u->release;
+	if (!*hostname || !*release)
+		return log_error_errno(EINVAL, "%s does not say its %s: pass --%s", im->path,
+				       !*hostname ? "host name" : "kernel release",
+				       !*hostname ? "hostname" : "kernel-release");
+	*ret_hostname = hostname;
+	*ret_release = release;
+	return 0;
+}
+
+/*
+ * Writes the boot, its intervals, the events' status and the objects
+ * learned into the database at db_path, in one transaction, and says what
+ * it stored. A database this import created and could not fill is not
+ * left behind.
+ */
+static int store_all(struct tdimport *im, const char *db_path, const char *hostname,
+		     const char *release, const struct uname_parts *u)
+{
+	struct learn_stats ls;
+	sqlite3 *db = NULL;
+	int64_t boot_id = 0;
+	bool db_existed;
+	int r;
+
+	db_existed = access(db_path, F_OK) == 0;
+	r = db_open(db_path, 0, &db);
+	if (r < 0)
+		return r;
+	r = db_begin(db);
+	if (r >= 0)
+		r = store_boot(im, db, hostname, release, u, &boot_id);
+	if (r >= 0)
+		r = store_intervals(im, db, boot_id);
+	if (r >= 0)
+		r = event_status_store(db, boot_id, &im->status);
+	if (r >= 0)
+		r = learner_flush(im->learner, db, boot_id);
+	if (r >= 0)
+		r = db_commit(db);
+	if (r < 0) {
+		db_rollback(db);
+		learner_abort(im->learner);
+	} else {
+		learner_commit(im->learner);
+		learner_get_stats(im->learner, &ls);
+		print_summary(im, boot_id, hostname, release, &ls);
+	}
+	db_close(db);
+	if (r < 0 && !db_existed)
+		remove_db(db_path);
+	return r;
+}
+
 int tracedat_import(const char *path, const struct tracedat_opts *o)
 {
 	struct tdimport im = { .path = path, .interval_ns = o->interval_ns };
 	struct uname_parts u;
-	struct learn_stats ls;
 	struct config cfg;
-	struct stat st;
-	const char *hostname, *release;
-	sqlite3 *db = NULL;
-	int64_t boot_id = 0;
-	bool db_existed;
-	int fd, r;
+	const char *hostname = NULL, *release = NULL;
+	int fd = -1, r;
 
 	config_init(&cfg);
 	if (!im.interval_ns)
@@ -852,79 +945,13 @@ int tracedat_import(const char *path, const struct tracedat_opts *o)
 	/* libtracecmd and libtraceevent print to stderr; what matters is said below. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
 	tep_set_loglevel(TEP_LOG_NONE);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = log_error_errno(errno, "Failed to open %s: %m", path);
-		goto out;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = log_error_errno(errno, "Failed to stat %s: %m", path);
-		goto out;
-	}
-	im.mtime_ns = (int64_t)st.st_mtim.tv_sec * NSEC_PER_SEC + st.st_mtim.tv_nsec;
-	r = hash_file(fd, &im.hash);
-	if (r < 0) {
-		log_error_errno(r, "Failed to read %s: %m", path);
-		goto out;
-	}
-	r = check_in_child(fd);
+	r = read_trace(&im, &cfg, &fd);
 	if (r >= 0)
-		r = tdimport_init(&im, &cfg);
+		r = names_of(&im, o, &u, &hostname, &release);
 	if (r >= 0)
-		r = read_all(&im, fd, &cfg, true);
-	if (r == -ENODATA) {
-		log_error("%s holds no events: nothing to import", path);
-		goto out;
-	}
-	if (r == -EBADMSG) {
-		log_error("Failed to read %s: not a trace-cmd file libtracecmd can read "
-			  "(truncated or corrupt), nothing imported", path);
-		goto out;
-	}
-	if (r < 0)
-		goto out;
-
-	parse_uname(tracecmd_get_uname ? tracecmd_get_uname(im.h[0]) : NULL, &u);
-	hostname = o->hostname ?: u.host;
-	release = o->release ?: u.release;
-	if (!*hostname || !*release) {
-		r = log_error_errno(EINVAL, "%s does not say its %s: pass --%s", path,
-				    !*hostname ? "host name" : "kernel release",
-				    !*hostname ? "hostname" : "kernel-release");
-		goto out;
-	}
-	r = note_counted(&im);
-	if (r < 0)
-		goto out;
-
-	db_existed = access(o->db, F_OK) == 0;
-	r = db_open(o->db, 0, &db);
-	if (r < 0)
-		goto out;
-	r = db_begin(db);
+		r = note_counted(&im);
 	if (r >= 0)
-		r = store_boot(&im, db, hostname, release, &u, &boot_id);
-	if (r >= 0)
-		r = store_intervals(&im, db, boot_id);
-	if (r >= 0)
-		r = event_status_store(db, boot_id, &im.status);
-	if (r >= 0)
-		r = learner_flush(im.learner, db, boot_id);
-	if (r >= 0)
-		r = db_commit(db);
-	if (r < 0) {
-		db_rollback(db);
-		learner_abort(im.learner);
-	} else {
-		learner_commit(im.learner);
-		learner_get_stats(im.learner, &ls);
-		print_summary(&im, boot_id, hostname, release, &ls);
-	}
-	db_close(db);
-	/* a database this import created and could not fill is not left behind */
-	if (r < 0 && !db_existed)
-		remove_db(o->db);
-out:
+		r = store_all(&im, o->db, hostname, release, &u);
 	if (fd >= 0)
 		close(fd);
 	tdimport_done(&im);

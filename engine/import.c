@@ -148,6 +148,59 @@ static void choose_range(struct import *im)
 }
 
 /* Pass 1: validate everything, count per event, find the time range. */
+/* A memory sample's time: the recording's range, and its bucket when
+ * outliers are looked for (index). */
+static int scan_time(struct import *im, struct u64map *index, uint64_t t)
+{
+	if (!im->have_time || t < im->t_first)
+		im->t_first = t;
+	if (!im->have_time || t > im->t_last)
+		im->t_last = t;
+	im->have_time = true;
+	im->n_timed++;
+	if (index)
+		return bucket_add(im, index, t);
+	return 0;
+}
+
+/* Counts one record: samples per event, lost, throttled and AUX records. */
+static int scan_record(struct import *im, struct u64map *index, const struct perf_data_record *rec)
+{
+	struct import_event_count *c;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		if (!rec->event) {
+			im->unknown++;
+			break;
+		}
+		c = &im->ev[rec->event->index];
+		c->samples++;
+		if (is_kernel(rec->misc))
+			c->kernel++;
+		else
+			c->user++;
+		if (import_is_memory_event(rec->event) && (rec->sample.sample_type & PERF_SAMPLE_TIME))
+			return scan_time(im, index, rec->sample.time);
+		break;
+	case PERF_RECORD_LOST:
+		im->lost += rec->u.lost.lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		im->lost += rec->u.lost_samples.lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		im->throttled++;
+		break;
+	case PERF_DATA_RECORD_AUXTRACE:
+		im->auxtrace++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 int import_scan(struct import *im)
 {
 	struct u64map *index = NULL;
@@ -163,52 +216,9 @@ int import_scan(struct import *im)
 	perf_data_rewind(im->pd);
 	while ((r = perf_data_next(im->pd, &rec)) > 0) {
 		im->hash = fnv(im->hash, rec.data, rec.size);
-		switch (rec.type) {
-		case PERF_RECORD_SAMPLE: {
-			struct import_event_count *c;
-
-			if (!rec.event) {
-				im->unknown++;
-				break;
-			}
-			c = &im->ev[rec.event->index];
-			c->samples++;
-			if (is_kernel(rec.misc))
-				c->kernel++;
-			else
-				c->user++;
-			if (import_is_memory_event(rec.event) && (rec.sample.sample_type & PERF_SAMPLE_TIME)) {
-				uint64_t t = rec.sample.time;
-
-				if (!im->have_time || t < im->t_first)
-					im->t_first = t;
-				if (!im->have_time || t > im->t_last)
-					im->t_last = t;
-				im->have_time = true;
-				im->n_timed++;
-				if (index) {
-					r = bucket_add(im, index, t);
-					if (r < 0)
-						goto out;
-				}
-			}
-			break;
-		}
-		case PERF_RECORD_LOST:
-			im->lost += rec.u.lost.lost;
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			im->lost += rec.u.lost_samples.lost;
-			break;
-		case PERF_RECORD_THROTTLE:
-			im->throttled++;
-			break;
-		case PERF_DATA_RECORD_AUXTRACE:
-			im->auxtrace++;
-			break;
-		default:
-			break;
-		}
+		r = scan_record(im, index, &rec);
+		if (r < 0)
+			goto out;
 	}
 	if (r < 0) {
 		r = read_error(im, r);
@@ -229,11 +239,6 @@ out:
 	return r;
 }
 
-/*
- * perf's sample times are its clock (CLOCK_MONOTONIC-like unless recorded
- * with -k): CLOCK_DATA maps them to wall time exactly; without it the
- * last sample is pinned at the file's mtime, which perf writes last.
- */
 int import_place(struct import *im)
 {
 	const struct perf_data_info *in = perf_data_info(im->pd);
