@@ -878,7 +878,14 @@ void schedule_spikes(struct daemon *d, struct deadlines *t, int64_t mono)
 	if (t->spike == INT64_MAX)
 		t->spike = mono + spike_period(d);
 	if (mono >= t->spike) {
+		int64_t p = spike_period(d);
+
 		spike_check(d, t, mono);
-		t->spike = mono + spike_period(d);
+		/* On a grid: a late wake-up does not push the next reading
+		 * later, and readings a loaded host kept the daemon from are
+		 * skipped, not made up in a burst. */
+		t->spike += p;
+		if (t->spike <= mono)
+			t->spike = mono + p - (mono - t->spike) % p;
 	}
 }

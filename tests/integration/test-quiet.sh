@@ -33,7 +33,7 @@ require_tracefs
 WORK=$(mktemp -d /tmp/mmhitm-test-quiet.XXXXXX)
 INST=mmhitm-test-quiet-$$
 D=
-trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; for i in busy quiet; do [ -d "$TRACING/instances/$INST-$i" ] && rmdir "$TRACING/instances/$INST-$i"; done' EXIT
 
 record() {	# NAME SECONDS ARGS...
 	DB=$WORK/$1.db
@@ -132,30 +132,35 @@ armed_as_planned held
 # No window either way (fleet_share 0: never this host's turn, which
 # neither spike windows nor the quiet rule look past), so the daemon's
 # wake-ups are the free counters' readings, every 100 ms or 200 ms while
-# quiet, and three flushes. Its voluntary context switches over 8 s: about
-# 83 against about 43. With a window in each interval, the main loop also
-# looks every 20 ms whether a slice's disarming is over, which takes
-# 100-200 ms alone and a second or more beside CPU hogs: make stress saw
-# 78-82 quiet wake-ups against 98-105, and this check fail twice in 18.
-wakeups() {	# QUIET_CPU: the daemon's voluntary context switches from 4 s to 12 s
-	DB=$WORK/wake-$1.db
-	"$O/mmhitmd" --foreground --db "$DB" --instance "$INST" --interval 3s --fleet-share 0 \
-		--spike-check 100ms --quiet-cpu "$1" \
+# quiet, and three flushes: about 83 against about 43 voluntary context
+# switches over 8 s. How many a loaded machine lets happen is the load's
+# to say, not the daemon's (make stress beside five other builds saw 43-61
+# where an idle machine sees 83), so the two daemons run at the same time,
+# under the same load, and the check is their ratio: about one half, and
+# under three quarters while each wakes within a period of its deadline
+# (mmhitmd keeps its spike checks on a grid, so a late wake-up does not
+# push the next one later).
+wake_start() {	# NAME QUIET_CPU
+	"$O/mmhitmd" --foreground --db "$WORK/wake-$1.db" --instance "$INST-$1" --interval 3s \
+		--fleet-share 0 --spike-check 100ms --quiet-cpu "$2" \
 		--learn-pages no --learn-locks no --switch-sample 0 --analyze no \
 		--duration 13s >/dev/null 2>"$WORK/wake-$1.log" &
-	D=$!
-	sleep 4
-	a=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$D/status)
-	sleep 8
-	b=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$D/status)
-	wait $D
-	D=
-	echo $((b - a))
 }
-busy_wakes=$(wakeups 0)
-quiet_wakes=$(wakeups 10000%)
-echo "  wake-ups in 8 s: quiet_cpu 0: $busy_wakes, quiet_cpu 10000%: $quiet_wakes"
-check "spike checks: wake-ups with quiet_cpu 0 (every 100 ms)" "$busy_wakes" -ge 70
+vcsw() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status"; }
+wake_start busy 0
+WB=$!
+wake_start quiet 10000%
+WQ=$!
+D="$WB $WQ"
+sleep 4
+b0=$(vcsw $WB) q0=$(vcsw $WQ)
+sleep 8
+b1=$(vcsw $WB) q1=$(vcsw $WQ)
+wait $WB $WQ
+D=
+busy_wakes=$((b1 - b0)) quiet_wakes=$((q1 - q0))
+echo "  wake-ups in the same 8 s: quiet_cpu 0: $busy_wakes, quiet_cpu 10000%: $quiet_wakes"
+check "spike checks: the daemon with quiet_cpu 0 woke" "$busy_wakes" -gt 0
 check "spike checks: quiet wake-ups x 4 under 3 x those with quiet_cpu 0" \
 	"$((quiet_wakes * 4))" -lt "$((busy_wakes * 3))"
 
