@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -713,6 +714,330 @@ static size_t first_row(const struct tsv *t, const char *s)
 	return lo < t->rows && strcmp(tsv_get(t, lo, 0) ?: "", s) == 0 ? lo : t->rows;
 }
 
+/* top from the cluster: what the queries answered, and the lines made of them. */
+struct ctop {
+	struct http *h;
+	const char *d;		/* the cluster's database, an identifier */
+	char *rng;		/* the range as a condition (cluster_range()) */
+	char *keys;		/* the top lines' keys, as each shard's subquery */
+	int limit;
+	struct tsv tot, lines, kinds, paths, hosts, boots, det;
+	size_t *order;		/* the lines by key, for find_line() */
+	struct top_line *tl;
+	int64_t hitm, samples;
+};
+
+static void ctop_done(struct ctop *c)
+{
+	free(c->rng);
+	free(c->keys);
+	free(c->order);
+	free(c->tl);
+	tsv_done(&c->tot);
+	tsv_done(&c->lines);
+	tsv_done(&c->kinds);
+	tsv_done(&c->paths);
+	tsv_done(&c->hosts);
+	tsv_done(&c->boots);
+	tsv_done(&c->det);
+	http_free(c->h);
+}
+
+/* One query into t; the statement from fmt. -errno (said). */
+static int ctop_select(struct ctop *c, const char *what, size_t cols, struct tsv *t, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int ctop_select(struct ctop *c, const char *what, size_t cols, struct tsv *t, const char *fmt, ...)
+{
+	_cleanup_free_ char *q = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&q, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return log_oom();
+	return cluster_select(c->h, what, q, cols, t);
+}
+
+#define H "(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer)"
+
+/* The totals, as top's header: the JSON's keys or the text's first lines. */
+static int ctop_totals(struct ctop *c, const struct source *src, const struct range *rg,
+		       struct jsonw *w, struct csvw *cw)
+{
+	const struct tsv *tot = &c->tot;
+	int64_t t0 = 0, t1 = 0;
+	char a[32], b[32];
+	int r;
+
+	r = ctop_select(c, "hitm_lines totals", 8, &c->tot,
+		"SELECT sum(" H "), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
+		" sum(loads + stores), uniqExact(machine_id, boot_uuid, line_addr), min(start_ns),"
+		" (SELECT max(end_ns) FROM %s.intervals FINAL WHERE start_ns < %" PRId64
+		"   AND end_ns > %" PRId64 " AND (machine_id, boot_uuid, start_ns) IN"
+		"   (SELECT machine_id, boot_uuid, start_ns FROM %s.hitm_lines_local))"
+		" FROM %s.hitm_lines FINAL WHERE 1%s", c->d, rg->until, rg->since, c->d, c->d, c->rng);
+	if (r < 0)
+		return r;
+	if (tot->rows == 1) {
+		c->hitm = tsv_int(tot, 0, 0);
+		c->samples = tsv_int(tot, 0, 4);
+		t0 = tsv_int(tot, 0, 6);
+		t1 = tsv_int(tot, 0, 7);
+	}
+	fmt_time(t0, a, sizeof(a));
+	fmt_time(t1, b, sizeof(b));
+	if (w) {
+		jsonw_str(w, "from", c->samples ? a : NULL);
+		jsonw_str(w, "to", c->samples ? b : NULL);
+		jsonw_int(w, "lines_total", tot->rows ? tsv_int(tot, 0, 5) : 0);
+		jsonw_int(w, "records", c->samples);
+		jsonw_int(w, "hitm", c->hitm);
+		jsonw_int(w, "lcl_hitm", tot->rows ? tsv_int(tot, 0, 1) : 0);
+		jsonw_int(w, "rmt_hitm", tot->rows ? tsv_int(tot, 0, 2) : 0);
+		jsonw_int(w, "peer", tot->rows ? tsv_int(tot, 0, 3) : 0);
+		jsonw_array(w, "lines");
+	} else if (!cw) {
+		printf("=================================================\n"
+		       "      Shared Data Cache Line Table (typed)\n"
+		       "=================================================\n#\n");
+	}
+	if (c->samples && !w && !cw) {
+		printf("# %s: %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
+		       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", src->arg, a, b,
+		       tsv_int(tot, 0, 5), c->samples, c->hitm, tsv_int(tot, 0, 1), tsv_int(tot, 0, 2),
+		       tsv_int(tot, 0, 3));
+		print_columns(true);
+	}
+	return 0;
+}
+
+/* The top lines, and what is known of them: objects, paths, hosts, boots. */
+static int ctop_fetch(struct ctop *c)
+{
+	const char *d = c->d, *rng = c->rng;
+	int r;
+
+	r = ctop_select(c, "hitm_lines", 10, &c->lines,
+		"SELECT machine_id, boot_uuid, line_addr, sum(" H ") AS h, sum(lcl_hitm),"
+		" sum(rmt_hitm), sum(lcl_peer + rmt_peer), sum(loads + stores) AS s, sum(loads), sum(stores)"
+		" FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr"
+		" ORDER BY h DESC, s DESC, line_addr, machine_id LIMIT %d", d, rng, c->limit);
+	if (r < 0)
+		return r;
+	/*
+	 * The top lines again, as a subquery each shard answers from its own
+	 * hosts (a host's rows are all on one shard): each shard's top lines
+	 * include the fleet's that are there, and the query stays small
+	 * however long --limit is (a list of keys would be max_query_size's).
+	 */
+	if (asprintf(&c->keys, "(SELECT machine_id, boot_uuid, line_addr FROM %s.hitm_lines_local FINAL"
+		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr ORDER BY sum(" H ") DESC,"
+		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng, c->limit) < 0)
+		return log_oom();
+	c->order = calloc(c->lines.rows + 1, sizeof(*c->order));
+	if (!c->order)
+		return log_oom();
+	for (size_t i = 0; i < c->lines.rows; i++)
+		c->order[i] = i;
+	qsort_r(c->order, c->lines.rows, sizeof(*c->order), cmp_line_key, &c->lines);
+	r = ctop_select(c, "hitm_lines objects", 9, &c->kinds,
+		"SELECT machine_id, boot_uuid, line_addr, ifNull(object_type, '-'), field, tgid,"
+		" comm, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
+		" WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+		" GROUP BY machine_id, boot_uuid, line_addr, object_type, field, tgid, comm"
+		" ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC", d, c->keys, rng);
+	/* a path with the grades its typing rests on, as from SQLite (sorted here) */
+	if (r >= 0)
+		r = ctop_select(c, "hitm_lines paths", 6, &c->paths,
+			"SELECT machine_id, boot_uuid, line_addr, concat(path, if(empty(g), '',"
+			" concat(' (', g, ')'))), h, s FROM (SELECT machine_id, boot_uuid, line_addr, path,"
+			" arrayStringConcat(arraySort(groupUniqArrayIf(assumeNotNull(grade), isNotNull(grade))),"
+			" ',') AS g, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
+			" WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+			" GROUP BY machine_id, boot_uuid, line_addr, path)"
+			" ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC, path", d, c->keys, rng);
+	/* hostnames, and each host's boots oldest first for their numbers */
+	if (r >= 0)
+		r = ctop_select(c, "hosts", 2, &c->hosts,
+			"SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN"
+			" (SELECT machine_id FROM %s) ORDER BY machine_id", d, c->keys);
+	if (r >= 0)
+		r = ctop_select(c, "boots", 2, &c->boots,
+			"SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN"
+			" (SELECT machine_id FROM %s) ORDER BY machine_id, first_seen_ns, boot_uuid", d, c->keys);
+	return r;
+}
+
+/* Line i's counts, host name and boot number (the host's boots, oldest first). */
+static void ctop_line(struct ctop *c, size_t i)
+{
+	struct top_line *l = &c->tl[i];
+	const struct tsv *lines = &c->lines, *hosts = &c->hosts, *boots = &c->boots;
+	const char *mid = tsv_get(lines, i, 0), *uuid = tsv_get(lines, i, 1);
+	int64_t ord = 0;
+	size_t k;
+
+	l->addr = tsv_int(lines, i, 2);
+	l->hitm = tsv_int(lines, i, 3);
+	l->lcl = tsv_int(lines, i, 4);
+	l->rmt = tsv_int(lines, i, 5);
+	l->peer = tsv_int(lines, i, 6);
+	l->records = tsv_int(lines, i, 7);
+	l->loads = tsv_int(lines, i, 8);
+	l->stores = tsv_int(lines, i, 9);
+	k = first_row(hosts, mid);
+	snprintf(l->host, sizeof(l->host), "%s", k < hosts->rows ? tsv_get(hosts, k, 1) ?: mid : mid);
+	for (k = first_row(boots, mid); k < boots->rows && strcmp(tsv_get(boots, k, 0), mid) == 0; k++) {
+		ord++;
+		if (strcmp(tsv_get(boots, k, 1), uuid) == 0) {
+			l->boot = ord;
+			break;
+		}
+	}
+}
+
+/* Each line's kind: the object and owner of its hottest typed row, every type seen, its paths. */
+static void ctop_kinds(struct ctop *c)
+{
+	const struct tsv *kinds = &c->kinds, *paths = &c->paths;
+
+	for (size_t k = 0; k < kinds->rows; k++) {
+		ssize_t i = find_line(&c->lines, c->order, kinds, k);
+		const char *obj = tsv_get(kinds, k, 3), *field = tsv_get(kinds, k, 4);
+		struct line_kind *lk;
+
+		if (i < 0)
+			continue;
+		lk = &c->tl[i].k;
+		if (strcmp(obj, "-") != 0) {
+			if (!lk->object[0] && strcmp(obj, "mm_struct") == 0) {
+				if (tsv_get(kinds, k, 5))
+					snprintf(lk->owner, sizeof(lk->owner), "%" PRId64 " %s",
+						 tsv_int(kinds, k, 5), tsv_get(kinds, k, 6) ?: "?");
+				else
+					snprintf(lk->owner, sizeof(lk->owner), "mm (owner unknown)");
+			}
+			append(lk->object, sizeof(lk->object), obj);
+		}
+		if (field)
+			append(lk->fields, sizeof(lk->fields), field);
+	}
+	for (size_t k = 0; k < paths->rows; k++) {
+		ssize_t i = find_line(&c->lines, c->order, paths, k);
+		int64_t ph = tsv_int(paths, k, 4);
+		char buf[64];
+
+		if (i < 0)
+			continue;
+		if (c->tl[i].hitm && ph < c->tl[i].hitm)
+			snprintf(buf, sizeof(buf), "%s %.0f%%", tsv_get(paths, k, 3), pct(ph, c->tl[i].hitm));
+		else
+			snprintf(buf, sizeof(buf), "%s", tsv_get(paths, k, 3));
+		append(c->tl[i].k.paths, sizeof(c->tl[i].k.paths), buf);
+	}
+}
+
+/* The lines from the answers, each emitted (text, JSON or CSV). */
+static int ctop_emit_lines(struct ctop *c, const char *dbname, struct jsonw *w, struct csvw *cw)
+{
+	c->tl = calloc(c->lines.rows + 1, sizeof(*c->tl));
+	if (!c->tl)
+		return log_oom();
+	for (size_t i = 0; i < c->lines.rows; i++)
+		ctop_line(c, i);
+	ctop_kinds(c);
+	for (size_t i = 0; i < c->lines.rows; i++) {
+		struct top_line *l = &c->tl[i];
+
+		if (!l->k.object[0])
+			snprintf(l->k.object, sizeof(l->k.object), "-");
+		if (!l->k.fields[0])
+			snprintf(l->k.fields, sizeof(l->k.fields), "-");
+		if (!l->k.owner[0])
+			snprintf(l->k.owner, sizeof(l->k.owner), "-");
+		emit_line(l, (int)i, c->hitm, w, cw, dbname, true);
+	}
+	return 0;
+}
+
+/* Line i's per-offset rows det[k0, k1), as print_detail() prints a host's. */
+static void ctop_print_detail(const struct ctop *c, size_t i, size_t k0, size_t k1)
+{
+	const struct tsv *det = &c->det;
+	const struct top_line *l = &c->tl[i];
+	int64_t trmt = 0, tlcl = 0, tpeer = 0, tst = 0;
+	char host[64];
+
+	for (size_t k = k0; k < k1; k++) {
+		trmt += tsv_int(det, k, 8);
+		tlcl += tsv_int(det, k, 9);
+		tpeer += tsv_int(det, k, 10);
+		tst += tsv_int(det, k, 11);
+	}
+	text_safe(host, sizeof(host), l->host);
+	printf("  ----------------------------------------------------------------------\n");
+	printf("  %5zu  0x%016" PRIx64 "  %s boot %" PRId64 "  %s  %s  %s\n", i, (uint64_t)l->addr,
+	       host, l->boot, l->k.object, l->k.owner, l->k.paths);
+	printf("  ----------------------------------------------------------------------\n");
+	for (size_t k = k0; k < k1; k++) {
+		char field[80], sym[80];
+
+		text_safe(field, sizeof(field), tsv_get(det, k, 4));
+		text_safe(sym, sizeof(sym), tsv_get(det, k, 5));
+		printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64 "  %-22s %-34s %-16s %s\n",
+		       pct(tsv_int(det, k, 8), trmt), pct(tsv_int(det, k, 9), tlcl),
+		       pct(tsv_int(det, k, 10), tpeer), pct(tsv_int(det, k, 11), tst),
+		       tsv_int(det, k, 12), tsv_int(det, k, 3), field, sym, tsv_get(det, k, 6),
+		       tsv_get(det, k, 7));
+	}
+}
+
+/* The per-offset detail, as from a host's database, less the chains' symbols. */
+static int ctop_detail(struct ctop *c)
+{
+	_cleanup_free_ size_t *first = NULL, *n = NULL;
+	int r;
+
+	r = ctop_select(c, "hitm_lines detail", 14, &c->det,
+		"SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
+		" ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
+		" concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"
+		" sum(rmt_hitm), sum(lcl_hitm), sum(lcl_peer + rmt_peer), sum(stores),"
+		" sum(loads + stores), sum(" H ") AS h FROM %s.hitm_lines FINAL"
+		" WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
+		" GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, grade, rule"
+		" ORDER BY machine_id, boot_uuid, line_addr, `offset`, h DESC", c->d, c->keys, c->rng);
+	if (r < 0)
+		return r;
+	printf("\n=================================================\n"
+	       "      Shared Cache Line Distribution Pareto (typed)\n"
+	       "=================================================\n#\n");
+	printf("#  ------- HITM -------  -- Store --  Total\n");
+	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
+	       "Field", "Symbol", "Path", "Rule");
+	/* a line's rows are consecutive (ordered by its key) */
+	first = calloc(c->lines.rows + 1, sizeof(*first));
+	n = calloc(c->lines.rows + 1, sizeof(*n));
+	if (!first || !n)
+		return log_oom();
+	for (size_t k = 0; k < c->det.rows; k++) {
+		ssize_t i = find_line(&c->lines, c->order, &c->det, k);
+
+		if (i < 0)
+			continue;
+		if (!n[i])
+			first[i] = k;
+		n[i]++;
+	}
+	for (size_t i = 0; i < c->lines.rows; i++)
+		ctop_print_detail(c, i, first[i], first[i] + n[i]);
+	return 0;
+}
+
+#undef H
+
 /*
  * top from the cluster: the fleet's lines ranked together, each with its
  * host (the cluster has many), from hitm_lines with FINAL. A line's boot
@@ -725,64 +1050,24 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		       struct jsonw *w, struct csvw *cw, const char *cred, const char *config_path,
 		       bool config_given)
 {
-	_cleanup_free_ char *q = NULL, *rng = NULL, *keys = NULL;
-	_cleanup_free_ size_t *order = NULL, *det_first = NULL, *det_n = NULL;
-	struct tsv tot = {}, lines = {}, kinds = {}, paths = {}, hosts = {}, boots = {}, det = {};
-	struct top_line *tl = NULL;
-	const char *d = src->database;
-	int64_t hitm = 0, samples = 0, t0 = 0, t1 = 0;
-	struct http *h = NULL;
-	char a[32], b[32];
+	struct ctop c = { .d = src->database, .limit = limit };
 	int r;
 
 	if (w) {
 		jsonw_object(w, NULL);
 		jsonw_str(w, "database", src->arg);
 	}
-	r = cluster_open(src, cred, config_path, config_given, &h);
+	r = cluster_open(src, cred, config_path, config_given, &c.h);
+	if (r >= 0)
+		r = cluster_range(c.d, rg, &c.rng);
+	if (r >= 0)
+		r = ctop_totals(&c, src, rg, w, cw);
 	if (r < 0)
 		goto out;
-	r = cluster_range(d, rg, &rng);
-	if (r < 0)
-		goto out;
-#define H "(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer)"
-	if (asprintf(&q, "SELECT sum(" H "), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
-		     " sum(loads + stores), uniqExact(machine_id, boot_uuid, line_addr), min(start_ns),"
-		     " (SELECT max(end_ns) FROM %s.intervals FINAL WHERE start_ns < %" PRId64
-		     "   AND end_ns > %" PRId64 " AND (machine_id, boot_uuid, start_ns) IN"
-		     "   (SELECT machine_id, boot_uuid, start_ns FROM %s.hitm_lines_local))"
-		     " FROM %s.hitm_lines FINAL WHERE 1%s", d, rg->until, rg->since, d, d, rng) < 0)
-		goto oom;
-	r = cluster_select(h, "hitm_lines totals", q, 8, &tot);
-	if (r < 0)
-		goto out;
-	if (tot.rows == 1) {
-		hitm = tsv_int(&tot, 0, 0);
-		samples = tsv_int(&tot, 0, 4);
-		t0 = tsv_int(&tot, 0, 6);
-		t1 = tsv_int(&tot, 0, 7);
-	}
-	fmt_time(t0, a, sizeof(a));
-	fmt_time(t1, b, sizeof(b));
-	if (w) {
-		jsonw_str(w, "from", samples ? a : NULL);
-		jsonw_str(w, "to", samples ? b : NULL);
-		jsonw_int(w, "lines_total", tot.rows ? tsv_int(&tot, 0, 5) : 0);
-		jsonw_int(w, "records", samples);
-		jsonw_int(w, "hitm", hitm);
-		jsonw_int(w, "lcl_hitm", tot.rows ? tsv_int(&tot, 0, 1) : 0);
-		jsonw_int(w, "rmt_hitm", tot.rows ? tsv_int(&tot, 0, 2) : 0);
-		jsonw_int(w, "peer", tot.rows ? tsv_int(&tot, 0, 3) : 0);
-		jsonw_array(w, "lines");
-	} else if (!cw) {
-		printf("=================================================\n"
-		       "      Shared Data Cache Line Table (typed)\n"
-		       "=================================================\n#\n");
-	}
-	if (!samples) {
+	if (!c.samples) {
 		char why[512];
 
-		cluster_explain_empty(h, d, rg, why, sizeof(why));
+		cluster_explain_empty(c.h, c.d, rg, why, sizeof(why));
 		if (w) {
 			jsonw_end(w);
 			jsonw_str(w, "empty_because", why);
@@ -791,239 +1076,22 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		}
 		goto out;
 	}
-	if (!w && !cw) {
-		printf("# %s: %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
-		       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", src->arg, a, b,
-		       tsv_int(&tot, 0, 5), samples, hitm, tsv_int(&tot, 0, 1), tsv_int(&tot, 0, 2),
-		       tsv_int(&tot, 0, 3));
-		print_columns(true);
-	}
-
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, sum(" H ") AS h, sum(lcl_hitm),"
-		     " sum(rmt_hitm), sum(lcl_peer + rmt_peer), sum(loads + stores) AS s, sum(loads), sum(stores)"
-		     " FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr"
-		     " ORDER BY h DESC, s DESC, line_addr, machine_id LIMIT %d", d, rng, limit) < 0)
-		goto oom;
-	r = cluster_select(h, "hitm_lines", q, 10, &lines);
+	r = ctop_fetch(&c);
+	if (r >= 0)
+		r = ctop_emit_lines(&c, src->arg, w, cw);
 	if (r < 0)
 		goto out;
-	/*
-	 * The top lines again, as a subquery each shard answers from its own
-	 * hosts (a host's rows are all on one shard): each shard's top lines
-	 * include the fleet's that are there, and the query stays small
-	 * however long --limit is (a list of keys would be max_query_size's).
-	 */
-	if (asprintf(&keys, "(SELECT machine_id, boot_uuid, line_addr FROM %s.hitm_lines_local FINAL"
-		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr ORDER BY sum(" H ") DESC,"
-		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng, limit) < 0)
-		goto oom;
-	order = calloc(lines.rows + 1, sizeof(*order));
-	if (!order)
-		goto oom;
-	for (size_t i = 0; i < lines.rows; i++)
-		order[i] = i;
-	qsort_r(order, lines.rows, sizeof(*order), cmp_line_key, &lines);
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, ifNull(object_type, '-'), field, tgid,"
-		     " comm, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
-		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
-		     " GROUP BY machine_id, boot_uuid, line_addr, object_type, field, tgid, comm"
-		     " ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC", d, keys, rng) < 0)
-		goto oom;
-	r = cluster_select(h, "hitm_lines objects", q, 9, &kinds);
-	if (r < 0)
-		goto out;
-	free(q);
-	/* a path with the grades its typing rests on, as from SQLite (sorted here) */
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, concat(path, if(empty(g), '',"
-		     " concat(' (', g, ')'))), h, s FROM (SELECT machine_id, boot_uuid, line_addr, path,"
-		     " arrayStringConcat(arraySort(groupUniqArrayIf(assumeNotNull(grade), isNotNull(grade))),"
-		     " ',') AS g, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
-		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
-		     " GROUP BY machine_id, boot_uuid, line_addr, path)"
-		     " ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC, path", d, keys, rng) < 0)
-		goto oom;
-	r = cluster_select(h, "hitm_lines paths", q, 6, &paths);
-	if (r < 0)
-		goto out;
-	/* hostnames, and each host's boots oldest first for their numbers */
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN"
-		     " (SELECT machine_id FROM %s) ORDER BY machine_id", d, keys) < 0)
-		goto oom;
-	r = cluster_select(h, "hosts", q, 2, &hosts);
-	if (r < 0)
-		goto out;
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN"
-		     " (SELECT machine_id FROM %s) ORDER BY machine_id, first_seen_ns, boot_uuid", d, keys) < 0)
-		goto oom;
-	r = cluster_select(h, "boots", q, 2, &boots);
-	if (r < 0)
-		goto out;
-
-	tl = calloc(lines.rows + 1, sizeof(*tl));
-	if (!tl)
-		goto oom;
-	for (size_t i = 0; i < lines.rows; i++) {
-		struct top_line *l = &tl[i];
-		const char *mid = tsv_get(&lines, i, 0), *uuid = tsv_get(&lines, i, 1);
-		int64_t ord = 0;
-		size_t k;
-
-		l->addr = tsv_int(&lines, i, 2);
-		l->hitm = tsv_int(&lines, i, 3);
-		l->lcl = tsv_int(&lines, i, 4);
-		l->rmt = tsv_int(&lines, i, 5);
-		l->peer = tsv_int(&lines, i, 6);
-		l->records = tsv_int(&lines, i, 7);
-		l->loads = tsv_int(&lines, i, 8);
-		l->stores = tsv_int(&lines, i, 9);
-		k = first_row(&hosts, mid);
-		snprintf(l->host, sizeof(l->host), "%s", k < hosts.rows ? tsv_get(&hosts, k, 1) ?: mid : mid);
-		for (k = first_row(&boots, mid); k < boots.rows && strcmp(tsv_get(&boots, k, 0), mid) == 0; k++) {
-			ord++;
-			if (strcmp(tsv_get(&boots, k, 1), uuid) == 0) {
-				l->boot = ord;
-				break;
-			}
-		}
-	}
-	/* the object and owner of each line's hottest typed row; every type seen */
-	for (size_t k = 0; k < kinds.rows; k++) {
-		ssize_t i = find_line(&lines, order, &kinds, k);
-		const char *obj = tsv_get(&kinds, k, 3), *field = tsv_get(&kinds, k, 4);
-		struct top_line *l;
-
-		if (i < 0)
-			continue;
-		l = &tl[i];
-		if (strcmp(obj, "-") != 0) {
-			if (!l->k.object[0] && strcmp(obj, "mm_struct") == 0) {
-				if (tsv_get(&kinds, k, 5))
-					snprintf(l->k.owner, sizeof(l->k.owner), "%" PRId64 " %s",
-						 tsv_int(&kinds, k, 5), tsv_get(&kinds, k, 6) ?: "?");
-				else
-					snprintf(l->k.owner, sizeof(l->k.owner), "mm (owner unknown)");
-			}
-			append(l->k.object, sizeof(l->k.object), obj);
-		}
-		if (field)
-			append(l->k.fields, sizeof(l->k.fields), field);
-	}
-	for (size_t k = 0; k < paths.rows; k++) {
-		ssize_t i = find_line(&lines, order, &paths, k);
-		int64_t ph = tsv_int(&paths, k, 4);
-		char buf[64];
-
-		if (i < 0)
-			continue;
-		if (tl[i].hitm && ph < tl[i].hitm)
-			snprintf(buf, sizeof(buf), "%s %.0f%%", tsv_get(&paths, k, 3), pct(ph, tl[i].hitm));
-		else
-			snprintf(buf, sizeof(buf), "%s", tsv_get(&paths, k, 3));
-		append(tl[i].k.paths, sizeof(tl[i].k.paths), buf);
-	}
-	for (size_t i = 0; i < lines.rows; i++) {
-		struct top_line *l = &tl[i];
-
-		if (!l->k.object[0])
-			snprintf(l->k.object, sizeof(l->k.object), "-");
-		if (!l->k.fields[0])
-			snprintf(l->k.fields, sizeof(l->k.fields), "-");
-		if (!l->k.owner[0])
-			snprintf(l->k.owner, sizeof(l->k.owner), "-");
-		emit_line(l, (int)i, hitm, w, cw, src->arg, true);
-	}
 	if (w)
 		jsonw_end(w);
-	if (!detail || w || cw || !lines.rows)
-		goto done;
-
-	/* the per-offset detail, as from a host's database, less the chains' symbols */
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
-		     " ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
-		     " concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"
-		     " sum(rmt_hitm), sum(lcl_hitm), sum(lcl_peer + rmt_peer), sum(stores),"
-		     " sum(loads + stores), sum(" H ") AS h FROM %s.hitm_lines FINAL"
-		     " WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
-		     " GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, grade, rule"
-		     " ORDER BY machine_id, boot_uuid, line_addr, `offset`, h DESC", d, keys, rng) < 0)
-		goto oom;
-	r = cluster_select(h, "hitm_lines detail", q, 14, &det);
-	if (r < 0)
-		goto out;
-	printf("\n=================================================\n"
-	       "      Shared Cache Line Distribution Pareto (typed)\n"
-	       "=================================================\n#\n");
-	printf("#  ------- HITM -------  -- Store --  Total\n");
-	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
-	       "Field", "Symbol", "Path", "Rule");
-	/* a line's rows are consecutive (ordered by its key) */
-	det_first = calloc(lines.rows + 1, sizeof(*det_first));
-	det_n = calloc(lines.rows + 1, sizeof(*det_n));
-	if (!det_first || !det_n)
-		goto oom;
-	for (size_t k = 0; k < det.rows; k++) {
-		ssize_t i = find_line(&lines, order, &det, k);
-
-		if (i < 0)
-			continue;
-		if (!det_n[i])
-			det_first[i] = k;
-		det_n[i]++;
-	}
-	for (size_t i = 0; i < lines.rows; i++) {
-		size_t k0 = det_first[i], k1 = det_first[i] + det_n[i];
-		int64_t trmt = 0, tlcl = 0, tpeer = 0, tst = 0;
-		char host[64];
-
-		for (size_t k = k0; k < k1; k++) {
-			trmt += tsv_int(&det, k, 8);
-			tlcl += tsv_int(&det, k, 9);
-			tpeer += tsv_int(&det, k, 10);
-			tst += tsv_int(&det, k, 11);
-		}
-		text_safe(host, sizeof(host), tl[i].host);
-		printf("  ----------------------------------------------------------------------\n");
-		printf("  %5zu  0x%016" PRIx64 "  %s boot %" PRId64 "  %s  %s  %s\n", i, (uint64_t)tl[i].addr,
-		       host, tl[i].boot, tl[i].k.object, tl[i].k.owner, tl[i].k.paths);
-		printf("  ----------------------------------------------------------------------\n");
-		for (size_t k = k0; k < k1; k++) {
-			char field[80], sym[80];
-
-			text_safe(field, sizeof(field), tsv_get(&det, k, 4));
-			text_safe(sym, sizeof(sym), tsv_get(&det, k, 5));
-			printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64 "  %-22s %-34s %-16s %s\n",
-			       pct(tsv_int(&det, k, 8), trmt), pct(tsv_int(&det, k, 9), tlcl),
-			       pct(tsv_int(&det, k, 10), tpeer), pct(tsv_int(&det, k, 11), tst),
-			       tsv_int(&det, k, 12), tsv_int(&det, k, 3), field, sym, tsv_get(&det, k, 6),
-			       tsv_get(&det, k, 7));
-		}
-	}
-#undef H
-done:
-	r = 0;
-	goto out;
-oom:
-	r = log_oom();
+	if (detail && !w && !cw && c.lines.rows)
+		r = ctop_detail(&c);
 out:
 	if (w) {
 		if (r < 0)
 			jsonw_str(w, "error", strerror(-r));
 		jsonw_end(w);
 	}
-	free(tl);
-	tsv_done(&tot);
-	tsv_done(&lines);
-	tsv_done(&kinds);
-	tsv_done(&paths);
-	tsv_done(&hosts);
-	tsv_done(&boots);
-	tsv_done(&det);
-	http_free(h);
+	ctop_done(&c);
 	return r;
 }
 
