@@ -648,7 +648,7 @@ double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, do
 	return (double)hitm * path_get(p)->per / work;
 }
 
-/* --rollup: the buckets of analyzer/rollup.c, as the cluster has them. */
+/* --rollup: the buckets of common/rollup.c, as the cluster has them. */
 struct rollup_ctx {
 	struct report *r;
 	struct host *h;
