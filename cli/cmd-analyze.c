@@ -214,7 +214,7 @@ static int analyze_one(const char *path, const struct rules *rules, bool rebuild
 	sqlite3 *db = NULL;
 	int r;
 
-	r = db_open(path, DB_NO_CREATE, &db);
+	r = cli_db_open(path, DB_NO_CREATE, &db);
 	if (r < 0)
 		return r;
 	r = analyze_db(db, rules, rebuild ? ANALYZE_REBUILD : 0, &stats);
@@ -295,7 +295,7 @@ int cmd_analyze(int argc, char **argv)
 		log_error("%s: analyze types a host's own database; the cluster holds rows mmhitm analyze"
 			  " attributed on each host before 'mmhitm ship' sent them (to redo them: analyze"
 			  " --rebuild on the hosts, then ship --resend)", o.src.v[0].arg);
-		r = CMD_USAGE;
+		r = EXIT_USAGE;
 		goto out;
 	}
 

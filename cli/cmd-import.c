@@ -378,7 +378,7 @@ static void print_import(struct import *im, const struct import_opts *o, sqlite3
 enum { OPT_HOSTNAME = 0x100, OPT_RELEASE, OPT_KALLSYMS, OPT_BTF, OPT_INTERVAL, OPT_LINE,
        OPT_USER, OPT_STACK, OPT_GAP, OPT_VMEMMAP, OPT_PAGE_OFFSET, OPT_BOOT_ID };
 
-/* One option into o and im; 0, or CMD_USAGE after saying why. */
+/* One option into o and im; 0, or EXIT_USAGE after saying why. */
 static int import_option(int c, const char *arg, struct import_opts *o, struct import *im)
 {
 	uint64_t v;
@@ -394,20 +394,20 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 		    (strlen(arg) != 36 || strspn(arg, "0123456789abcdefABCDEF-") != 36)) {
 			log_error("Invalid --boot-id '%s': the recorded boot's "
 				  "/proc/sys/kernel/random/boot_id, or none", arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		o->boot_id = arg;
 		break;
 	case OPT_INTERVAL:
 		if (parse_duration_ns(arg, &im->interval_ns) < 0 || im->interval_ns < NSEC_PER_MSEC) {
 			log_error("Invalid --interval '%s': a duration of 1ms or more", arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		break;
 	case OPT_LINE:
 		if (parse_u64(arg, &v) < 0 || v < 8 || v > 4096 || (v & (v - 1))) {
 			log_error("Invalid --cache-line-size '%s': a power of two in [8, 4096]", arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		im->agg_cfg.line_size = v;
 		break;
@@ -415,14 +415,14 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 	case OPT_STACK:
 		if (parse_u64(arg, &v) < 0 || v > 64) {
 			log_error("Invalid --max-stack '%s': 0 to 64", arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		im->agg_cfg.max_stack = v;
 		break;
 	case OPT_GAP:
 		if (parse_duration_ns(arg, &im->max_gap_ns) < 0 || im->max_gap_ns < 0) {
 			log_error("Invalid --max-gap '%s': a duration", arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		break;
 	case OPT_VMEMMAP:
@@ -433,13 +433,13 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 			log_error("Invalid --%s '%s': a 1 GiB-aligned kernel address such as "
 				  "0xffffea0000000000", c == OPT_VMEMMAP ? "vmemmap-base" : "page-offset",
 				  arg);
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		}
 		*(c == OPT_VMEMMAP ? &o->vmemmap_base : &o->page_offset) = v;
 		o->layout_source = "given";
 		break;
 	default:
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -568,7 +568,7 @@ int cmd_import(int argc, char **argv)
 	o.db = co.db;
 	if (optind != argc - 1) {
 		log_error("Usage: mmhitm import FILE [--db PATH] ... ('mmhitm import --help')");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	im.path = argv[optind];
 
@@ -598,7 +598,7 @@ int cmd_import(int argc, char **argv)
 		have_btf = true;
 	}
 	db_existed = access(o.db, F_OK) == 0;
-	r = db_open(o.db, 0, &db);
+	r = cli_db_open(o.db, 0, &db);
 	if (r < 0)
 		goto out;
 	r = import_write(&im, &o, db, hostname, release, have_btf ? &layout : NULL, &boot_id, &nsyms,

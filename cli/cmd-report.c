@@ -80,7 +80,7 @@ void cmd_report_help(void)
 	       "                        (WHAT = regression) or either change (any-change)\n"
 	       "  --quiet               no summary on stdout\n"
 	       "  --no-progress         no progress line on a terminal\n", CONFIG_DEFAULT_PATH,
-	       PATCHES_DEFAULT, CMD_GATE);
+	       PATCHES_DEFAULT, EXIT_GATE);
 }
 
 enum {
@@ -94,7 +94,7 @@ enum fail_on { FAIL_NEVER, FAIL_REGRESSION, FAIL_ANY_CHANGE };
 
 /*
  * --fail-on: a rollout pipeline's gate. Each path whose fleet verdict
- * trips it is named on stderr; CMD_GATE when any did.
+ * trips it is named on stderr; EXIT_GATE when any did.
  */
 static int gate(const struct report *rep, enum fail_on fail_on)
 {
@@ -107,7 +107,7 @@ static int gate(const struct report *rep, enum fail_on fail_on)
 		    (fail_on == FAIL_ANY_CHANGE && strcmp(v, "improved") == 0)) {
 			fprintf(stderr, "mmhitm report: %s %s across the fleet (--fail-on %s)\n", path, v,
 				fail_on == FAIL_REGRESSION ? "regression" : "any-change");
-			r = CMD_GATE;
+			r = EXIT_GATE;
 		}
 	}
 	return r;
@@ -340,7 +340,7 @@ static int report_parse_one(int c, const char *arg, void *userdata)
 	return -EINVAL;
 }
 
-/* The command line into cli: 0, 1 after --help, or CMD_USAGE (said). */
+/* The command line into cli: 0, 1 after --help, or EXIT_USAGE (said). */
 static int report_parse(int argc, char **argv, struct report_cli *cli)
 {
 	const struct cmd_options c = {
@@ -360,20 +360,20 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 	if (cli->o.before_ns <= 0 || cli->o.after_ns <= 0 || cli->o.cohort_ns <= 0 ||
 	    cli->o.warmup_ns < 0) {
 		log_error("--before, --after and --cohort must be positive");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (cli->since && parse_time_ns(cli->since, now, &cli->o.since_ns) < 0) {
 		log_error("Invalid --since '%s': " TIME_FORMS, cli->since);
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (cli->until && parse_time_ns(cli->until, now, &cli->o.until_ns) < 0) {
 		log_error("Invalid --until '%s': " TIME_FORMS, cli->until);
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (cli->json && strcmp(cli->json, "-") == 0)
 		cli->quiet = true;
 	if (cli->outdir && check_output_dir(cli->outdir, cli->follow_symlinks) < 0)
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	return 0;
 }
 

@@ -140,7 +140,7 @@ static int ship_option(int opt, const char *arg, void *userdata)
 	return -EINVAL;
 }
 
-/* The options: 0, 1 after --help, CMD_USAGE (said). */
+/* The options: 0, 1 after --help, EXIT_USAGE (said). */
 static int ship_parse(int argc, char **argv, struct cli_opts *co, struct ship_args *a)
 {
 	static const struct option opts[] = {
@@ -164,12 +164,12 @@ static int ship_parse(int argc, char **argv, struct cli_opts *co, struct ship_ar
 		return r;
 	if (optind < argc) {
 		log_error("Unexpected argument '%s'; 'mmhitm ship --help' says more", argv[optind]);
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
 
-/* The cluster's grain: --rollup, else ship_rollup. 0 or CMD_USAGE (said). */
+/* The cluster's grain: --rollup, else ship_rollup. 0 or EXIT_USAGE (said). */
 static int ship_grain(const struct ship_args *a, const struct config *cfg, int64_t *ret)
 {
 	int64_t grain = cfg->ship_rollup_ns;
@@ -177,11 +177,11 @@ static int ship_grain(const struct ship_args *a, const struct config *cfg, int64
 	if (a->rollup && (parse_duration_ns(a->rollup, &grain) < 0 || grain < 0 ||
 			  grain > 86400 * NSEC_PER_SEC)) {
 		log_error("--rollup wants a duration up to 1d (0: none), not '%s'", a->rollup);
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (grain > 0 && grain < NSEC_PER_SEC) {
 		log_error("A roll-up bucket is whole seconds, at least 1s");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	*ret = grain / NSEC_PER_SEC * NSEC_PER_SEC;
 	return 0;
@@ -216,7 +216,7 @@ int cmd_ship(int argc, char **argv)
 		to = cfg.ship_url && *cfg.ship_url ? cfg.ship_url : NULL;
 	if (!to) {
 		log_error("No cluster to ship to: give --to URL or set ship_url in %s", co.config);
-		r = CMD_USAGE;
+		r = EXIT_USAGE;
 		goto out;
 	}
 	r = ship_grain(&a, &cfg, &a.o.rollup_ns);
@@ -253,7 +253,7 @@ int cmd_ship(int argc, char **argv)
 	}
 
 	/* A writer of ship_cursors only: short transactions beside mmhitmd. */
-	r = db_open(co.db, DB_NO_CREATE, &db);
+	r = cli_db_open(co.db, DB_NO_CREATE, &db);
 	if (r < 0)
 		goto out;
 	r = ship_run(db, h, &a.o, &res);

@@ -40,7 +40,7 @@ static int max_snapshot(const char *db_path, int64_t *ret)
 	sqlite3 *db = NULL;
 	int r;
 
-	r = db_open(db_path, DB_READONLY | DB_NO_CREATE, &db);
+	r = cli_db_open(db_path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r < 0)
 		return r;
 	r = db_query_int(db, ret, "SELECT coalesce(max(snapshot_id), 0) FROM snapshots");
@@ -83,7 +83,7 @@ int cmd_snapshot(int argc, char **argv)
 	db_path = co.db;
 	if (optind != argc) {
 		log_error("Usage: mmhitm snapshot [--db PATH] [--wait SECONDS]");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 
 	r = db_daemon_active(db_path);

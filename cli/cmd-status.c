@@ -45,7 +45,7 @@ void cmd_status_help(void)
 	       "  --credentials FILE  the cluster's USER:PASSWORD (default: ship_credentials\n"
 	       "                 of the configuration)\n"
 	       "  --config FILE  where ship_credentials is read (default %s)\n",
-	       CMD_UNHEALTHY, CONFIG_DEFAULT_PATH);
+	       EXIT_UNHEALTHY, CONFIG_DEFAULT_PATH);
 }
 
 /*
@@ -346,7 +346,7 @@ static int status_db(struct status_out *o, const char *path, bool many)
 	int r, rc;
 
 	/* a reader: never migrates, writes or creates a file */
-	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
+	r = cli_db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r < 0)
 		return r;
 	begin_db(o, path, true, many);
@@ -642,7 +642,7 @@ static int check(sqlite3 *db, const char *path)
 	sqlite3_bind_int64(st, 1, now - 3600 * NSEC_PER_SEC);
 	if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 1) == SQLITE_NULL) {
 		printf("UNHEALTHY: %s holds no interval recorded by mmhitmd\n", path);
-		return CMD_UNHEALTHY;
+		return EXIT_UNHEALTHY;
 	}
 	host = (const char *)sqlite3_column_text(st, 0);
 	last_end = sqlite3_column_int64(st, 1);
@@ -651,18 +651,18 @@ static int check(sqlite3 *db, const char *path)
 	if (active <= 0) {
 		printf("UNHEALTHY: mmhitmd is not recording into %s (no daemon holds %s.lock); "
 		       "its last interval ended %.0f s ago\n", path, path, (now - last_end) / 1e9);
-		return CMD_UNHEALTHY;
+		return EXIT_UNHEALTHY;
 	}
 	if (now - last_end > 2 * len) {
 		printf("UNHEALTHY: the last interval of %s ended %.0f s ago, over two intervals "
 		       "(%.0f s each): mmhitmd runs but does not write\n", host ?: "?",
 		       (now - last_end) / 1e9, len / 1e9);
-		return CMD_UNHEALTHY;
+		return EXIT_UNHEALTHY;
 	}
 	if (lost) {
 		printf("UNHEALTHY: %s lost %" PRId64 " learning events in the last hour "
 		       "(raise buffer_size_kb)\n", host ?: "?", lost);
-		return CMD_UNHEALTHY;
+		return EXIT_UNHEALTHY;
 	}
 	printf("OK: mmhitmd records %s into %s, last interval ended %.0f s ago\n", host ?: "?", path,
 	       (now - last_end) / 1e9);
@@ -678,7 +678,7 @@ static int status_option(int opt, const char *arg, void *userdata)
 	return 0;
 }
 
-/* The options: 0, 1 after --help, CMD_USAGE (said). */
+/* The options: 0, 1 after --help, EXIT_USAGE (said). */
 static int status_parse(int argc, char **argv, struct cli_opts *o, bool *ret_health)
 {
 	static const struct option opts[] = {
@@ -698,7 +698,7 @@ static int status_parse(int argc, char **argv, struct cli_opts *o, bool *ret_hea
 	if (*ret_health && sources_clickhouse(&o->src)) {
 		log_error("--check tests a host's own database (the daemon's lock on it); the cluster's"
 			  " status lists each host's last shipped interval");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -723,14 +723,14 @@ int cmd_status(int argc, char **argv)
 
 			k = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 			if (k < 0) {
-				printf("UNHEALTHY: %s cannot be read\n", path);
-				k = CMD_UNHEALTHY;
+				printf("UNHEALTHY: %s cannot be read: %s\n", path, db_open_error());
+				k = EXIT_UNHEALTHY;
 			} else {
 				k = check(db, path);
 			}
 			db_close(db);
 			if (k != 0 && r == 0)
-				r = k < 0 ? CMD_UNHEALTHY : k;
+				r = k < 0 ? EXIT_UNHEALTHY : k;
 		}
 		goto out;
 	}

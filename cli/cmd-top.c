@@ -586,7 +586,7 @@ static int top_db(const char *path, const struct range *rg, int limit, bool deta
 	} else if (many && !cw) {
 		printf("\n== %s\n", path);
 	}
-	r = db_open(path, DB_READONLY | DB_NO_CREATE, &db);
+	r = cli_db_open(path, DB_READONLY | DB_NO_CREATE, &db);
 	if (r >= 0)
 		r = top(db, rg, limit, detail, w, cw, path);
 	db_close(db);
@@ -1132,7 +1132,7 @@ static int top_option(int opt, const char *arg, void *userdata)
 	return -EINVAL;
 }
 
-/* The options: 0, 1 after --help, CMD_USAGE (said). */
+/* The options: 0, 1 after --help, EXIT_USAGE (said). */
 static int top_parse(int argc, char **argv, struct cli_opts *o, struct top_args *a)
 {
 	static const struct option opts[] = {
@@ -1156,11 +1156,11 @@ static int top_parse(int argc, char **argv, struct cli_opts *o, struct top_args 
 		return r;
 	if (a->rg.since >= a->rg.until) {
 		log_error("--since must be before --until");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (a->rg.boot && sources_clickhouse(&o->src)) {
 		log_error("--boot names a boot of one database; from a cluster, choose with --since/--until");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	return 0;
 }

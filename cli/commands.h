@@ -4,14 +4,11 @@
 
 /*
  * mmhitm subcommands, one cmd-<verb>.c each (trace-cmd's shape). A command
- * gets argv with argv[0] = its name, returns 0 or -errno (already logged),
- * or one of the exit codes below (CMD_USAGE after printing a usage error).
+ * gets argv with argv[0] = its name, returns 0 or -errno (already said),
+ * or an exit status of exitcode.h (EXIT_USAGE after a usage error was
+ * said, EXIT_UNHEALTHY, EXIT_GATE); main() maps -errno with exit_status().
  */
-#define CMD_USAGE 2
-/* mmhitm status --check: the daemon is not recording well (monitoring). */
-#define CMD_UNHEALTHY 3
-/* mmhitm report --fail-on: a path changed the way the option names. */
-#define CMD_GATE 4
+#include "exitcode.h"
 
 struct command {
 	const char *name;

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "exitcode.h"
 #include "log.h"
 #include "util.h"
 
@@ -45,13 +46,28 @@ static void usage(FILE *f)
 		   "$MMHITM_DB or %s.\n", default_db_path());
 }
 
+/*
+ * What a command printed reaches its reader, or the exit status says it
+ * did not: a full disk or a closed pipe under `mmhitm status > file` is
+ * found here, once, whatever the command wrote.
+ */
+static int close_stdout(int status)
+{
+	int err = fflush(stdout) ? errno : 0;
+
+	if (!err && !ferror(stdout))
+		return status;
+	log_error("Failed to write the output: %s", err ? strerror(err) : "a write failed");
+	return status == EXIT_SUCCESS ? EXIT_IOERR : status;
+}
+
 int main(int argc, char **argv)
 {
 	log_setup("mmhitm");
 
 	if (argc < 2) {
 		usage(stderr);
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
@@ -74,9 +90,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			int r = commands[i].run(argc - 1, argv + 1);
 
-			if (r == CMD_USAGE || r == CMD_UNHEALTHY || r == CMD_GATE)
-				return r;
-			return r < 0 ? 1 : 0;
+			return close_stdout(r > 0 ? r : exit_status(r));
 		}
 	}
 	{
@@ -86,5 +100,5 @@ int main(int argc, char **argv)
 			names[i] = commands[i].name;
 		cli_unknown_command("mmhitm", argv[1], names, ARRAY_SIZE(names));
 	}
-	return CMD_USAGE;
+	return EXIT_USAGE;
 }

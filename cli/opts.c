@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
 #include "log.h"
 #include "opts.h"
 #include "util.h"
@@ -81,19 +82,19 @@ static bool is_shared(int opt)
 	return opt == OPT_DB || opt == OPT_CREDENTIALS || (opt >= OPT_SOURCE && opt <= OPT_CONFIG);
 }
 
-/* What follows the options, and the defaults: 0 or CMD_USAGE (said). */
+/* What follows the options, and the defaults: 0 or EXIT_USAGE (said). */
 static int finish(int argc, char **argv, const struct cmd_options *c, struct cli_opts *o, int seen)
 {
 	if (c->sets & OPTS_SOURCES) {
 		for (; optind < argc; optind++)
 			if (sources_add(&o->src, argv[optind]) < 0)
-				return CMD_USAGE;
+				return EXIT_USAGE;
 		if (o->src.n == 0 && sources_add(&o->src, default_db_path()) < 0)
-			return CMD_USAGE;
+			return EXIT_USAGE;
 	}
 	if ((seen & 3) == 3) {
 		log_error("--json or --csv, not both");
-		return CMD_USAGE;
+		return EXIT_USAGE;
 	}
 	return 0;
 }
@@ -115,7 +116,7 @@ int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cl
 			return 1;
 		}
 		if (opt == '?')
-			return CMD_USAGE;
+			return EXIT_USAGE;
 		if (is_shared(opt)) {
 			seen |= opt == OPT_JSON ? 1 : opt == OPT_CSV ? 2 : 0;
 			r = shared_option(opt, optarg, ret, c->sets);
@@ -123,7 +124,7 @@ int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cl
 			r = c->parse ? c->parse(opt, optarg, c->userdata) : -EINVAL;
 		}
 		if (r < 0)
-			return CMD_USAGE;
+			return EXIT_USAGE;
 	}
 	return finish(argc, argv, c, ret, seen);
 }
@@ -131,4 +132,13 @@ int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cl
 void cli_opts_done(struct cli_opts *o)
 {
 	sources_done(&o->src);
+}
+
+int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
+{
+	int r = db_open(path, flags, ret_db);
+
+	if (r < 0)
+		log_error("Cannot open the database %s: %s", path, db_open_error());
+	return r;
 }

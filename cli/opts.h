@@ -3,6 +3,7 @@
 #define MMHITM_CLI_OPTS_H
 
 #include <getopt.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 
 #include "source.h"
@@ -49,11 +50,15 @@ struct cmd_options {
 
 /*
  * Parses argv into ret and the command's own options. Returns 0, 1 after
- * --help printed the help, or CMD_USAGE after a usage error was said.
+ * --help printed the help, or EXIT_USAGE after a usage error was said.
  * Without OPTS_SOURCES, the arguments after the options are left at
  * argv[optind...] for the command. Caller frees with cli_opts_done().
  */
 int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cli_opts *ret);
 void cli_opts_done(struct cli_opts *o);
+
+/* db_open() for a command: the reason it failed is said once, with the
+ * path ("Cannot open the database x.db: is a directory"). */
+int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
 
 #endif

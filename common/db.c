@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,53 @@
 /* How long a writer waits for another one (ms): the daemon's interval
  * transaction against `mmhitm analyze` on the same file. */
 #define DB_BUSY_TIMEOUT_MS 10000
+
+/* Why this thread's last db_open() or db_refuse_foreign() failed. */
+static _Thread_local char open_error[512];
+
+const char *db_open_error(void)
+{
+	return open_error;
+}
+
+/* Keeps the reason (said at debug here: the caller says it once) and
+ * returns -err. */
+static int open_failed(const char *path, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int open_failed(const char *path, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(open_error, sizeof(open_error), fmt, ap);
+	va_end(ap);
+	log_debug("Cannot open the database %s: %s", path, open_error);
+	return -err;
+}
+
+/* The reason for an SQLite error on the first read of a file. */
+static int open_failed_sqlite(const char *path, int rc, const char *detail)
+{
+	switch (rc & 0xff) {
+	case SQLITE_NOTADB:
+		return open_failed(path, EMEDIUMTYPE, "is not an mmhitm database (not SQLite)");
+	case SQLITE_CANTOPEN:
+		if (access(path, F_OK) < 0 && errno == ENOENT)
+			return open_failed(path, ENOENT, "no such file");
+		break;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+	case SQLITE_READONLY:
+		break;
+	default:
+		return open_failed(path, -db_errno(rc), "cannot be read: %s", detail);
+	}
+	if (access(path, R_OK) < 0 && (errno == EACCES || errno == EPERM))
+		return open_failed(path, EACCES, "permission denied: run as root or give the "
+				   "group read access");
+	return open_failed(path, -db_errno(rc) ?: EIO, "cannot be opened: %s", detail);
+}
 
 unsigned int db_schema_version(void)
 {
@@ -198,9 +246,10 @@ fail:
 	db_rollback(db);
 	return r;
 too_new:
-	return log_error_errno(EPROTONOSUPPORT,
-			       "Database schema version %u is newer than this mmhitm understands (%u); "
-			       "refusing to touch it, upgrade mmhitm", have, want);
+	snprintf(open_error, sizeof(open_error), "has schema version %u, newer than this mmhitm "
+		 "reads (%u): upgrade mmhitm", have, want);
+	log_debug("Database schema version %u is newer than this mmhitm's %u", have, want);
+	return -EPROTONOSUPPORT;
 }
 
 /*
@@ -242,13 +291,19 @@ int db_daemon_active(const char *db_path)
 	return r;
 }
 
-static int table_count(sqlite3 *db, const char *where, int64_t *ret)
+/* One integer of the first reads, which are the open's to explain: an
+ * error is returned, never logged (the caller reads sqlite3_errmsg()). */
+static int identify_int(sqlite3 *db, const char *sql, int64_t *ret)
 {
-	char sql[256];
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type = 'table'%s%s",
-		 *where ? " AND " : "", where);
-	return db_query_int(db, ret, sql);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : db_errno(rc) ?: -EIO;
 }
 
 /*
@@ -265,18 +320,19 @@ static int db_identify(sqlite3 *db, int *ret_kind, unsigned int *ret_version)
 	unsigned int version = 0;
 	int r;
 
-	r = db_query_int(db, &app_id, "PRAGMA application_id");
+	int64_t v = 0;
+
+	r = identify_int(db, "PRAGMA application_id", &app_id);
+	if (r >= 0)
+		r = identify_int(db, "PRAGMA user_version", &v);
+	if (r >= 0)
+		r = identify_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables);
+	if (r >= 0)
+		r = identify_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+				 "name IN ('hosts', 'boots', 'intervals')", &ours);
 	if (r < 0)
 		return r;
-	r = db_user_version(db, &version);
-	if (r < 0)
-		return r;
-	r = table_count(db, "", &tables);
-	if (r < 0)
-		return r;
-	r = table_count(db, "name IN ('hosts', 'boots', 'intervals')", &ours);
-	if (r < 0)
-		return r;
+	version = (unsigned int)v;
 	*ret_version = version;
 	if ((uint32_t)app_id == DB_APPLICATION_ID)
 		*ret_kind = DB_KIND_MMHITM;
@@ -303,11 +359,10 @@ static int open_uri(const char *path, const char *query, int oflags, sqlite3 **r
 	int rc;
 
 	if (!uri)
-		return log_oom();
+		return open_failed(path, ENOMEM, "out of memory");
 	rc = sqlite3_open_v2(uri, &db, oflags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		int r = log_error_errno(db_errno(rc), "Failed to open database %s: %s", path,
-					db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+		int r = open_failed_sqlite(path, rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 
 		sqlite3_close(db);
 		return r;
@@ -328,9 +383,8 @@ static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsign
 
 	/* SQLite would say "unable to open database file": say what to do */
 	if (stat(path, &st) < 0 && errno == ENOENT)
-		return log_error_errno(ENOENT, "No database at %s: mmhitmd creates it when it first "
-				       "runs (systemctl status mmhitmd); else pass --db PATH or set "
-				       "MMHITM_DB", path);
+		return open_failed(path, ENOENT, "no such file (mmhitmd creates it when it first runs: "
+				   "systemctl status mmhitmd; else pass --db PATH or set MMHITM_DB)");
 	r = open_uri(path, "mode=ro", SQLITE_OPEN_READONLY, &db);
 	if (r < 0)
 		return r;
@@ -342,9 +396,9 @@ static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsign
 		/* an immutable open of a WAL file being written reads wrong pages */
 		active = db_daemon_active(path);
 		if (active != 0)
-			return log_error_errno(active > 0 ? EROFS : -active,
-					       "Failed to open %s read-only (%s) while mmhitmd writes it "
-					       "(it holds %s.lock)", path, sqlite3_errstr(rc), path);
+			return open_failed(path, active > 0 ? EROFS : -active,
+					   "cannot be opened read-only (%s) while mmhitmd writes it "
+					   "(it holds %s.lock)", sqlite3_errstr(rc), path);
 		log_debug("%s cannot be opened read-only as it is (%s); no daemon writes it: "
 			  "opening it immutable", path, sqlite3_errstr(rc));
 		r = open_uri(path, "mode=ro&immutable=1", SQLITE_OPEN_READONLY, &db);
@@ -358,6 +412,7 @@ static int open_reader(const char *path, sqlite3 **ret_db, int *ret_kind, unsign
 	}
 	r = db_identify(db, ret_kind, ret_version);
 	if (r < 0) {
+		r = open_failed_sqlite(path, sqlite3_extended_errcode(db), sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return r;
 	}
@@ -368,20 +423,104 @@ int db_refuse_foreign(const char *path)
 {
 	sqlite3 *db = NULL;
 	unsigned int have = 0;
-	int kind = DB_KIND_FOREIGN;
+	int kind = DB_KIND_FOREIGN, r;
 	struct stat st;
 
+	open_error[0] = '\0';
 	if (stat(path, &st) < 0 || st.st_size == 0)
 		return 0;
-	/* What cannot be read now (locked, unreadable) the real open judges. */
-	if (open_reader(path, &db, &kind, &have) < 0)
+	if (S_ISDIR(st.st_mode))
+		return open_failed(path, EISDIR, "is a directory");
+	/* What cannot be read now (locked, unreadable) the real open judges;
+	 * a file that is not SQLite at all is refused here. */
+	r = open_reader(path, &db, &kind, &have);
+	if (r == -EMEDIUMTYPE)
+		return r;
+	if (r < 0) {
+		open_error[0] = '\0';
 		return 0;
+	}
 	sqlite3_close(db);
 	if (kind == DB_KIND_FOREIGN)
-		return log_error_errno(EMEDIUMTYPE, "%s is not an mmhitm database (no mmhitm "
-				       "application_id, schema version or tables); refusing to touch it",
-				       path);
+		return open_failed(path, EMEDIUMTYPE, "is not an mmhitm database (no application_id)");
 	return 0;
+}
+
+/* A pragma of the open: its failure is the open's. */
+static int open_pragma(sqlite3 *db, const char *path, const char *sql)
+{
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		return 0;
+	return open_failed(path, -db_errno(rc) ?: EIO, "cannot be set up (%s): %s", sql,
+			   sqlite3_errmsg(db));
+}
+
+/* Opens path for writing: a file this user may only read is refused
+ * here, not by the first write after the work is done. */
+static int open_writer(const char *path, unsigned int flags, sqlite3 **ret_db, int *ret_kind,
+		       unsigned int *ret_version)
+{
+	int oflags = SQLITE_OPEN_READWRITE | (flags & DB_NO_CREATE ? 0 : SQLITE_OPEN_CREATE);
+	sqlite3 *db = NULL;
+	int r;
+
+	if ((flags & DB_NO_CREATE) && access(path, F_OK) < 0 && errno == ENOENT)
+		return open_failed(path, ENOENT, "no such file");
+	r = open_uri(path, "", oflags, &db);
+	if (r < 0)
+		return r;
+	if (sqlite3_db_readonly(db, "main") == 1) {
+		sqlite3_close(db);
+		return open_failed(path, EACCES, "permission denied: it is written to, so run as "
+				   "root or give the group write access");
+	}
+	/* The first read tells whether this is a database at all. */
+	r = db_identify(db, ret_kind, ret_version);
+	if (r < 0) {
+		r = open_failed_sqlite(path, sqlite3_extended_errcode(db), sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return r;
+	}
+	*ret_db = db;
+	return 0;
+}
+
+/* WAL, the vacuum mode of a new file, foreign keys; a writer migrates. */
+static int open_setup(sqlite3 *db, const char *path, unsigned int flags, int kind)
+{
+	int r;
+
+	if (!(flags & DB_READONLY)) {
+		/* A new file: freed pages go back to the file system in steps
+		 * (retention), which must be chosen before the first table. */
+		if (kind == DB_KIND_EMPTY) {
+			r = open_pragma(db, path, "PRAGMA auto_vacuum = INCREMENTAL");
+			if (r < 0)
+				return r;
+		}
+		/* WAL: readers (mmhitm analyze, users' sqlite3) never block
+		 * the daemon, and a killed writer loses only its open txn. */
+		r = open_pragma(db, path, "PRAGMA journal_mode = WAL");
+		if (r < 0)
+			return r;
+		r = open_pragma(db, path, "PRAGMA synchronous = NORMAL");
+		if (r < 0)
+			return r;
+		/* Keep the WAL file small after checkpoints (bytes). */
+		r = open_pragma(db, path, "PRAGMA journal_size_limit = 4194304");
+		if (r < 0)
+			return r;
+	}
+	r = open_pragma(db, path, "PRAGMA foreign_keys = ON");
+	if (r < 0 || (flags & DB_READONLY))
+		return r;
+	r = db_migrate(db);
+	if (r < 0 && !open_error[0])
+		return open_failed(path, -r, "cannot be migrated to schema version %u: %s",
+				   db_schema_version(), strerror(-r));
+	return r;
 }
 
 int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
@@ -389,73 +528,37 @@ int db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 	sqlite3 *db = NULL;
 	unsigned int have = 0;
 	int kind = DB_KIND_FOREIGN, r;
+	struct stat st;
 
-	if (flags & DB_READONLY) {
+	open_error[0] = '\0';
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return open_failed(path, EISDIR, "is a directory");
+	if (flags & DB_READONLY)
 		r = open_reader(path, &db, &kind, &have);
-		if (r < 0) {
-			if (r != -ENOENT && r != -EROFS)
-				log_error("%s is not a usable mmhitm database", path);
-			return r;
-		}
-	} else {
-		int oflags = SQLITE_OPEN_READWRITE | (flags & DB_NO_CREATE ? 0 : SQLITE_OPEN_CREATE);
-
-		r = open_uri(path, "", oflags, &db);
-		if (r < 0)
-			return r;
-		/* The first read tells whether this is a database at all. */
-		r = db_identify(db, &kind, &have);
-		if (r < 0) {
-			log_error("%s is not a usable mmhitm database", path);
-			goto fail;
-		}
-	}
+	else
+		r = open_writer(path, flags, &db, &kind, &have);
+	if (r < 0)
+		return r;
 	if (kind == DB_KIND_FOREIGN || (kind == DB_KIND_EMPTY && (flags & DB_READONLY))) {
 		/* Someone else's file: never adopted, migrated or vacuumed. */
-		r = log_error_errno(EMEDIUMTYPE, "%s is not an mmhitm database (%s); refusing to "
-				    "touch it", path, kind == DB_KIND_EMPTY ? "it is empty" :
-				    "no mmhitm application_id, schema version or tables");
+		r = open_failed(path, EMEDIUMTYPE, "is not an mmhitm database (%s)",
+				kind == DB_KIND_EMPTY ? "it is empty" : "no application_id");
 		goto fail;
 	}
-
-	if (flags & DB_READONLY) {
-		if (have != db_schema_version()) {
-			r = log_error_errno(have > db_schema_version() ? EPROTONOSUPPORT : EROFS,
-					    "Database %s has schema version %u, this mmhitm reads %u%s",
-					    path, have, db_schema_version(),
-					    have > db_schema_version() ? "; upgrade mmhitm" :
-					    "; open it once read-write to migrate it");
-			goto fail;
-		}
-	} else {
-		/* A new file: freed pages go back to the file system in steps
-		 * (retention), which must be chosen before the first table. */
-		if (kind == DB_KIND_EMPTY) {
-			r = db_exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
-			if (r < 0)
-				goto fail;
-		}
-		/* WAL: readers (mmhitm analyze, users' sqlite3) never block
-		 * the daemon, and a killed writer loses only its open txn. */
-		r = db_exec(db, "PRAGMA journal_mode = WAL");
-		if (r < 0)
-			goto fail;
-		r = db_exec(db, "PRAGMA synchronous = NORMAL");
-		if (r < 0)
-			goto fail;
-		/* Keep the WAL file small after checkpoints (bytes). */
-		r = db_exec(db, "PRAGMA journal_size_limit = 4194304");
-		if (r < 0)
-			goto fail;
+	if ((flags & DB_READONLY) && have != db_schema_version()) {
+		if (have > db_schema_version())
+			r = open_failed(path, EPROTONOSUPPORT, "has schema version %u, newer than "
+					"this mmhitm reads (%u): upgrade mmhitm", have,
+					db_schema_version());
+		else
+			r = open_failed(path, EROFS, "has schema version %u, older than this mmhitm "
+					"reads (%u): open it once read-write (mmhitmd, mmhitm analyze) "
+					"to migrate it", have, db_schema_version());
+		goto fail;
 	}
-	r = db_exec(db, "PRAGMA foreign_keys = ON");
+	r = open_setup(db, path, flags, kind);
 	if (r < 0)
 		goto fail;
-	if (!(flags & DB_READONLY)) {
-		r = db_migrate(db);
-		if (r < 0)
-			goto fail;
-	}
 	*ret_db = db;
 	return 0;
 fail:

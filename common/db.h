@@ -37,19 +37,34 @@ unsigned int db_schema_version(void);
 /*
  * Opens (creating unless DB_NO_CREATE) the database at path, sets WAL mode,
  * the busy timeout and foreign keys, and migrates it forward to
- * db_schema_version(). A database newer than this binary is refused with
- * -EPROTONOSUPPORT, a file that is not mmhitm's (see DB_APPLICATION_ID)
- * with -EMEDIUMTYPE; only an empty file is made an mmhitm database.
- * Errors are logged. Caller closes with db_close().
+ * db_schema_version(); only an empty file is made an mmhitm database.
+ * Caller closes with db_close(). Nothing is logged above debug: on failure
+ * db_open_error() says why, and the error is
+ *   -ENOENT, -EISDIR, -EACCES	no input (missing, a directory, not readable,
+ *				or not writable by a writer);
+ *   -EMEDIUMTYPE		not mmhitm's (not SQLite, no application_id,
+ *				empty when read);
+ *   -EPROTONOSUPPORT, -EROFS	a schema newer than this binary, or older and
+ *				opened read-only;
+ *   other -errno		SQLite's (locked, I/O).
  */
+int db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
+
 /*
- * Before a writer creates anything beside it (a lock file): -EMEDIUMTYPE,
- * logged, when path is an existing SQLite file that is not mmhitm's; 0 for
- * a missing or empty file, an mmhitm database, or one it cannot read now.
+ * Before a writer creates anything beside it (a lock file): -EISDIR for a
+ * directory, -EMEDIUMTYPE when path is an existing file that is not an
+ * mmhitm database (not SQLite, or someone else's SQLite); 0 for a missing or empty file, an mmhitm
+ * database, or one it cannot read now. Says why as db_open() does.
  */
 int db_refuse_foreign(const char *path);
 
-int db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
+/*
+ * Why this thread's last db_open() or db_refuse_foreign() failed, in the
+ * user's words and without the path: "is a directory", "is not an mmhitm
+ * database (no application_id)". The caller that decides says it once:
+ * "Cannot open the database %s: %s".
+ */
+const char *db_open_error(void);
 void db_close(sqlite3 *db);
 
 /*

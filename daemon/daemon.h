@@ -39,6 +39,7 @@ struct daemon {
 	struct config cfg;
 	struct daemon_locks *locks;	/* one daemon per database and instance */
 	sqlite3 *db;
+	int exit_status;		/* main()'s, when setup fails (exitcode.h); 0: 1 */
 	struct boot_info boot;
 	int64_t boot_id;
 	struct counters *counters;

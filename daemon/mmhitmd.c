@@ -31,6 +31,7 @@
 #include "counters.h"
 #include "daemon.h"
 #include "db.h"
+#include "exitcode.h"
 #include "flight.h"
 #include "log.h"
 #include "metrics.h"
@@ -49,8 +50,6 @@
 /* How often the sample rings are read while sampling (ns). */
 #define SAMPLER_DRAIN_NS (200 * NSEC_PER_MSEC)
 
-/* EX_CONFIG from sysexits.h: what --check-config returns for a bad file. */
-#define EXIT_CONFIG 78
 
 /* Backoff of the final write's retries at stop (ms): doubling. */
 #define STOP_RETRY_FIRST_MS 250
@@ -765,5 +764,5 @@ int main(int argc, char **argv)
 	else
 		sd_notifyf(0, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
 	daemon_teardown(&d);
-	return r < 0 && r != -ECANCELED ? 1 : 0;
+	return r < 0 && r != -ECANCELED ? d.exit_status ?: EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -24,6 +24,7 @@
 #include "counters.h"
 #include "daemon.h"
 #include "db.h"
+#include "exitcode.h"
 #include "events.h"
 #include "flight.h"
 #include "kallsyms.h"
@@ -458,16 +459,21 @@ static int setup_db(struct daemon *d)
 	r = ensure_parent_dir(d->cfg.db_path);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", d->cfg.db_path);
-	/* Someone else's SQLite file gets nothing beside it, not a lock file. */
+	/* Someone else's file gets nothing beside it, not a lock file. */
 	r = db_refuse_foreign(d->cfg.db_path);
 	if (r < 0)
-		return r;
+		goto refused;
 	/* Before anything is touched: a second daemon must leave the first's
 	 * database and tracefs instance alone. */
 	r = daemon_locks_acquire(d->cfg.db_path, d->cfg.instance, &d->locks);
 	if (r < 0)
 		return r;
-	return retry_db_step(d, "open the database", open_db_step, NULL);
+	r = retry_db_step(d, "open the database", open_db_step, NULL);
+	if (r >= 0 || r == -ECANCELED || !db_open_error()[0])
+		return r;
+refused:
+	d->exit_status = exit_status(r);
+	return log_error_errno(r, "Cannot open the database %s: %s", d->cfg.db_path, db_open_error());
 }
 
 /* What this boot is, and the recording mode that follows from it. */

@@ -905,7 +905,7 @@ static int store_all(struct tdimport *im, const char *db_path, const char *hostn
 	db_existed = access(db_path, F_OK) == 0;
 	r = db_open(db_path, 0, &db);
 	if (r < 0)
-		return r;
+		return log_error_errno(r, "Cannot open the database %s: %s", db_path, db_open_error());
 	r = db_begin(db);
 	if (r >= 0)
 		r = store_boot(im, db, hostname, release, u, &boot_id);

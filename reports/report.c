@@ -334,11 +334,7 @@ static int add_error(struct report *r, const char *db, int err)
 	if (!e)
 		return log_oom();
 	r->errors = e;
-	switch (-err) {
-	case EROFS: why = "older schema: open it read-write once (mmhitm analyze) to migrate it"; break;
-	case EPROTONOSUPPORT: why = "newer schema than this mmhitm reads"; break;
-	default: why = strerror(-err); break;
-	}
+	why = *db_open_error() ? db_open_error() : strerror(-err);
 	e[r->nr_errors].db = db;
 	e[r->nr_errors].error = strdup(why);
 	if (!e[r->nr_errors].error)
@@ -428,8 +424,11 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 
 		report_progress(r, "reading boots", i, nr_dbs, dbs[i]);
 		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
+		if (ret < 0 && nr_dbs == 1)	/* nothing to report: say why, once */
+			return log_error_errno(ret, "Cannot open the database %s: %s", dbs[i],
+					       db_open_error());
 		if (ret < 0) {
-			log_warning("Skipping %s", dbs[i]);
+			log_warning("Skipping %s: %s", dbs[i], db_open_error());
 			ret = add_error(r, dbs[i], ret);
 			if (ret < 0)
 				return ret;
@@ -442,8 +441,6 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 	}
 	report_progress(r, "", nr_dbs, nr_dbs, NULL);
 	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
-		if (nr_dbs == 1)
-			return log_error_errno(ENODATA, "The database could not be read");
 		return log_error_errno(ENODATA, "None of the %zu databases could be read", nr_dbs);
 	}
 	ret = report_prepare(r);

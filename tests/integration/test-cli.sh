@@ -37,7 +37,7 @@ says "report, impossible date" 2 "Invalid --since '2025-02-30'" $M report --sinc
 says "top, impossible date" 2 "Invalid --since" $M top --since 2025-04-31 --db "$WORK/x.db"
 says "mmhitm, a mistyped command" 2 "Unknown command 'statsu'; did you mean 'status'?" $M statsu
 says "mmhitm, an unknown command" 2 "'mmhitm --help' lists them" $M xyzzy
-says "status, no database" 1 "No database at $WORK/none.db: mmhitmd creates it" \
+says "status, no database" 66 "Cannot open the database $WORK/none.db: no such file (mmhitmd creates it" \
 	$M status --db "$WORK/none.db"
 says "mmhitmd, a typo" 2 "unknown option '--forground'; did you mean '--foreground'?" $D --forground
 says "mmhitmd, interval too short" 78 "\"500ms\" is out of range (1s to 1h)" \

@@ -241,9 +241,18 @@ static void test_not_a_database(void)
 	f = fopen(path, "w");
 	fputs("this is not an SQLite file, but it is long enough to have a header.........", f);
 	fclose(f);
-	CHECK_INT(db_open(path, 0, &db), ==, -EBADMSG);
+	/* Each failure is an errno of the documented kind and one reason,
+	 * said by the caller, not here (nothing above debug). */
+	CHECK_INT(db_open(path, 0, &db), ==, -EMEDIUMTYPE);
+	CHECK_STR(db_open_error(), "is not an mmhitm database (not SQLite)");
+	CHECK_INT(db_open(path, DB_READONLY | DB_NO_CREATE, &db), ==, -EMEDIUMTYPE);
+	CHECK_INT(db_refuse_foreign(path), ==, -EMEDIUMTYPE);
 	CHECK_INT(db_open("/nonexistent/dir/x.db", 0, &db), <, 0);
 	CHECK_INT(db_open("/tmp/mmhitm-test-does-not-exist.db", DB_NO_CREATE, &db), ==, -ENOENT);
+	CHECK_STR(db_open_error(), "no such file");
+	CHECK_INT(db_open("/tmp", DB_READONLY | DB_NO_CREATE, &db), ==, -EISDIR);
+	CHECK_STR(db_open_error(), "is a directory");
+	CHECK_INT(db_refuse_foreign("/tmp"), ==, -EISDIR);
 	unlink(path);
 }
 

@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# One error contract (mmhitm(1), mmhitmd(8): EXIT STATUS): a database that
+# cannot be used is said once, in the user's words, by the program that
+# decides, with an exit status that tells what kind of failure it was;
+# output that cannot be written fails the command. Each case: the exit
+# status, the one line, and nothing else on stderr.
+
+. "$(dirname "$0")/lib.sh"
+
+WORK=$(mktemp -d /tmp/mmhitm-test-errors.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+M=$O/mmhitm D=$O/mmhitmd
+
+# fails NAME WANT_RC WANT_LINE CMD...: exactly one line on stderr, WANT_LINE.
+fails() {
+	name=$1 want_rc=$2 line=$3; shift 3
+	"$@" >"$WORK/out" 2>"$WORK/err"; rc=$?
+	check "$name: exit status" "$rc" -eq "$want_rc"
+	check_str "$name: says" "$(cat "$WORK/err")" "$line"
+}
+
+echo "not a database" >"$WORK/text.db"
+sqlite3 "$WORK/other.db" 'CREATE TABLE t (x); INSERT INTO t VALUES (1);'
+fixture=$(fixture perfdata_quipper_weight_struct_memloads.perf.data)
+"$M" import --db "$WORK/ok.db" "$fixture" >/dev/null 2>&1 || fail "import a fixture"
+"$M" analyze --db "$WORK/ok.db" >/dev/null 2>&1 || fail "analyze it"
+chmod 755 "$WORK"
+
+fails "a directory as --db" 66 "mmhitm: Cannot open the database $WORK: is a directory" \
+	"$M" status --db "$WORK"
+fails "a text file as --db" 65 \
+	"mmhitm: Cannot open the database $WORK/text.db: is not an mmhitm database (not SQLite)" \
+	"$M" status --db "$WORK/text.db"
+fails "someone else's SQLite" 65 \
+	"mmhitm: Cannot open the database $WORK/other.db: is not an mmhitm database (no application_id)" \
+	"$M" top --db "$WORK/other.db"
+fails "report of a missing file" 66 \
+	"mmhitm: Cannot open the database $WORK/none.db: no such file (mmhitmd creates it when it first runs: systemctl status mmhitmd; else pass --db PATH or set MMHITM_DB)" \
+	"$M" report "$WORK/none.db"
+fails "analyze of a missing file" 66 "mmhitm: Cannot open the database $WORK/none.db: no such file" \
+	"$M" analyze --db "$WORK/none.db"
+fails "mmhitmd on a text file" 65 \
+	"mmhitmd: Cannot open the database $WORK/text.db: is not an mmhitm database (not SQLite)" \
+	"$D" --foreground --db "$WORK/text.db" --instance "mmhitm-test-errors-$$" --duration 1s
+check_str "mmhitmd put nothing beside someone else's file" "$(ls "$WORK" | grep -c lock)" 0
+fails "mmhitmd on a directory" 66 "mmhitmd: Cannot open the database $WORK: is a directory" \
+	"$D" --foreground --db "$WORK" --instance "mmhitm-test-errors-$$" --duration 1s
+
+# A database schema newer than this binary reads.
+cp "$WORK/ok.db" "$WORK/new.db"
+sqlite3 "$WORK/new.db" 'PRAGMA user_version = 999'
+fails "a newer schema" 65 \
+	"mmhitm: Cannot open the database $WORK/new.db: has schema version 999, newer than this mmhitm reads ($(sqlite3 "$WORK/ok.db" 'PRAGMA user_version')): upgrade mmhitm" \
+	"$M" status --db "$WORK/new.db"
+
+if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
+	fails "analyze by a user who may only read" 66 \
+		"mmhitm: Cannot open the database $WORK/ok.db: permission denied: it is written to, so run as root or give the group write access" \
+		runuser -u nobody -- "$M" analyze --db "$WORK/ok.db"
+	chmod 600 "$WORK/ok.db"
+	fails "status by a user who may not read" 66 \
+		"mmhitm: Cannot open the database $WORK/ok.db: permission denied: run as root or give the group read access" \
+		runuser -u nobody -- "$M" status --db "$WORK/ok.db"
+	chmod 644 "$WORK/ok.db"
+else
+	echo "  (no user nobody or runuser: the permission cases are not run)"
+fi
+
+# Output nobody can write: a full disk under stdout.
+for c in "status" "status --json" "status --csv" "top" "analyze"; do
+	fails "$c > /dev/full" 74 "mmhitm: Failed to write the output: No space left on device" \
+		sh -c "\"$M\" $c --db \"$WORK/ok.db\" >/dev/full"
+done
+fails "report > /dev/full" 74 "mmhitm: Failed to write the output: No space left on device" \
+	sh -c "\"$M\" report --output-dir \"$WORK/r\" \"$WORK/ok.db\" >/dev/full"
+"$M" status --db "$WORK/ok.db" >/dev/null 2>&1
+check "the same status to /dev/null succeeds" "$?" -eq 0
+
+finish
