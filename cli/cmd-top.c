@@ -344,28 +344,6 @@ static void print_columns(bool host)
 	       host ? "Host              " : "", "Object", "Field(s)", "Owner", "Path");
 }
 
-/* perf c2c's table header; false when there is nothing to put under it. */
-static bool print_header(sqlite3 *db, const struct range *rg, const char *a, const char *b,
-			 int64_t nlines, int64_t samples, int64_t hitm, int64_t lcl, int64_t rmt,
-			 int64_t peer)
-{
-	printf("=================================================\n"
-	       "      Shared Data Cache Line Table (typed)\n"
-	       "=================================================\n#\n");
-	if (!samples) {
-		char why[512];
-
-		explain_empty(db, rg, why, sizeof(why));
-		printf("# no attributed kernel samples in this range: %s\n", why);
-		return false;
-	}
-	printf("# %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
-	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, nlines, samples,
-	       hitm, lcl, rmt, peer);
-	print_columns(false);
-	return true;
-}
-
 /* One line of the table, from either source. */
 struct top_line {
 	int64_t boot, addr;
@@ -434,20 +412,90 @@ static void emit_line(const struct top_line *l, int n, int64_t hitm, struct json
 	       l->stores, l->k.object, l->k.fields, l->k.owner, l->k.paths);
 }
 
-/*
- * The table of the top lines: as perf c2c report --stdio lays it out, or
- * into w or cw (no per-offset detail then) when one is not NULL.
- */
-static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, struct jsonw *w,
-	       struct csvw *cw, const char *dbname)
-{
-	_cleanup_finalize_ sqlite3_stmt *tot = NULL, *lines = NULL, *pending = NULL;
-	int64_t hitm = 0, lcl = 0, rmt = 0, peer = 0, samples = 0, nlines = 0, t0 = 0, t1 = 0;
-	int64_t *boots = NULL, *addrs = NULL;
-	struct line_kind *kinds = NULL;
-	char a[32], b[32];
-	int n = 0, r, rc;
 
+/* top's header, from either source: the range's totals, or why it has none. */
+struct top_totals {
+	int64_t hitm, lcl, rmt, peer, records, lines;
+	int64_t t0, t1;		/* the first interval's start, the last's end */
+	const char *label;	/* the cluster's name in the text's header; NULL: a database */
+	char why[512];		/* no records: why, and what would give some */
+};
+
+/*
+ * The header: the JSON's keys with its "lines" array opened (and closed
+ * again, with why, when empty), or the text's first lines; nothing in CSV.
+ */
+static void emit_totals(const struct top_totals *t, struct jsonw *w, struct csvw *cw)
+{
+	char a[32], b[32];
+
+	fmt_time(t->t0, a, sizeof(a));
+	fmt_time(t->t1, b, sizeof(b));
+	if (w) {
+		jsonw_str(w, "from", t->records ? a : NULL);
+		jsonw_str(w, "to", t->records ? b : NULL);
+		jsonw_int(w, "lines_total", t->lines);
+		jsonw_int(w, "records", t->records);
+		jsonw_int(w, "hitm", t->hitm);
+		jsonw_int(w, "lcl_hitm", t->lcl);
+		jsonw_int(w, "rmt_hitm", t->rmt);
+		jsonw_int(w, "peer", t->peer);
+		jsonw_array(w, "lines");
+		if (!t->records) {
+			jsonw_end(w);
+			jsonw_str(w, "empty_because", t->why);
+		}
+		return;
+	}
+	if (cw)
+		return;
+	printf("=================================================\n"
+	       "      Shared Data Cache Line Table (typed)\n"
+	       "=================================================\n#\n");
+	if (!t->records) {
+		printf("# no attributed kernel samples in this range: %s\n", t->why);
+		return;
+	}
+	printf("# ");
+	if (t->label)
+		printf("%s: ", t->label);
+	printf("%s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
+	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, t->lines,
+	       t->records, t->hitm, t->lcl, t->rmt, t->peer);
+	print_columns(t->label != NULL);
+}
+
+/* The per-offset detail's heading, before the lines' blocks. */
+static void print_detail_header(void)
+{
+	printf("\n=================================================\n"
+	       "      Shared Cache Line Distribution Pareto (typed)\n"
+	       "=================================================\n#\n");
+	printf("#  ------- HITM -------  -- Store --  Total\n");
+	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
+	       "Field", "Symbol", "Path", "Rule");
+}
+
+/* The lines (host: the cluster's Host column), then the JSON's "lines" array closed. */
+static void emit_lines(const struct top_line *tl, size_t n, int64_t hitm, struct jsonw *w,
+		       struct csvw *cw, const char *dbname, bool host)
+{
+	for (size_t i = 0; i < n; i++)
+		emit_line(&tl[i], (int)i, hitm, w, cw, dbname, host);
+	if (w)
+		jsonw_end(w);
+}
+
+/*
+ * The range's totals (why they are none, when none), and a warning for
+ * the sampled intervals analyze has not seen: they are not silently missing.
+ */
+static int top_fetch_totals(sqlite3 *db, const struct range *rg, struct top_totals *t)
+{
+	_cleanup_finalize_ sqlite3_stmt *tot = NULL, *pending = NULL;
+	int r;
+
+	*t = (struct top_totals){};
 	r = db_prepare(db, &tot,
 		       "SELECT sum(l.lcl_hitm + l.rmt_hitm + l.lcl_peer + l.rmt_peer), sum(l.lcl_hitm),"
 		       " sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer), sum(l.loads + l.stores + l.noparse),"
@@ -458,17 +506,15 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		return r;
 	bind_range(tot, rg);
 	if (sqlite3_step(tot) == SQLITE_ROW) {
-		hitm = sqlite3_column_int64(tot, 0);
-		lcl = sqlite3_column_int64(tot, 1);
-		rmt = sqlite3_column_int64(tot, 2);
-		peer = sqlite3_column_int64(tot, 3);
-		samples = sqlite3_column_int64(tot, 4);
-		nlines = sqlite3_column_int64(tot, 5);
-		t0 = sqlite3_column_int64(tot, 6);
-		t1 = sqlite3_column_int64(tot, 7);
+		t->hitm = sqlite3_column_int64(tot, 0);
+		t->lcl = sqlite3_column_int64(tot, 1);
+		t->rmt = sqlite3_column_int64(tot, 2);
+		t->peer = sqlite3_column_int64(tot, 3);
+		t->records = sqlite3_column_int64(tot, 4);
+		t->lines = sqlite3_column_int64(tot, 5);
+		t->t0 = sqlite3_column_int64(tot, 6);
+		t->t1 = sqlite3_column_int64(tot, 7);
 	}
-
-	/* Sampled intervals analyze has not seen are not silently missing. */
 	r = db_prepare(db, &pending,
 		       "SELECT count(*) FROM intervals i WHERE" RANGE_SQL
 		       " AND EXISTS (SELECT 1 FROM mem_lines l WHERE l.interval_id = i.interval_id AND l.kernel = 1)"
@@ -479,6 +525,19 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 	if (sqlite3_step(pending) == SQLITE_ROW && sqlite3_column_int64(pending, 0))
 		log_warning("%" PRId64 " sampled intervals in this range are not analyzed yet: "
 			    "run 'mmhitm analyze'", (int64_t)sqlite3_column_int64(pending, 0));
+	if (!t->records)
+		explain_empty(db, rg, t->why, sizeof(t->why));
+	return 0;
+}
+
+/* The top lines, each with its kind. Caller frees *ret. */
+static int top_fetch_lines(sqlite3 *db, const struct range *rg, int limit, struct top_line **ret,
+			   size_t *ret_n)
+{
+	_cleanup_finalize_ sqlite3_stmt *lines = NULL;
+	struct top_line *tl;
+	size_t n = 0;
+	int r, rc;
 
 	r = db_prepare(db, &lines,
 		       "SELECT i.boot_id, a.line_addr,"
@@ -493,84 +552,68 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		return r;
 	bind_range(lines, rg);
 	sqlite3_bind_int(lines, 4, limit);
+	tl = calloc((size_t)limit, sizeof(*tl));
+	if (!tl)
+		return log_oom();
+	while ((rc = sqlite3_step(lines)) == SQLITE_ROW && n < (size_t)limit) {
+		struct top_line *l = &tl[n];
 
-	fmt_time(t0, a, sizeof(a));
-	fmt_time(t1, b, sizeof(b));
-	if (w) {
-		jsonw_str(w, "from", samples ? a : NULL);
-		jsonw_str(w, "to", samples ? b : NULL);
-		jsonw_int(w, "lines_total", nlines);
-		jsonw_int(w, "records", samples);
-		jsonw_int(w, "hitm", hitm);
-		jsonw_int(w, "lcl_hitm", lcl);
-		jsonw_int(w, "rmt_hitm", rmt);
-		jsonw_int(w, "peer", peer);
-		jsonw_array(w, "lines");
-	}
-	if (w && !samples) {
-		char why[512];
-
-		jsonw_end(w);
-		explain_empty(db, rg, why, sizeof(why));
-		jsonw_str(w, "empty_because", why);
-		return 0;
-	}
-	if (cw && !samples)
-		return 0;
-	if (!w && !cw && !print_header(db, rg, a, b, nlines, samples, hitm, lcl, rmt, peer))
-		return 0;
-
-	boots = calloc((size_t)limit, sizeof(*boots));
-	addrs = calloc((size_t)limit, sizeof(*addrs));
-	kinds = calloc((size_t)limit, sizeof(*kinds));
-	if (!boots || !addrs || !kinds) {
-		r = log_oom();
-		goto out;
-	}
-	while ((rc = sqlite3_step(lines)) == SQLITE_ROW && n < limit) {
-		struct top_line l = {
+		*l = (struct top_line){
 			.boot = sqlite3_column_int64(lines, 0), .addr = sqlite3_column_int64(lines, 1),
 			.hitm = sqlite3_column_int64(lines, 2), .lcl = sqlite3_column_int64(lines, 3),
 			.rmt = sqlite3_column_int64(lines, 4), .peer = sqlite3_column_int64(lines, 5),
 			.records = sqlite3_column_int64(lines, 6), .loads = sqlite3_column_int64(lines, 7),
 			.stores = sqlite3_column_int64(lines, 8),
 		};
-
-		snprintf(l.host, sizeof(l.host), "%s", sqlite3_column_text(lines, 9) ?: (const unsigned char *)"?");
-		boots[n] = l.boot;
-		addrs[n] = l.addr;
-		r = line_kind(db, rg, boots[n], addrs[n], l.hitm, &kinds[n]);
+		snprintf(l->host, sizeof(l->host), "%s", sqlite3_column_text(lines, 9) ?: (const unsigned char *)"?");
+		r = line_kind(db, rg, l->boot, l->addr, l->hitm, &l->k);
 		if (r < 0)
-			goto out;
-		l.k = kinds[n];
-		emit_line(&l, n, hitm, w, cw, dbname, false);
+			goto fail;
 		n++;
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		r = log_error_errno(db_errno(rc), "Failed to read lines: %s", sqlite3_errmsg(db));
-		goto out;
+		goto fail;
 	}
-	if (w)
-		jsonw_end(w);
-	if (detail && !w && !cw) {
-		printf("\n=================================================\n"
-		       "      Shared Cache Line Distribution Pareto (typed)\n"
-		       "=================================================\n#\n");
-		printf("#  ------- HITM -------  -- Store --  Total\n");
-		printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
-		       "Field", "Symbol", "Path", "Rule");
-		for (int i = 0; i < n; i++) {
-			r = print_detail(db, rg, i, boots[i], addrs[i], &kinds[i]);
-			if (r < 0)
-				goto out;
-		}
-	}
-	r = 0;
-out:
-	free(boots);
-	free(addrs);
-	free(kinds);
+	*ret = tl;
+	*ret_n = n;
+	return 0;
+fail:
+	free(tl);
 	return r;
+}
+
+/*
+ * The table of the top lines: as perf c2c report --stdio lays it out, or
+ * into w or cw (no per-offset detail then) when one is not NULL. What is
+ * read is read first, then written.
+ */
+static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, struct jsonw *w,
+	       struct csvw *cw, const char *dbname)
+{
+	_cleanup_free_ struct top_line *tl = NULL;
+	struct top_totals t;
+	size_t n = 0;
+	int r;
+
+	r = top_fetch_totals(db, rg, &t);
+	if (r >= 0 && t.records)
+		r = top_fetch_lines(db, rg, limit, &tl, &n);
+	if (r < 0)
+		return r;
+	emit_totals(&t, w, cw);
+	if (!t.records)
+		return 0;
+	emit_lines(tl, n, t.hitm, w, cw, dbname, false);
+	if (!detail || w || cw)
+		return 0;
+	print_detail_header();
+	for (size_t i = 0; i < n; i++) {
+		r = print_detail(db, rg, (int)i, tl[i].boot, tl[i].addr, &tl[i].k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* One database's top lines, text or into w; -errno (said). */
@@ -724,7 +767,7 @@ struct ctop {
 	struct tsv tot, lines, kinds, paths, hosts, boots, det;
 	size_t *order;		/* the lines by key, for find_line() */
 	struct top_line *tl;
-	int64_t hitm, samples;
+	struct top_totals t;
 };
 
 static void ctop_done(struct ctop *c)
@@ -762,15 +805,14 @@ static int ctop_select(struct ctop *c, const char *what, size_t cols, struct tsv
 
 #define H "(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer)"
 
-/* The totals, as top's header: the JSON's keys or the text's first lines. */
-static int ctop_totals(struct ctop *c, const struct source *src, const struct range *rg,
-		       struct jsonw *w, struct csvw *cw)
+/* The totals, as top's header (emit_totals()), and why they are none when none. */
+static int ctop_totals(struct ctop *c, const struct source *src, const struct range *rg)
 {
 	const struct tsv *tot = &c->tot;
-	int64_t t0 = 0, t1 = 0;
-	char a[32], b[32];
+	struct top_totals *t = &c->t;
 	int r;
 
+	*t = (struct top_totals){ .label = src->arg };
 	r = ctop_select(c, "hitm_lines totals", 8, &c->tot,
 		"SELECT sum(" H "), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
 		" sum(loads + stores), uniqExact(machine_id, boot_uuid, line_addr), min(start_ns),"
@@ -781,35 +823,17 @@ static int ctop_totals(struct ctop *c, const struct source *src, const struct ra
 	if (r < 0)
 		return r;
 	if (tot->rows == 1) {
-		c->hitm = tsv_int(tot, 0, 0);
-		c->samples = tsv_int(tot, 0, 4);
-		t0 = tsv_int(tot, 0, 6);
-		t1 = tsv_int(tot, 0, 7);
+		t->hitm = tsv_int(tot, 0, 0);
+		t->lcl = tsv_int(tot, 0, 1);
+		t->rmt = tsv_int(tot, 0, 2);
+		t->peer = tsv_int(tot, 0, 3);
+		t->records = tsv_int(tot, 0, 4);
+		t->lines = tsv_int(tot, 0, 5);
+		t->t0 = tsv_int(tot, 0, 6);
+		t->t1 = tsv_int(tot, 0, 7);
 	}
-	fmt_time(t0, a, sizeof(a));
-	fmt_time(t1, b, sizeof(b));
-	if (w) {
-		jsonw_str(w, "from", c->samples ? a : NULL);
-		jsonw_str(w, "to", c->samples ? b : NULL);
-		jsonw_int(w, "lines_total", tot->rows ? tsv_int(tot, 0, 5) : 0);
-		jsonw_int(w, "records", c->samples);
-		jsonw_int(w, "hitm", c->hitm);
-		jsonw_int(w, "lcl_hitm", tot->rows ? tsv_int(tot, 0, 1) : 0);
-		jsonw_int(w, "rmt_hitm", tot->rows ? tsv_int(tot, 0, 2) : 0);
-		jsonw_int(w, "peer", tot->rows ? tsv_int(tot, 0, 3) : 0);
-		jsonw_array(w, "lines");
-	} else if (!cw) {
-		printf("=================================================\n"
-		       "      Shared Data Cache Line Table (typed)\n"
-		       "=================================================\n#\n");
-	}
-	if (c->samples && !w && !cw) {
-		printf("# %s: %s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
-		       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", src->arg, a, b,
-		       tsv_int(tot, 0, 5), c->samples, c->hitm, tsv_int(tot, 0, 1), tsv_int(tot, 0, 2),
-		       tsv_int(tot, 0, 3));
-		print_columns(true);
-	}
+	if (!t->records)
+		cluster_explain_empty(c->h, c->d, rg, t->why, sizeof(t->why));
 	return 0;
 }
 
@@ -939,8 +963,8 @@ static void ctop_kinds(struct ctop *c)
 	}
 }
 
-/* The lines from the answers, each emitted (text, JSON or CSV). */
-static int ctop_emit_lines(struct ctop *c, const char *dbname, struct jsonw *w, struct csvw *cw)
+/* The lines from the answers, as emit_lines() takes them. */
+static int ctop_lines(struct ctop *c)
 {
 	c->tl = calloc(c->lines.rows + 1, sizeof(*c->tl));
 	if (!c->tl)
@@ -957,7 +981,6 @@ static int ctop_emit_lines(struct ctop *c, const char *dbname, struct jsonw *w, 
 			snprintf(l->k.fields, sizeof(l->k.fields), "-");
 		if (!l->k.owner[0])
 			snprintf(l->k.owner, sizeof(l->k.owner), "-");
-		emit_line(l, (int)i, c->hitm, w, cw, dbname, true);
 	}
 	return 0;
 }
@@ -995,12 +1018,9 @@ static void ctop_print_detail(const struct ctop *c, size_t i, size_t k0, size_t 
 }
 
 /* The per-offset detail, as from a host's database, less the chains' symbols. */
-static int ctop_detail(struct ctop *c)
+static int ctop_fetch_detail(struct ctop *c)
 {
-	_cleanup_free_ size_t *first = NULL, *n = NULL;
-	int r;
-
-	r = ctop_select(c, "hitm_lines detail", 14, &c->det,
+	return ctop_select(c, "hitm_lines detail", 14, &c->det,
 		"SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
 		" ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
 		" concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"
@@ -1009,14 +1029,14 @@ static int ctop_detail(struct ctop *c)
 		" WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
 		" GROUP BY machine_id, boot_uuid, line_addr, `offset`, field, symbol, ip, path, grade, rule"
 		" ORDER BY machine_id, boot_uuid, line_addr, `offset`, h DESC", c->d, c->keys, c->rng);
-	if (r < 0)
-		return r;
-	printf("\n=================================================\n"
-	       "      Shared Cache Line Distribution Pareto (typed)\n"
-	       "=================================================\n#\n");
-	printf("#  ------- HITM -------  -- Store --  Total\n");
-	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
-	       "Field", "Symbol", "Path", "Rule");
+}
+
+/* The per-offset detail's blocks, one per line, as print_detail() prints a host's. */
+static int ctop_print_details(const struct ctop *c)
+{
+	_cleanup_free_ size_t *first = NULL, *n = NULL;
+
+	print_detail_header();
 	/* a line's rows are consecutive (ordered by its key) */
 	first = calloc(c->lines.rows + 1, sizeof(*first));
 	n = calloc(c->lines.rows + 1, sizeof(*n));
@@ -1051,6 +1071,7 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		       bool config_given)
 {
 	struct ctop c = { .d = src->database, .limit = limit };
+	bool text_detail = detail && !w && !cw;
 	int r;
 
 	if (w) {
@@ -1061,30 +1082,21 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 	if (r >= 0)
 		r = cluster_range(c.d, rg, &c.rng);
 	if (r >= 0)
-		r = ctop_totals(&c, src, rg, w, cw);
+		r = ctop_totals(&c, src, rg);
+	if (r >= 0 && c.t.records)
+		r = ctop_fetch(&c);
+	if (r >= 0 && c.t.records)
+		r = ctop_lines(&c);
+	if (r >= 0 && c.t.records && text_detail && c.lines.rows)
+		r = ctop_fetch_detail(&c);
 	if (r < 0)
 		goto out;
-	if (!c.samples) {
-		char why[512];
-
-		cluster_explain_empty(c.h, c.d, rg, why, sizeof(why));
-		if (w) {
-			jsonw_end(w);
-			jsonw_str(w, "empty_because", why);
-		} else if (!cw) {
-			printf("# no attributed kernel samples in this range: %s\n", why);
-		}
+	emit_totals(&c.t, w, cw);
+	if (!c.t.records)
 		goto out;
-	}
-	r = ctop_fetch(&c);
-	if (r >= 0)
-		r = ctop_emit_lines(&c, src->arg, w, cw);
-	if (r < 0)
-		goto out;
-	if (w)
-		jsonw_end(w);
-	if (detail && !w && !cw && c.lines.rows)
-		r = ctop_detail(&c);
+	emit_lines(c.tl, c.lines.rows, c.t.hitm, w, cw, src->arg, true);
+	if (text_detail && c.lines.rows)
+		r = ctop_print_details(&c);
 out:
 	if (w) {
 		if (r < 0)
