@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -107,10 +108,10 @@ struct run_share {
 };
 struct boot_view {
 	struct val v[NR_BOOT_KEYS];
-	const struct event_total *events;
+	struct event_total *events;
 	size_t nr_events;
 	bool has_shares;		/* false: not known (the cluster has no run_share) */
-	const struct run_share *shares;	/* counters multiplexed lately */
+	struct run_share *shares;	/* counters multiplexed lately */
 	size_t nr_shares;
 };
 
@@ -338,6 +339,60 @@ fail:
 	return r;
 }
 
+/* An event list's and a share list's names and arrays, as sqlite_boot() made them. */
+static void sqlite_boot_done(struct boot_view *v)
+{
+	for (size_t k = 0; k < v->nr_events; k++)
+		free(v->events[k].name);
+	free(v->events);
+	for (size_t k = 0; k < v->nr_shares; k++)
+		free(v->shares[k].name);
+	free(v->shares);
+	*v = (struct boot_view){};
+}
+
+/*
+ * The current row of boots_sql (b) into v: its values, valid until the
+ * next step, and (totals) its events and shares. Caller frees with
+ * sqlite_boot_done().
+ */
+static int sqlite_boot(sqlite3 *db, sqlite3_stmt *b, bool totals, struct boot_view *v)
+{
+	int r;
+
+	*v = (struct boot_view){ .has_shares = true };
+	for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
+		struct val *x = &v->v[i];
+
+		switch (sqlite3_column_type(b, (int)i)) {
+		case SQLITE_NULL:
+			x->type = VAL_NULL;
+			break;
+		case SQLITE_INTEGER:
+			x->type = VAL_INT;
+			x->i = sqlite3_column_int64(b, (int)i);
+			x->d = (double)x->i;
+			break;
+		case SQLITE_FLOAT:
+			x->type = VAL_NUM;
+			x->d = sqlite3_column_double(b, (int)i);
+			x->i = (int64_t)x->d;
+			break;
+		default:
+			x->type = VAL_STR;
+			x->s = (const char *)sqlite3_column_text(b, (int)i);
+		}
+	}
+	if (!totals)
+		return 0;
+	r = sqlite_events(db, v->v[0].i, &v->events, &v->nr_events);
+	if (r >= 0)
+		r = sqlite_shares(db, v->v[0].i, &v->shares, &v->nr_shares);
+	if (r < 0)
+		sqlite_boot_done(v);
+	return r;
+}
+
 /* One database's block; -errno (said). */
 static int status_db(struct status_out *o, const char *path, bool many)
 {
@@ -354,52 +409,13 @@ static int status_db(struct status_out *o, const char *path, bool many)
 	if (r < 0)
 		goto out;
 	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
-		struct boot_view v = {};
-		struct event_total *ev = NULL;
-		struct run_share *sh = NULL;
-		size_t nev = 0, nsh = 0;
+		struct boot_view v;
 
-		for (size_t i = 0; i < NR_BOOT_KEYS; i++) {
-			switch (sqlite3_column_type(b, (int)i)) {
-			case SQLITE_NULL: v.v[i].type = VAL_NULL; break;
-			case SQLITE_INTEGER:
-				v.v[i].type = VAL_INT;
-				v.v[i].i = sqlite3_column_int64(b, (int)i);
-				v.v[i].d = (double)v.v[i].i;
-				break;
-			case SQLITE_FLOAT:
-				v.v[i].type = VAL_NUM;
-				v.v[i].d = sqlite3_column_double(b, (int)i);
-				v.v[i].i = (int64_t)v.v[i].d;
-				break;
-			default:
-				v.v[i].type = VAL_STR;
-				v.v[i].s = (const char *)sqlite3_column_text(b, (int)i);
-			}
-		}
-		if (o->fmt != FMT_CSV) {
-			r = sqlite_events(db, v.v[0].i, &ev, &nev);
-			if (r >= 0)
-				r = sqlite_shares(db, v.v[0].i, &sh, &nsh);
-			if (r < 0) {
-				for (size_t k = 0; k < nev; k++)
-					free(ev[k].name);
-				free(ev);
-				goto out;
-			}
-		}
-		v.events = ev;
-		v.nr_events = nev;
-		v.has_shares = true;
-		v.shares = sh;
-		v.nr_shares = nsh;
+		r = sqlite_boot(db, b, o->fmt != FMT_CSV, &v);
+		if (r < 0)
+			goto out;
 		emit_boot(o, &v, path);
-		for (size_t k = 0; k < nev; k++)
-			free(ev[k].name);
-		free(ev);
-		for (size_t k = 0; k < nsh; k++)
-			free(sh[k].name);
-		free(sh);
+		sqlite_boot_done(&v);
 	}
 	if (rc != SQLITE_DONE)
 		r = log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
@@ -453,6 +469,175 @@ static int cmp_cboot(const void *x, const void *y)
 	return c;
 }
 
+/* status from the cluster: what the queries answered, and the boots made of them. */
+struct cstatus {
+	struct http *h;
+	const char *d;		/* the cluster's database, an identifier */
+	struct tsv hosts, boots, iv, ev;
+	struct cboot *cb;	/* the boots in their order */
+	struct event_total *evs; /* one boot's events; NULL: none asked for (CSV) */
+	char iso[2][32];	/* one boot's first and last, as SQLite writes them */
+};
+
+static void cstatus_done(struct cstatus *c)
+{
+	free(c->cb);
+	free(c->evs);
+	tsv_done(&c->hosts);
+	tsv_done(&c->boots);
+	tsv_done(&c->iv);
+	tsv_done(&c->ev);
+	http_free(c->h);
+}
+
+/* One query into t; the statement from fmt. -errno (said). */
+static int cstatus_select(struct cstatus *c, const char *what, size_t cols, struct tsv *t,
+			  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int cstatus_select(struct cstatus *c, const char *what, size_t cols, struct tsv *t,
+			  const char *fmt, ...)
+{
+	_cleanup_free_ char *q = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&q, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return log_oom();
+	return cluster_select(c->h, what, q, cols, t);
+}
+
+/* The hosts, their boots, the boots' intervals and (events) their events' totals. */
+static int cstatus_fetch(struct cstatus *c, bool events)
+{
+	const char *d = c->d;
+	int r;
+
+	r = cstatus_select(c, "hosts", 2, &c->hosts,
+		"SELECT machine_id, hostname FROM %s.hosts FINAL WHERE 1 ORDER BY machine_id", d);
+	if (r >= 0)
+		r = cstatus_select(c, "boots", 11, &c->boots,
+			"SELECT machine_id, boot_uuid, kernel_release, kernel_build_id, nr_cpus_online,"
+			" source, pmu_kind, pmu_detail, lru_gen, btf, first_seen_ns"
+			" FROM %s.boots FINAL WHERE 1 ORDER BY machine_id, first_seen_ns, boot_uuid", d);
+	if (r >= 0)
+		r = cstatus_select(c, "intervals", 7, &c->iv,
+			"SELECT machine_id, boot_uuid, count(), sum(end_ns - start_ns) / 1e9,"
+			" toString(toDateTime(intDiv(min(start_ns), 1000000000), 'UTC')),"
+			" toString(toDateTime(intDiv(max(end_ns), 1000000000), 'UTC')), sum(events_lost)"
+			" FROM %s.intervals FINAL GROUP BY machine_id, boot_uuid"
+			" ORDER BY machine_id, boot_uuid", d);
+	if (r < 0 || !events)
+		return r;
+	r = cstatus_select(c, "event_counts", 4, &c->ev,
+		"SELECT machine_id, boot_uuid, event, sum(count) FROM %s.event_counts FINAL"
+		" GROUP BY machine_id, boot_uuid, event ORDER BY machine_id, boot_uuid, event", d);
+	if (r < 0)
+		return r;
+	c->evs = calloc(c->ev.rows + 1, sizeof(*c->evs));
+	return c->evs ? 0 : log_oom();
+}
+
+/* The boots in their order: each with its host's name and its number on the host. */
+static int cstatus_order(struct cstatus *c)
+{
+	const struct tsv *boots = &c->boots, *hosts = &c->hosts;
+
+	c->cb = calloc(boots->rows + 1, sizeof(*c->cb));
+	if (!c->cb)
+		return log_oom();
+	for (size_t i = 0; i < boots->rows; i++) {
+		struct cboot *b = &c->cb[i];
+		const char *mid = tsv_get(boots, i, 0);
+		size_t lo = 0, hi = hosts->rows;
+
+		b->row = i;
+		b->ordinal = i > 0 && strcmp(tsv_get(boots, i - 1, 0), mid) == 0 ? c->cb[i - 1].ordinal + 1 : 1;
+		b->hostname = "?";
+		while (lo < hi) {
+			size_t m = (lo + hi) / 2;
+			int cmp = strcmp(tsv_get(hosts, m, 0), mid);
+
+			if (cmp == 0) {
+				b->hostname = tsv_get(hosts, m, 1) ?: "?";
+				break;
+			}
+			if (cmp < 0)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+	}
+	cmp_boots_tsv = boots;
+	qsort(c->cb, boots->rows, sizeof(*c->cb), cmp_cboot);
+	return 0;
+}
+
+/* The events of the boot (mid, uuid) into v, from c->evs. */
+static void cstatus_events(struct cstatus *c, const char *mid, const char *uuid, struct boot_view *v)
+{
+	const struct tsv *ev = &c->ev;
+	size_t lo = 0, hi = ev->rows, ne = 0;
+
+	/* the first event row of this boot */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		int cmp = strcmp(tsv_get(ev, m, 0), mid);
+
+		if (cmp == 0)
+			cmp = strcmp(tsv_get(ev, m, 1), uuid);
+		if (cmp < 0)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	for (size_t e = lo; e < ev->rows && strcmp(tsv_get(ev, e, 0), mid) == 0 &&
+	     strcmp(tsv_get(ev, e, 1), uuid) == 0; e++)
+		c->evs[ne++] = (struct event_total){ tsv_get(ev, e, 2) ?: "?", tsv_int(ev, e, 3) };
+	v->events = c->evs;
+	v->nr_events = ne;
+}
+
+/* The k-th boot in order, as SQLite's boots_sql gives it; valid until the next. */
+static void cstatus_boot(struct cstatus *c, size_t k, struct boot_view *v)
+{
+	/* the cluster's columns for boot_keys[2..10] */
+	static const int from[] = { -1, -1, 2, 3, 1, 4, 5, 6, 7, 8, 9 };
+	const struct tsv *boots = &c->boots, *iv = &c->iv;
+	size_t i = c->cb[k].row;
+	const char *mid = tsv_get(boots, i, 0), *uuid = tsv_get(boots, i, 1);
+	ssize_t j = tsv_find2(iv, mid, uuid);
+
+	*v = (struct boot_view){};
+	v->v[0] = (struct val){ .type = VAL_INT, .i = c->cb[k].ordinal };
+	v->v[1] = (struct val){ .type = VAL_STR, .s = c->cb[k].hostname };
+	for (int col = 2; col <= 10; col++) {
+		const char *s = tsv_get(boots, i, (size_t)from[col]);
+
+		if (col == 5)
+			v->v[col] = (struct val){ .type = VAL_INT, .i = tsv_int(boots, i, 4) };
+		else
+			v->v[col] = (struct val){ .type = s ? VAL_STR : VAL_NULL, .s = s };
+	}
+	v->v[11] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(iv, (size_t)j, 2) : 0 };
+	v->v[12] = (struct val){ .type = VAL_NUM, .d = j >= 0 ? tsv_num(iv, (size_t)j, 3) : 0 };
+	for (int col = 13; col <= 14; col++) {
+		/* ISO 8601 as SQLite's strftime writes it: "YYYY-MM-DDTHH:MM:SSZ" */
+		const char *s = j >= 0 ? tsv_get(iv, (size_t)j, (size_t)col - 9) : NULL;
+		char *iso = c->iso[col - 13];
+
+		if (s && strlen(s) == 19 && s[10] == ' ') {
+			snprintf(iso, sizeof(c->iso[0]), "%.10sT%sZ", s, s + 11);
+			v->v[col] = (struct val){ .type = VAL_STR, .s = iso };
+		}
+	}
+	v->v[15] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(iv, (size_t)j, 6) : 0 };
+	/* 16..19: learned objects stay in the host's database */
+	if (c->evs)
+		cstatus_events(c, mid, uuid, v);
+}
+
 /*
  * The cluster's block: every shipped host's boots with the same values as
  * from SQLite, read with FINAL (exact before ReplacingMergeTree merges).
@@ -465,153 +650,26 @@ static int cmp_cboot(const void *x, const void *y)
 static int status_cluster(struct status_out *o, const struct source *src, const char *cred,
 			  const char *config_path, bool config_given)
 {
-	struct tsv hosts = {}, boots = {}, iv = {}, ev = {};
-	_cleanup_free_ char *q = NULL;
-	_cleanup_free_ struct cboot *cb = NULL;
-	struct event_total *evs = NULL;
-	const char *d = src->database;
-	struct http *h = NULL;
-	size_t ne = 0;
+	struct cstatus c = { .d = src->database };
 	int r;
 
-	r = cluster_open(src, cred, config_path, config_given, &h);
-	if (r < 0)
-		return r;
-	if (asprintf(&q, "SELECT machine_id, hostname FROM %s.hosts FINAL WHERE 1 ORDER BY machine_id", d) < 0)
-		goto oom;
-	r = cluster_select(h, "hosts", q, 2, &hosts);
-	if (r < 0)
-		goto out;
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, kernel_release, kernel_build_id, nr_cpus_online,"
-		     " source, pmu_kind, pmu_detail, lru_gen, btf, first_seen_ns"
-		     " FROM %s.boots FINAL WHERE 1 ORDER BY machine_id, first_seen_ns, boot_uuid", d) < 0)
-		goto oom;
-	r = cluster_select(h, "boots", q, 11, &boots);
+	r = cluster_open(src, cred, config_path, config_given, &c.h);
+	if (r >= 0)
+		r = cstatus_fetch(&c, o->fmt != FMT_CSV);
+	if (r >= 0)
+		r = cstatus_order(&c);
 	if (r < 0)
 		goto out;
-	free(q);
-	if (asprintf(&q, "SELECT machine_id, boot_uuid, count(), sum(end_ns - start_ns) / 1e9,"
-		     " toString(toDateTime(intDiv(min(start_ns), 1000000000), 'UTC')),"
-		     " toString(toDateTime(intDiv(max(end_ns), 1000000000), 'UTC')), sum(events_lost)"
-		     " FROM %s.intervals FINAL GROUP BY machine_id, boot_uuid"
-		     " ORDER BY machine_id, boot_uuid", d) < 0)
-		goto oom;
-	r = cluster_select(h, "intervals", q, 7, &iv);
-	if (r < 0)
-		goto out;
-	if (o->fmt != FMT_CSV) {
-		free(q);
-		if (asprintf(&q, "SELECT machine_id, boot_uuid, event, sum(count) FROM %s.event_counts FINAL"
-			     " GROUP BY machine_id, boot_uuid, event ORDER BY machine_id, boot_uuid, event",
-			     d) < 0)
-			goto oom;
-		r = cluster_select(h, "event_counts", q, 4, &ev);
-		if (r < 0)
-			goto out;
-		evs = calloc(ev.rows + 1, sizeof(*evs));
-		if (!evs)
-			goto oom;
-	}
-
-	cb = calloc(boots.rows + 1, sizeof(*cb));
-	if (!cb)
-		goto oom;
-	for (size_t i = 0; i < boots.rows; i++) {
-		const char *mid = tsv_get(&boots, i, 0);
-		size_t lo = 0, hi = hosts.rows;
-
-		cb[i].row = i;
-		cb[i].ordinal = i > 0 && strcmp(tsv_get(&boots, i - 1, 0), mid) == 0 ? cb[i - 1].ordinal + 1 : 1;
-		cb[i].hostname = "?";
-		while (lo < hi) {
-			size_t m = (lo + hi) / 2;
-			int c = strcmp(tsv_get(&hosts, m, 0), mid);
-
-			if (c == 0) {
-				cb[i].hostname = tsv_get(&hosts, m, 1) ?: "?";
-				break;
-			}
-			if (c < 0)
-				lo = m + 1;
-			else
-				hi = m;
-		}
-	}
-	cmp_boots_tsv = &boots;
-	qsort(cb, boots.rows, sizeof(*cb), cmp_cboot);
-
 	begin_db(o, src->arg, false, false);
-	for (size_t k = 0; k < boots.rows; k++) {
-		size_t i = cb[k].row;
-		const char *mid = tsv_get(&boots, i, 0), *uuid = tsv_get(&boots, i, 1);
-		ssize_t j = tsv_find2(&iv, mid, uuid);
-		struct boot_view v = {};
-		char iso[2][32];
-		/* the cluster's columns for boot_keys[1..15] */
-		static const int from[] = { -1, -1, 2, 3, 1, 4, 5, 6, 7, 8, 9 };
+	for (size_t k = 0; k < c.boots.rows; k++) {
+		struct boot_view v;
 
-		v.v[0] = (struct val){ .type = VAL_INT, .i = cb[k].ordinal };
-		v.v[1] = (struct val){ .type = VAL_STR, .s = cb[k].hostname };
-		for (int c = 2; c <= 10; c++) {
-			const char *s = tsv_get(&boots, i, (size_t)from[c]);
-
-			if (c == 5)
-				v.v[c] = (struct val){ .type = VAL_INT, .i = tsv_int(&boots, i, 4) };
-			else
-				v.v[c] = (struct val){ .type = s ? VAL_STR : VAL_NULL, .s = s };
-		}
-		v.v[11] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(&iv, (size_t)j, 2) : 0 };
-		v.v[12] = (struct val){ .type = VAL_NUM, .d = j >= 0 ? tsv_num(&iv, (size_t)j, 3) : 0 };
-		for (int c = 13; c <= 14; c++) {
-			/* ISO 8601 as SQLite's strftime writes it: "YYYY-MM-DDTHH:MM:SSZ" */
-			const char *s = j >= 0 ? tsv_get(&iv, (size_t)j, (size_t)c - 9) : NULL;
-
-			if (s && strlen(s) == 19 && s[10] == ' ') {
-				snprintf(iso[c - 13], sizeof(iso[0]), "%.10sT%sZ", s, s + 11);
-				v.v[c] = (struct val){ .type = VAL_STR, .s = iso[c - 13] };
-			}
-		}
-		v.v[15] = (struct val){ .type = VAL_INT, .i = j >= 0 ? tsv_int(&iv, (size_t)j, 6) : 0 };
-		/* 16..19: learned objects stay in the host's database */
-		if (evs) {
-			ssize_t e = -1;
-			size_t lo = 0, hi = ev.rows;
-
-			/* the first event row of this boot */
-			while (lo < hi) {
-				size_t m = (lo + hi) / 2;
-				int c = strcmp(tsv_get(&ev, m, 0), mid);
-
-				if (c == 0)
-					c = strcmp(tsv_get(&ev, m, 1), uuid);
-				if (c < 0)
-					lo = m + 1;
-				else
-					hi = m;
-			}
-			ne = 0;
-			for (e = (ssize_t)lo; (size_t)e < ev.rows && strcmp(tsv_get(&ev, (size_t)e, 0), mid) == 0 &&
-			     strcmp(tsv_get(&ev, (size_t)e, 1), uuid) == 0; e++)
-				evs[ne++] = (struct event_total){ tsv_get(&ev, (size_t)e, 2) ?: "?",
-								  tsv_int(&ev, (size_t)e, 3) };
-			v.events = evs;
-			v.nr_events = ne;
-		}
+		cstatus_boot(&c, k, &v);
 		emit_boot(o, &v, src->arg);
 	}
 	end_db(o);
-	r = 0;
-	goto out;
-oom:
-	r = log_oom();
 out:
-	free(evs);
-	tsv_done(&hosts);
-	tsv_done(&boots);
-	tsv_done(&iv);
-	tsv_done(&ev);
-	http_free(h);
+	cstatus_done(&c);
 	return r;
 }
 
