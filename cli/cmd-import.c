@@ -529,7 +529,8 @@ static int import_parse_one(int opt, const char *arg, void *userdata)
 	return import_option(opt, arg, a->o, a->im) != 0 ? -EINVAL : 0;
 }
 
-int cmd_import(int argc, char **argv)
+/* The options into o and im, and the file's path: 0, 1 after --help, EXIT_USAGE (said). */
+static int import_parse(int argc, char **argv, struct import_opts *o, struct import *im)
 {
 	static const struct option opts[] = {
 		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
@@ -546,6 +547,25 @@ int cmd_import(int argc, char **argv)
 		{ "boot-id",		required_argument, NULL, OPT_BOOT_ID },
 		{}
 	};
+	struct cli_opts co;
+	int r;
+
+	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
+		.prog = "mmhitm import", .sets = OPTS_DB, .opts = opts, .parse = import_parse_one,
+		.userdata = &(struct import_args){ .o = o, .im = im }, .help = cmd_import_help }, &co);
+	if (r != 0)
+		return r;
+	o->db = co.db;
+	if (optind != argc - 1) {
+		log_error("Usage: mmhitm import FILE [--db PATH] ... ('mmhitm import --help')");
+		return EXIT_USAGE;
+	}
+	im->path = argv[optind];
+	return 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
 	struct import_opts o = { .db = default_db_path() };
 	struct import im = { .interval_ns = 60 * NSEC_PER_SEC, .max_gap_ns = IMPORT_MAX_GAP_NS,
 			     .agg_cfg = { .max_stack = IMPORT_MAX_STACK } };
@@ -557,20 +577,11 @@ int cmd_import(int argc, char **argv)
 	size_t nsyms = 0, unresolved = 0;
 	sqlite3 *db = NULL;
 	int64_t boot_id = 0;
-	struct cli_opts co;
 	int r;
 
-	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
-		.prog = "mmhitm import", .sets = OPTS_DB, .opts = opts, .parse = import_parse_one,
-		.userdata = &(struct import_args){ .o = &o, .im = &im }, .help = cmd_import_help }, &co);
+	r = import_parse(argc, argv, &o, &im);
 	if (r != 0)
 		return r == 1 ? 0 : r;
-	o.db = co.db;
-	if (optind != argc - 1) {
-		log_error("Usage: mmhitm import FILE [--db PATH] ... ('mmhitm import --help')");
-		return EXIT_USAGE;
-	}
-	im.path = argv[optind];
 
 	/* A trace-cmd trace.dat has its own import (import-tracedat.c). */
 	if (tracedat_sniff(im.path) > 0)
