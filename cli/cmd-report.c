@@ -14,6 +14,7 @@
 #include "cluster.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
 #include "http.h"
 #include "log.h"
 #include "opts.h"
@@ -500,6 +501,10 @@ int cmd_report(int argc, char **argv)
 		for (size_t i = 0; i < cli.src.n; i++)
 			dbs[i] = cli.src.v[i].path;
 		r = report_run(rep, dbs, cli.src.n);
+		/* its one database could not be opened (db_open_error() is
+		 * cleared by every open that succeeds) */
+		if (r < 0 && cli.src.n == 1 && *db_open_error())
+			cli_db_failed(dbs[0], r);
 	}
 	if (r >= 0)
 		r = report_outputs(&cli, rep);

@@ -12,7 +12,9 @@
 #include "commands.h"
 #include "config.h"
 #include "exitcode.h"
+#include "opts.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #ifndef MMHITM_VERSION
@@ -22,7 +24,7 @@
 static const struct command commands[] = {
 	{ "status", cmd_status, "show what a database holds: hosts, boots, intervals, events",
 	  cmd_status_help },
-	{ "analyze", cmd_analyze, "type and attribute sampled cache lines to P1..P4", cmd_analyze_help },
+	{ "analyze", cmd_analyze, "type sampled cache lines, attribute them to the kernel paths", cmd_analyze_help },
 	{ "top", cmd_top, "the typed top cache lines, like perf c2c report", cmd_top_help },
 	{ "import", cmd_import, "import a perf.data file (perf c2c/mem record) or a trace.dat as a boot",
 	  cmd_import_help },
@@ -64,6 +66,8 @@ static int close_stdout(int status)
 int main(int argc, char **argv)
 {
 	log_setup("mmhitm");
+	if (paths_load() < 0)
+		return EXIT_CONFIG;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			int r = commands[i].run(argc - 1, argv + 1);
 
-			return close_stdout(r > 0 ? r : exit_status(r));
+			return close_stdout(r > 0 ? r : cli_exit_status(r));
 		}
 	}
 	{

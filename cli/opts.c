@@ -134,11 +134,24 @@ void cli_opts_done(struct cli_opts *o)
 	sources_done(&o->src);
 }
 
+/* The error of the last database cli_db_open() could not open. */
+static int input_failure;
+
+int cli_db_failed(const char *path, int r)
+{
+	log_error("Cannot open the database %s: %s", path, db_open_error());
+	input_failure = r;
+	return r;
+}
+
 int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 {
 	int r = db_open(path, flags, ret_db);
 
-	if (r < 0)
-		log_error("Cannot open the database %s: %s", path, db_open_error());
-	return r;
+	return r < 0 ? cli_db_failed(path, r) : r;
+}
+
+int cli_exit_status(int r)
+{
+	return r < 0 && r == input_failure ? exit_status_input(r) : exit_status(r);
 }

@@ -60,5 +60,11 @@ void cli_opts_done(struct cli_opts *o);
 /* db_open() for a command: the reason it failed is said once, with the
  * path ("Cannot open the database x.db: is a directory"). */
 int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
+/* What cli_db_open() says and keeps when db_open() failed elsewhere. */
+int cli_db_failed(const char *path, int r);
+
+/* The exit status of a command's failure r: a database cli_db_open() could
+ * not open is its input (exit_status_input()), anything else exit_status(). */
+int cli_exit_status(int r);
 
 #endif

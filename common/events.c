@@ -12,6 +12,7 @@
 #include "db.h"
 #include "events.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #define TRACEFS_MAGIC_NR 0x74726163
@@ -93,4 +94,55 @@ const char *tracefs_dir(void)
 	}
 	log_info("Mounted tracefs on %s", dirs[0]);
 	return dirs[0];
+}
+
+/* Counted on every boot: the switches P1's work is derived from. */
+static const char *const always_counted[] = {
+	"sched:sched_switch",
+};
+
+/*
+ * Counted too when recording continuously. Windowed, each tracepoint
+ * counted is a kernel text patch, with IPIs to every CPU, at every slice's
+ * start and end, most of what an idle window costs: these measure no
+ * path's work (the reclaim that vmscan:* counts is in /proc/vmstat for
+ * free, contended locks are learned in the windows all the same), and
+ * mmhitmd --count-events adds them back.
+ */
+static const char *const continuous_counted[] = {
+	"pagemap:mm_lru_insertion",
+	"lock:contention_begin",
+	"vmscan:*",
+};
+
+static int counted_add(const char **ret, size_t *n, size_t max, const char *spec)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(ret[i], spec))
+			return 0;
+	if (*n >= max)
+		return -E2BIG;
+	ret[(*n)++] = spec;
+	return 0;
+}
+
+int events_counted(bool continuous, const char **ret, size_t max)
+{
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(always_counted); i++)
+		r = counted_add(ret, &n, max, always_counted[i]);
+	/* each path's work that is a tracepoint ("derived:" and
+	 * lru_gen_progress. are computed, not counted) */
+	for (size_t p = 0; r >= 0 && p < paths_count(); p++)
+		for (size_t i = 0; r >= 0 && i < path_get(p)->nr_work; i++) {
+			const char *w = path_get(p)->work[i];
+
+			if (strchr(w, ':') && !startswith(w, "derived:"))
+				r = counted_add(ret, &n, max, w);
+		}
+	for (size_t i = 0; r >= 0 && continuous && i < ARRAY_SIZE(continuous_counted); i++)
+		r = counted_add(ret, &n, max, continuous_counted[i]);
+	return r < 0 ? r : (int)n;
 }

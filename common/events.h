@@ -31,6 +31,17 @@ void event_status_list_done(struct event_status_list *l);
 /* Replaces the boot's rows in boot_events, inside the caller's txn. */
 int event_status_store(sqlite3 *db, int64_t boot_id, const struct event_status_list *l);
 
+/*
+ * The tracepoints counted, one list for the daemon that counts them and
+ * the trace.dat import that finds them in a file: those always counted,
+ * each path's work that is a tracepoint (the path table), and, recording
+ * continuously, those that measure no path's work. "system:*" counts a
+ * whole system. Fills ret (pointers to static or path-table strings) and
+ * returns how many, or -E2BIG when max is too small.
+ */
+#define EVENTS_COUNTED_MAX 64
+int events_counted(bool continuous, const char **ret, size_t max);
+
 /* The tracefs mount point, mounting tracefs there if needed. NULL: none. */
 const char *tracefs_dir(void);
 

@@ -22,7 +22,7 @@
 static inline int exit_status(int r)
 {
 	switch (-r) {
-	case ENOENT: case EISDIR: case EACCES: case EPERM: case ENOTDIR: case ENODATA:
+	case ENOENT: case EISDIR: case ENOTDIR: case ENODATA:
 		return EXIT_NOINPUT;
 	case EMEDIUMTYPE: case EPROTONOSUPPORT: case EROFS:
 		return EXIT_DATAERR;
@@ -31,6 +31,14 @@ static inline int exit_status(int r)
 	default:
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
+}
+
+/* ... of a failure to open the program's input (its database), where a
+ * permission refused is the input's too; elsewhere (a credentials file,
+ * a cluster's password) it is not. */
+static inline int exit_status_input(int r)
+{
+	return r == -EACCES || r == -EPERM ? EXIT_NOINPUT : exit_status(r);
 }
 
 #endif

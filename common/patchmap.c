@@ -77,7 +77,7 @@ const char *patch_state_to_string(enum patch_state s)
 /* The index of a path id of the table, any case; -1 if none. */
 static int id_index(const char *s, size_t len)
 {
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		if (strlen(path_get(p)->id) == len && strncasecmp(path_get(p)->id, s, len) == 0)
 			return p;
 	return -1;
@@ -89,7 +89,7 @@ static unsigned int parse_paths(const char *s)
 	unsigned int mask = 0;
 
 	if (strcasecmp(s, "all") == 0)
-		return (1u << NR_PATHS) - 1;
+		return (1u << paths_nr()) - 1;
 	while (*s) {
 		size_t item = strcspn(s, ","), dash = strcspn(s, "-,");
 		int a, b;
@@ -168,8 +168,8 @@ static int parse_line(struct patch_map *m, char *line, const char *origin, unsig
 				       origin, lineno, verb);
 	rule.paths = parse_paths(paths);
 	if (!rule.paths)
-		return log_error_errno(EINVAL, "%s:%u: bad paths '%s' (of %s: one, a list such as "
-				       "P1,P3, a range such as P1-P4, or all)", origin, lineno, paths,
+		return log_error_errno(EINVAL, "%s:%u: bad paths '%s' (of %s: one, a list with "
+				       "commas, a range FIRST-LAST, or all)", origin, lineno, paths,
 				       paths_ids());
 	for (i = 0; i < ARRAY_SIZE(match_names); i++)
 		if (strcmp(match, match_names[i]) == 0)
@@ -299,14 +299,14 @@ static bool patch_line_matches(const struct patch_line *rule, const struct kerne
 void patch_map_resolve(const struct patch_map *m, const struct kernel_desc *k,
 		       struct patch_verdict ret[MAX_PATHS])
 {
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		ret[p] = (struct patch_verdict){ PATCH_UNKNOWN, NULL };
 	for (size_t i = 0; i < m->nr_rules; i++) {
 		const struct patch_line *rule = &m->rules[i];
 
 		if (!patch_line_matches(rule, k))
 			continue;
-		for (int p = 0; p < NR_PATHS; p++)
+		for (int p = 0; p < paths_nr(); p++)
 			if (rule->paths & (1u << p))
 				ret[p] = (struct patch_verdict){ rule->state, rule->why };
 	}

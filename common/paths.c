@@ -18,6 +18,7 @@ static struct path_def table[MAX_PATHS];
 static size_t nr_paths;
 static char *text_copy;		/* the parsed table's strings point into it */
 static char ids[MAX_PATHS * 8];
+static char span[64];
 static bool loaded;
 
 static void load(void);
@@ -71,6 +72,8 @@ static int set_key(struct path_def *p, const char *key, char *value)
 		return words(value, p->functions, &p->nr_functions);
 	if (strcmp(key, "work") == 0)
 		return words(value, p->work, &p->nr_work);
+	if (strcmp(key, "needs") == 0)
+		return words(value, p->needs, &p->nr_needs);
 	return -ENOENT;
 }
 
@@ -149,6 +152,10 @@ int paths_parse(const char *text, size_t len, const char *origin)
 	ids[0] = '\0';
 	for (size_t i = 0; i < n; i++)
 		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", i ? " " : "", table[i].id);
+	if (n == 1)
+		snprintf(span, sizeof(span), "%s", table[0].id);
+	else
+		snprintf(span, sizeof(span), "%s..%s", table[0].id, table[n - 1].id);
 	loaded = true;
 	return 0;
 fail:
@@ -158,26 +165,31 @@ fail:
 	return r;
 }
 
-static void load(void)
+int paths_load(void)
 {
 	const char *path = getenv("MMHITM_PATHS");
 	_cleanup_free_ char *buf = NULL;
 	ssize_t n;
 
 	if (loaded)
-		return;
+		return 0;
 	if (path && *path) {
 		n = read_file(path, &buf);
-		if (n < 0) {
-			log_error_errno((int)n, "Failed to read the path table %s (MMHITM_PATHS): %m", path);
-			exit(EXIT_FAILURE);
-		}
-		if (paths_parse(buf, (size_t)n, path) < 0)
-			exit(EXIT_FAILURE);
-		return;
+		if (n < 0)
+			return log_error_errno((int)n, "Failed to read the path table %s (MMHITM_PATHS): %m",
+					       path);
+		return paths_parse(buf, (size_t)n, path);	/* the text stays, copied */
 	}
-	if (paths_parse((const char *)paths_conf, paths_conf_len, "paths.conf (built in)") < 0)
-		exit(EXIT_FAILURE);
+	return paths_parse((const char *)paths_conf, paths_conf_len, "paths.conf (built in)");
+}
+
+/* A program's main() has loaded the table (paths_load()); a test or a
+ * benchmark that did not gets it here. A table that does not load here is
+ * a main() that did not check. */
+static void load(void)
+{
+	if (!loaded && paths_load() < 0)
+		abort();
 }
 
 size_t paths_count(void)
@@ -202,4 +214,30 @@ const char *paths_ids(void)
 {
 	load();
 	return ids;
+}
+
+const char *paths_span(void)
+{
+	load();
+	return span;
+}
+
+const char *paths_needing(const char *feature, char *buf, size_t len)
+{
+	size_t found = 0, all = 0;
+
+	load();
+	for (size_t i = 0; i < nr_paths; i++)
+		for (size_t j = 0; j < table[i].nr_needs; j++)
+			all += strcmp(table[i].needs[j], feature) == 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < nr_paths; i++)
+		for (size_t j = 0; j < table[i].nr_needs; j++) {
+			if (strcmp(table[i].needs[j], feature))
+				continue;
+			found++;
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+				 found == 1 ? "" : found == all ? " and " : ", ", table[i].id);
+		}
+	return buf;
 }

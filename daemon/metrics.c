@@ -52,7 +52,7 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 
 	metric(f, "mmhitm_path_hitm_total", "counter",
 	       "HITM samples attributed to each path since mmhitmd started (absent: not sampled).");
-	for (int k = 0; k < NR_PATHS; k++) {
+	for (int k = 0; k < paths_nr(); k++) {
 		if (!t->measured[k])
 			continue;
 		path_series(f, b, p, k, "mmhitm_path_hitm_total", ",kind=\"local\"");
@@ -64,7 +64,7 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 	}
 	metric(f, "mmhitm_path_work_total", "counter",
 	       "Units of each path's own work (same-mm switches, aging passes, activations, TLB flushes).");
-	for (int k = 0; k < NR_PATHS; k++) {
+	for (int k = 0; k < paths_nr(); k++) {
 		path_series(f, b, p, k, "mmhitm_path_work_total", "");
 		fprintf(f, "%.0f\n", t->work[k]);
 	}

@@ -34,6 +34,7 @@
 #include "exitcode.h"
 #include "flight.h"
 #include "log.h"
+#include "paths.h"
 #include "metrics.h"
 #include "recorder.h"
 #include "retention.h"
@@ -699,6 +700,8 @@ int main(int argc, char **argv)
 	int r;
 
 	log_setup("mmhitmd");
+	if (paths_load() < 0)
+		return EXIT_CONFIG;
 	r = parse_argv(argc, argv, &d.opts);
 	if (r != 0)
 		return r > 0 ? 0 : 2;

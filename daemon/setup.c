@@ -46,29 +46,6 @@
 #define DB_WAIT_MAX_S 60
 
 /*
- * The tracepoints counted in the kernel (in every window slice, or all
- * along): all switches (the ctxt of /proc/stat checks them), and every
- * path's unit of work that is a tracepoint (the path table's `work`).
- */
-static const char *const default_counted[] = {
-	"sched:sched_switch",
-};
-
-/*
- * Counted too when recording continuously. Windowed, each tracepoint
- * counted is a kernel text patch, with IPIs to every CPU, at every slice's
- * start and end, most of what an idle window costs: these measure no
- * path's work (the reclaim that vmscan:* counts is in /proc/vmstat for
- * free, contended locks are learned in the windows all the same), and
- * --count-events adds them back.
- */
-static const char *const continuous_counted[] = {
-	"pagemap:mm_lru_insertion",
-	"lock:contention_begin",
-	"vmscan:*",
-};
-
-/*
  * Kernel functions worth keeping per boot besides the paths' own (the
  * path table's `functions`; markers a patch leaves behind come from the
  * patch map): the allocators of mm_struct.
@@ -176,7 +153,7 @@ static int setup_patch_state(struct daemon *d, const struct kallsyms *ks)
 			break;
 	}
 	patch_map_resolve(m, &k, v);
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		d->paths.patch[p] = patch_state_to_string(v[p].state);
 	patch_map_free(m);
 	return r;
@@ -436,7 +413,7 @@ static int store_boot_step(struct daemon *d, void *arg)
 		if (k)
 			r = kallsyms_store(d->db, d->boot_id, k);
 	}
-	for (int p = 0; r >= 0 && ks && p < NR_PATHS; p++)
+	for (int p = 0; r >= 0 && ks && p < paths_nr(); p++)
 		for (size_t i = 0; r >= 0 && i < path_get(p)->nr_functions; i++) {
 			const struct ksym *k = kallsyms_find(ks, path_get(p)->functions[i]);
 
@@ -472,7 +449,7 @@ static int setup_db(struct daemon *d)
 	if (r >= 0 || r == -ECANCELED || !db_open_error()[0])
 		return r;
 refused:
-	d->exit_status = exit_status(r);
+	d->exit_status = exit_status_input(r);
 	return log_error_errno(r, "Cannot open the database %s: %s", d->cfg.db_path, db_open_error());
 }
 
@@ -500,34 +477,22 @@ static int setup_host(struct daemon *d)
 	return 0;
 }
 
-/* The counted tracepoints: the defaults, continuous mode's, count_events. */
+/* The counted tracepoints: events_counted() (the list the trace.dat
+ * import reads too), then count_events. */
 static int setup_counters(struct daemon *d)
 {
-	int r;
+	const char *counted[EVENTS_COUNTED_MAX];
+	int nr_counted, r;
 
 	raise_fd_limit();
 	d->counters = counters_new(!d->windowed);
 	if (!d->counters)
 		return log_oom();
-	for (size_t i = 0; i < ARRAY_SIZE(default_counted); i++) {
-		r = counters_add(d->counters, default_counted[i], &d->status);
-		if (r < 0)
-			return r;
-	}
-	/* each path's work that is a tracepoint (derived: and lru_gen_progress.
-	 * are computed, not counted) */
-	for (int p = 0; p < NR_PATHS; p++)
-		for (size_t i = 0; i < path_get(p)->nr_work; i++) {
-			const char *w = path_get(p)->work[i];
-
-			if (strchr(w, ':') && !startswith(w, "derived:")) {
-				r = counters_add(d->counters, w, &d->status);
-				if (r < 0)
-					return r;
-			}
-		}
-	for (size_t i = 0; !d->windowed && i < ARRAY_SIZE(continuous_counted); i++) {
-		r = counters_add(d->counters, continuous_counted[i], &d->status);
+	nr_counted = events_counted(!d->windowed, counted, ARRAY_SIZE(counted));
+	if (nr_counted < 0)
+		return log_error_errno(nr_counted, "The path table's work tracepoints do not fit: %m");
+	for (int i = 0; i < nr_counted; i++) {
+		r = counters_add(d->counters, counted[i], &d->status);
 		if (r < 0)
 			return r;
 	}

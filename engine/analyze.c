@@ -1298,7 +1298,7 @@ static int store_paths(sqlite3 *db)
 				" work_unit = excluded.work_unit, per = excluded.per"
 				" WHERE (title, work_unit, per) IS NOT (excluded.title, excluded.work_unit,"
 				" excluded.per)");
-	for (int i = 0; r >= 0 && i < NR_PATHS; i++) {
+	for (int i = 0; r >= 0 && i < paths_nr(); i++) {
 		const struct path_def *pd = path_get(i);
 
 		sqlite3_reset(st);

@@ -69,20 +69,6 @@ static const char tracedat_magic_bytes[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c
 /* Buffers in one file: the top-level one and its instances. */
 #define MAX_BUFFERS	64
 
-/*
- * The events counted, as mmhitmd counts them (daemon/mmhitmd.c:
- * default_counted[] and, continuous, continuous_counted[]): keep the two
- * lists the same. "system:*" counts a whole system.
- */
-static const char *const counted_events[] = {
-	"sched:sched_switch",
-	"pagemap:mm_lru_activate",
-	"tlb:tlb_flush",
-	"pagemap:mm_lru_insertion",
-	"lock:contention_begin",
-	"vmscan:*",
-};
-
 struct counted {
 	char name[96];			/* "system:name" */
 	uint64_t total;
@@ -112,6 +98,8 @@ struct tdimport {
 	struct u64map *ids;		/* event id -> counted index + 1, or ~0: not counted */
 	struct counted *cnt;
 	size_t n_cnt;
+	const char *counted[EVENTS_COUNTED_MAX];	/* events_counted(): what mmhitmd counts */
+	size_t n_counted;
 	struct source src[16];
 	int n_src;
 	struct learner *learner;
@@ -328,8 +316,8 @@ static long counted_index(struct tdimport *im, int id)
 	e = tep_find_event(im->tep, id);
 	if (e) {
 		snprintf(name, sizeof(name), "%s:%s", e->system, e->name);
-		for (size_t i = 0; i < ARRAY_SIZE(counted_events) && idx < 0; i++) {
-			if (!counted_match(counted_events[i], name))
+		for (size_t i = 0; i < im->n_counted && idx < 0; i++) {
+			if (!counted_match(im->counted[i], name))
 				continue;
 			for (size_t j = 0; j < im->n_cnt; j++)
 				if (!strcmp(im->cnt[j].name, name))
@@ -784,8 +772,8 @@ out:
 /* Which counted events the file has (boot_events), beside the learning ones. */
 static int note_counted(struct tdimport *im)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(counted_events); i++) {
-		const char *c = counted_events[i], *colon = strchr(c, ':');
+	for (size_t i = 0; i < im->n_counted; i++) {
+		const char *c = im->counted[i], *colon = strchr(c, ':');
 		char sys[64];
 		bool found = false;
 
@@ -942,6 +930,13 @@ int tracedat_import(const char *path, const struct tracedat_opts *o)
 	config_init(&cfg);
 	if (!im.interval_ns)
 		im.interval_ns = cfg.interval_ns;
+	/* A trace.dat has what continuous recording would have counted. */
+	r = events_counted(true, im.counted, ARRAY_SIZE(im.counted));
+	if (r < 0) {
+		config_done(&cfg);
+		return log_error_errno(r, "The path table's work tracepoints do not fit: %m");
+	}
+	im.n_counted = (size_t)r;
 	/* libtracecmd and libtraceevent print to stderr; what matters is said below. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
 	tep_set_loglevel(TEP_LOG_NONE);

@@ -364,7 +364,7 @@ static int write_unsampled(struct path_intervals *p, sqlite3_stmt *ins, int64_t 
 {
 	int r;
 
-	for (int i = 0; i < NR_PATHS; i++) {
+	for (int i = 0; i < paths_nr(); i++) {
 		char source[160] = "";
 		struct work work = { 0, 0, 1 };
 		int w;

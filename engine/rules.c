@@ -259,8 +259,8 @@ static int parse_head(char **tok, size_t ntok, const char *where, struct rule *r
 		if (!rule->anchor_struct || !rule->anchor_field)
 			return -ENOMEM;
 	} else if (!valid_target(tok[2])) {
-		BAD("rule '%s': bad target '%s' (P1..P4, other, other:NAME, unresolved)",
-		    tok[1], tok[2]);
+		BAD("rule '%s': bad target '%s' (%s, other, other:NAME, unresolved)",
+		    tok[1], tok[2], paths_span());
 	}
 	r = canon_add(&rule->canon, tok[0]);
 	if (r >= 0)
@@ -283,8 +283,8 @@ static int parse_as(const char *v, char **head, const char *where, struct rule *
 	if (!dot || dot == v || !dot[1] || !valid_name(v) || strpbrk(v, "*?[,"))
 		BAD("rule '%s': as=%s is not STRUCT.FIELD", name, v);
 	if (strcmp(head[2], "other") == 0)
-		BAD("rule '%s': as= needs a target that names the result (P1..P4, "
-		    "other:NAME)", name);
+		BAD("rule '%s': as= needs a target that names the result (%s, "
+		    "other:NAME)", name, paths_span());
 	rule->as_struct = strndup(v, (size_t)(dot - v));
 	rule->as_field = strdup(dot + 1);
 	if (!rule->as_struct || !rule->as_field)

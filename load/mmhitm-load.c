@@ -10,7 +10,9 @@
 
 #include "cli.h"
 #include "load.h"
+#include "exitcode.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #ifndef MMHITM_VERSION
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	/* The result goes to stdout in one piece, even through a pipe. */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	if (paths_load() < 0)
+		return EXIT_CONFIG;
 
 	if (argc < 2) {
 		usage(stderr);

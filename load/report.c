@@ -217,7 +217,7 @@ int load_report_print(const struct load_report *r, FILE *f, bool json)
 
 const char *load_hot_path(const char *workload)
 {
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		if (path_get(p)->reproducer && strcmp(path_get(p)->reproducer, workload) == 0)
 			return path_get(p)->id;
 	return "none";

@@ -175,7 +175,7 @@ int coverage_chart(const struct report *r, FILE *f)
 	c.mt = 34;
 	chart_begin(&c, f, 1140, 200, "share of hosts on a kernel carrying each patch");
 	chart_axes(&c, NULL, "% of recording hosts on a kernel carrying the patch");
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		for (size_t b = 0; b < nb; b++) {
 			size_t on = 0, all = 0;
 
@@ -193,7 +193,7 @@ int coverage_chart(const struct report *r, FILE *f)
 		chart_line(&c, x, y, nb, classes[p], path_get(p)->id);
 		labels[p] = path_get(p)->id;
 	}
-	chart_legend(&c, labels, classes, (size_t)NR_PATHS);
+	chart_legend(&c, labels, classes, (size_t)paths_nr());
 	chart_end(&c);
 	free(x);
 	free(y);

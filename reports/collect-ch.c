@@ -567,7 +567,7 @@ static int line_line(char **f, size_t n, void *arg)
 /* The paths' ids as a SQL list: 'P1','P2',... */
 static int path_list(struct strbuf *q)
 {
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		if ((p && strbuf_add(q, ",", 1) < 0) || sql_add_string(q, path_get(p)->id) < 0)
 			return -ENOMEM;
 	return 0;
@@ -578,7 +578,7 @@ static int read_lines(struct cluster *c)
 	struct report *r = c->r;
 	int ret;
 
-	for (int p = -1; p < NR_PATHS; p++) {
+	for (int p = -1; p < paths_nr(); p++) {
 		struct lines_ctx lc = { .c = c, .p = p };
 		struct strbuf q = {};
 

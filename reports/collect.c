@@ -221,7 +221,7 @@ int collect_host_add(struct report *r, const char *origin, const char *machine_i
 		return log_oom();
 	h = &r->hosts[r->nr_hosts++];
 	memset(h, 0, sizeof(*h));
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		h->path[p].chosen = -1;
 	h->db = origin;
 	h->machine_id = machine_id ? strdup(machine_id) : NULL;
@@ -301,7 +301,7 @@ static void rows_done(struct rows *w)
 {
 	free(w->ivl);
 	free(w->by_id);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		free(w->status[p]);
 		free(w->rate[p]);
 		free(w->work_sum[p]);
@@ -457,7 +457,7 @@ int collect_rows_index(struct report *r, struct host *h, struct rows *w)
 	sort_rows = w;
 	qsort(w->by_id, w->n, sizeof(size_t), cmp_by_id);
 	sort_rows = NULL;
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		w->status[p] = calloc(w->n, 1);
 		w->rate[p] = malloc(w->n * sizeof(double));
 		w->work_sum[p] = calloc(r->nr_bins, sizeof(double));
@@ -980,7 +980,7 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 					 h->rollouts[i].t_ns < r->o.until_ns;
 		in_range += h->rollout_in_range[i];
 	}
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		struct host_path *hp = &h->path[p];
 
 		if (in_range) {
@@ -1048,7 +1048,7 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 
 		if (host_changes_kernel(h, lo, hi))
 			continue;
-		for (int p = 0; p < NR_PATHS; p++) {
+		for (int p = 0; p < paths_nr(); p++) {
 			struct window before, after;
 			size_t nb = window_rates(w, p, lo, ref, &before, false);
 			size_t na = window_rates(w, p, ref, hi, &after, false);
@@ -1065,14 +1065,14 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 			added[p] = true;
 		}
 	}
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		r->fleet[p].controls_hosts += added[p];
 	return 0;
 }
 
 static void host_bins(struct report *r, struct host *h, struct rows *w)
 {
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		struct host_path *hp = &h->path[p];
 		size_t i = lower_bound(w, r->bins_lo_ns), n_range = 0;
 
@@ -1235,7 +1235,7 @@ static int collect_grades(struct report *r, struct host *h, sqlite3 *db)
 
 int collect_host_begin(struct report *r, struct host *h)
 {
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		struct host_path *hp = &h->path[p];
 
 		hp->bin_rate = malloc((r->nr_bins + 1) * sizeof(float));
@@ -1258,7 +1258,7 @@ int collect_rows_finish(struct report *r, struct host *h, struct rows *w)
 
 	if (w->n == 0)
 		return host_comparisons(r, h, w);
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		for (size_t b = 0; b < r->nr_bins; b++)
 			h->path[p].bin_work[b] = w->secs_sum[p][b] > 0 ?
 				(float)(w->work_sum[p][b] / w->secs_sum[p][b]) : NAN;
@@ -1296,7 +1296,7 @@ int collect_rates(struct report *r, struct host *h, size_t host_index, sqlite3 *
 	if (ret < 0)
 		goto out;
 	collect_grades(r, h, db);
-	for (int p = -1; p < NR_PATHS; p++) {
+	for (int p = -1; p < paths_nr(); p++) {
 		ret = collect_lines(r, host_index, db, p);
 		if (ret < 0)
 			goto out;

@@ -12,6 +12,7 @@
 
 #include "charts.h"
 #include "escape.h"
+#include "paths.h"
 #include "report-model.h"
 #include "util.h"
 
@@ -148,7 +149,7 @@ static void write_header(const struct report *r, FILE *f)
 		r->rollouts_in_range, r->rollouts_in_range == 1 ? "" : "s", r->hosts_rolled,
 		r->hosts_rolled == 1 ? "" : "s", g, r->seconds);
 	fputs("<nav><a href=\"#summary\">Verdicts</a><a href=\"#rollouts\">Rollouts</a>", f);
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		fprintf(f, "<a href=\"#path-%s\">%s</a>", path_get(p)->id, path_get(p)->id);
 	fputs("<a href=\"#hitm-share\">All HITM</a><a href=\"#hosts\">Hosts</a>"
 	      "<a href=\"#quality\">Data quality</a><a href=\"#methods\">Methods</a></nav>\n", f);
@@ -159,7 +160,7 @@ static void write_summary(const struct report *r, FILE *f)
 	fputs("<section id=\"summary\"><h2>Verdicts</h2><table><tr><th>Path</th><th>Change</th>"
 	      "<th>Verdict</th><th>Fleet change</th><th>95 % CI</th><th>Basis</th>"
 	      "<th>Hosts compared</th><th>HITM typed by</th><th>Why</th></tr>\n", f);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		const struct fleet_path *fp = &r->fleet[p];
 		const struct fleet_change *c = fleet_basis(fp);
 		char ci[80], grades[160];
@@ -191,7 +192,7 @@ static void write_summary(const struct report *r, FILE *f)
 /* One column header per path of the table, and the row's end. */
 static void path_headers(FILE *f)
 {
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		fputs("<th>", f);
 		html_puts(f, path_get(p)->id);
 		fputs("</th>", f);
@@ -259,7 +260,7 @@ static void kernels_table(FILE *f, const struct fleet_kernel *fk, size_t nk)
 			html_puts(f, k->markers[m]);
 		}
 		fputs("</td>", f);
-		for (int p = 0; p < NR_PATHS; p++)
+		for (int p = 0; p < paths_nr(); p++)
 			patch_cell(f, &k->patches[p]);
 		fputs("</tr>\n", f);
 	}
@@ -294,7 +295,7 @@ static void changes_table(const struct report *r, FILE *f)
 			td_text(f, a);
 			td_text(f, b);
 			td_text(f, ro->rollback ? "rollback" : "rollout");
-			for (int p = 0; p < NR_PATHS; p++)
+			for (int p = 0; p < paths_nr(); p++)
 				td_text(f, patch_change_to_string(ro->change[p]));
 			fputs("</tr>\n", f);
 		}
@@ -511,8 +512,9 @@ static void write_shares(const struct report *r, FILE *f)
 
 	for (size_t i = 0; i < r->nr_shares; i++)
 		total += r->shares[i].hitm;
-	fputs("<section id=\"hitm-share\"><h2>All HITM, including what is not P1..P4</h2>"
-	      "<table><tr><th>Attributed to</th><th>HITM</th><th>Share</th><th>Samples</th></tr>\n", f);
+	fputs("<section id=\"hitm-share\"><h2>All HITM, including what is not ", f);
+	html_puts(f, paths_span());
+	fputs("</h2><table><tr><th>Attributed to</th><th>HITM</th><th>Share</th><th>Samples</th></tr>\n", f);
 	for (size_t i = 0; i < r->nr_shares; i++) {
 		fputs("<tr>", f);
 		td_text(f, r->shares[i].path);
@@ -520,7 +522,9 @@ static void write_shares(const struct report *r, FILE *f)
 			"</td></tr>\n", r->shares[i].hitm,
 			total ? 100.0 * (double)r->shares[i].hitm / (double)total : 0.0, r->shares[i].samples);
 	}
-	fputs("</table><h3>Top cache lines outside P1..P4</h3>", f);
+	fputs("</table><h3>Top cache lines outside ", f);
+	html_puts(f, paths_span());
+	fputs("</h3>", f);
 	lines_table(r, f, r->other_top, r->nr_other_top);
 	fputs("</section>\n", f);
 }
@@ -529,7 +533,7 @@ static void write_hosts(const struct report *r, FILE *f)
 {
 	fputs("<section id=\"hosts\"><h2>Hosts</h2><details><summary>Every host</summary><table><tr><th>Host</th>"
 	      "<th>Database</th><th>Kernel now</th><th>PMU</th><th>LRU_GEN</th><th>Intervals</th>", f);
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		fprintf(f, "<th>%s median</th><th>%s change</th>", path_get(p)->id, path_get(p)->id);
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < r->nr_hosts && i < 10 * MAX_ROWS; i++) {
@@ -553,7 +557,7 @@ static void write_hosts(const struct report *r, FILE *f)
 			fputs("<td>-</td><td>-</td><td>-</td>", f);
 		}
 		fprintf(f, "<td class=\"n\">%zu</td>", h->q.intervals);
-		for (int p = 0; p < NR_PATHS; p++) {
+		for (int p = 0; p < paths_nr(); p++) {
 			const struct host_path *hp = &h->path[p];
 
 			td_rate(f, hp->median);
@@ -654,7 +658,7 @@ static size_t duty_changes(const struct report *r)
 	size_t duty = 0;
 
 	for (size_t i = 0; i < r->nr_hosts; i++)
-		for (int p = 0; p < NR_PATHS; p++) {
+		for (int p = 0; p < paths_nr(); p++) {
 			const struct host_path *hp = &r->hosts[i].path[p];
 			const struct comparison *c;
 
@@ -672,7 +676,7 @@ static void write_quality(const struct report *r, FILE *f)
 {
 	size_t hosts = 0, no_pmu = 0, lru_off = 0;
 	int64_t lost = 0, samples_lost = 0, gap = 0, dropped = 0, partial = 0, na = 0;
-	char d[32];
+	char d[32], needing[64];
 
 	for (size_t i = 0; i < r->nr_hosts; i++) {
 		const struct host *h = &r->hosts[i];
@@ -693,8 +697,13 @@ static void write_quality(const struct report *r, FILE *f)
 		"<tr><th>Hosts with data in the range</th><td class=\"n\">%zu</td><td></td></tr>", hosts);
 	fprintf(f, "<tr><th>Hosts without PMU (HITM not measured)</th><td class=\"n\">%zu</td><td>", no_pmu);
 	no_pmu_hosts(r, f, no_pmu);
-	fprintf(f, "</td></tr><tr><th>Hosts without LRU_GEN on (P1 and P2 cannot occur)</th>"
-		"<td class=\"n\">%zu</td><td></td></tr>", lru_off);
+	fputs("</td></tr><tr><th>Hosts without LRU_GEN on", f);
+	if (*paths_needing("lru_gen", needing, sizeof(needing))) {
+		fputs(" (", f);
+		html_puts(f, needing);
+		fputs(" cannot occur)", f);
+	}
+	fprintf(f, "</th><td class=\"n\">%zu</td><td></td></tr>", lru_off);
 	fprintf(f, "<tr><th>Ring-buffer events lost</th><td class=\"n\">%" PRId64 "</td><td rowspan=\"2\">", lost);
 	worst_hosts(r, f, get_lost, false);
 	fprintf(f, "</td></tr><tr><th>Memory samples lost</th><td class=\"n\">%" PRId64 "</td></tr>", samples_lost);
@@ -738,7 +747,7 @@ static void write_methods(const struct report *r, FILE *f)
 	fputs("<li><b>Rate.</b> Per recording interval and path, the analyzer's "
 	      "<code>path_rates.hitm_per_work</code>: "
 	      "HITM samples (local + remote + peer) attributed to the path, per unit of the path's own work (", f);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		fprintf(f, "%s%s: per %g ", p ? ", " : "", path_get(p)->id, path_get(p)->per);
 		html_puts(f, path_get(p)->unit);
 	}
@@ -815,7 +824,7 @@ int report_write_html(const struct report *r, FILE *f)
 	ret = write_rollouts(r, f);
 	if (ret < 0)
 		return ret;
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		ret = write_path(r, f, p);
 		if (ret < 0)
 			return ret;

@@ -230,7 +230,7 @@ static void kernels_json(struct jsonw *w, const struct host *h)
 			jsonw_str(w, NULL, ki->markers[m]);
 		jsonw_end(w);
 		jsonw_object(w, "patches");
-		for (int p = 0; p < NR_PATHS; p++) {
+		for (int p = 0; p < paths_nr(); p++) {
 			jsonw_object(w, path_get(p)->id);
 			jsonw_str(w, "state", patch_state_to_string(ki->patches[p].state));
 			jsonw_str(w, "why", ki->patches[p].why);
@@ -275,7 +275,7 @@ static void rollouts_json(struct jsonw *w, const struct host *h)
 		jsonw_bool(w, "rollback", ro->rollback);
 		jsonw_bool(w, "in_range", h->rollout_in_range[i]);
 		jsonw_object(w, "patches");
-		for (int p = 0; p < NR_PATHS; p++)
+		for (int p = 0; p < paths_nr(); p++)
 			jsonw_str(w, path_get(p)->id, patch_change_to_string(ro->change[p]));
 		jsonw_end(w);
 		jsonw_end(w);
@@ -286,7 +286,7 @@ static void rollouts_json(struct jsonw *w, const struct host *h)
 static void host_paths_json(struct jsonw *w, const struct host *h)
 {
 	jsonw_object(w, "paths");
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		const struct host_path *hp = &h->path[p];
 
 		jsonw_object(w, path_get(p)->id);
@@ -461,7 +461,7 @@ static int kernel_changes_json(struct jsonw *w, const struct report *r)
 		jsonw_str(w, "to_release", kp[i].to->release);
 		jsonw_str(w, "to_build_id", kp[i].to->build_id);
 		jsonw_object(w, "patches");
-		for (int p = 0; p < NR_PATHS; p++) {
+		for (int p = 0; p < paths_nr(); p++) {
 			jsonw_array(w, path_get(p)->id);
 			jsonw_str(w, NULL, patch_state_to_string(kp[i].from->patches[p].state));
 			jsonw_str(w, NULL, patch_state_to_string(kp[i].to->patches[p].state));
@@ -501,7 +501,7 @@ int report_write_json(const struct report *r, FILE *f)
 	jsonw_object(&w, NULL);
 	head_json(&w, r);
 	jsonw_array(&w, "paths");
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		if (fleet_path_json(&w, r, p) < 0)
 			return -ENOMEM;
 	jsonw_end(&w);

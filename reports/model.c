@@ -68,7 +68,7 @@ static void host_done(struct host *h)
 	free(h->boots);
 	free(h->rollouts);
 	free(h->rollout_in_range);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		struct host_path *hp = &h->path[p];
 
 		for (size_t i = 0; i < hp->nr_cmp; i++)
@@ -99,7 +99,7 @@ void report_free(struct report *r)
 		host_done(&r->hosts[i]);
 	free(r->hosts);
 	free(r->cohorts);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		struct fleet_path *f = &r->fleet[p];
 
 		free(f->treated);
@@ -128,7 +128,7 @@ int64_t report_until(const struct report *r)
 
 int report_nr_paths(void)
 {
-	return NR_PATHS;
+	return paths_nr();
 }
 
 const char *report_fleet_verdict(const struct report *r, int p, const char **ret_path)
@@ -341,7 +341,7 @@ void patch_list(char *buf, size_t size, const struct kernel_info *k, enum patch_
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int p = 0; p < NR_PATHS && used + 4 < size; p++)
+	for (int p = 0; p < paths_nr() && used + 4 < size; p++)
 		if (k->patches[p].state == st)
 			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", path_get(p)->id);
 	if (!used)

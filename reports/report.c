@@ -401,7 +401,7 @@ int report_end(struct report *r)
 	struct timespec t1;
 	int ret;
 
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		ret = fleet_path_finish(r, p);
 		if (ret < 0)
 			return ret;
@@ -424,9 +424,8 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 
 		report_progress(r, "reading boots", i, nr_dbs, dbs[i]);
 		ret = db_open(dbs[i], DB_READONLY | DB_NO_CREATE, &db);
-		if (ret < 0 && nr_dbs == 1)	/* nothing to report: say why, once */
-			return log_error_errno(ret, "Cannot open the database %s: %s", dbs[i],
-					       db_open_error());
+		if (ret < 0 && nr_dbs == 1)	/* nothing to report: the caller says why */
+			return ret;
 		if (ret < 0) {
 			log_warning("Skipping %s: %s", dbs[i], db_open_error());
 			ret = add_error(r, dbs[i], ret);

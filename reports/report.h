@@ -44,9 +44,11 @@ void report_free(struct report *r);
 
 /*
  * Reads the databases (two passes: boots and rollouts first, then each
- * host's rates), then computes the fleet statistics. A database that
- * cannot be read is reported in the data-quality section, not fatal;
- * -ENODATA when none could be read.
+ * host's rates), then computes the fleet statistics. Of several
+ * databases, one that cannot be read is said (a warning) and reported in
+ * the data-quality section, not fatal; -ENODATA when none could be read.
+ * The one database that cannot be opened is db_open()'s error, unsaid
+ * (db_open_error()): the caller says it.
  */
 int report_run(struct report *r, const char *const *dbs, size_t nr_dbs);
 

@@ -72,7 +72,7 @@ ssize_t rollouts_detect(const struct boot_info *boots, size_t nr_boots,
 			.prev_ns = INT64_MIN,
 			.next_ns = INT64_MAX,
 		};
-		for (int p = 0; p < NR_PATHS; p++)
+		for (int p = 0; p < paths_nr(); p++)
 			ro->change[p] = patch_change_of(kernels[a->kernel].patches[p].state,
 							kernels[b->kernel].patches[p].state);
 	}

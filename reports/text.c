@@ -104,7 +104,7 @@ static void verdict_table(const struct report *r, FILE *f)
 	char a[40], b[40], c[40];
 
 	fprintf(f, "%-4s %-18s %9s  %-22s %6s\n", "path", "verdict", "change", "95% CI", "hosts");
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		const struct fleet_path *fp = &r->fleet[p];
 		const struct fleet_change *ch = fp->basis && strstr(fp->basis, "difference") ?
 						&fp->did : &fp->paired;
@@ -127,7 +127,7 @@ static void verdict_table(const struct report *r, FILE *f)
 /* Each path's verdict in words, and what typed its HITM. */
 static void reason_lines(const struct report *r, FILE *f)
 {
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		char grades[160];
 
 		grades_phrase(grades, sizeof(grades), &r->fleet[p]);

@@ -63,10 +63,22 @@ if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
 	fails "status by a user who may not read" 66 \
 		"mmhitm: Cannot open the database $WORK/ok.db: permission denied: run as root or give the group read access" \
 		runuser -u nobody -- "$M" status --db "$WORK/ok.db"
+	fails "report by a user who may not read" 66 \
+		"mmhitm: Cannot open the database $WORK/ok.db: permission denied: run as root or give the group read access" \
+		runuser -u nobody -- "$M" report "$WORK/ok.db"
 	chmod 644 "$WORK/ok.db"
 else
 	echo "  (no user nobody or runuser: the permission cases are not run)"
 fi
+
+# A path table that does not parse stops each program in main(), with the
+# line that is wrong (every program would otherwise be quietly wrong).
+printf 'path P9\n\ttitle a path without the rest\n' >"$WORK/paths.conf"
+for p in mmhitm mmhitmd mmhitm-load; do
+	fails "$p with a path table that does not parse" 78 \
+		"$p: $WORK/paths.conf: path P9 lacks a unit" \
+		env MMHITM_PATHS="$WORK/paths.conf" "$O/$p" --help
+done
 
 # Output nobody can write: a full disk under stdout.
 for c in "status" "status --json" "status --csv" "top" "analyze"; do

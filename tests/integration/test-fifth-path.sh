@@ -54,7 +54,11 @@ check "top shows P5 lines" "$(grep -c 'P5' "$TMP/top.out")" -ge 1
 # The report judges the paths of the table, and the patch map names P5.
 printf 'carries P5 release *\nlacks P1-P5 release 0.*\n' >"$TMP/patches.conf"
 "$O/mmhitm" report --db "$DB" --since @0 --patches "$TMP/patches.conf" --json "$TMP/r.json" \
+	--html "$TMP/r.html" \
 	--quiet --no-progress 2>"$TMP/report.err" || fail "report: $(cat "$TMP/report.err")"
+# Its words come from the table too: the span of ids, the paths LRU_GEN gates.
+check "the HTML names what is outside the table's paths" "$(grep -c 'outside P1\.\.P5' "$TMP/r.html")" -eq 1
+check "the HTML names the paths without LRU_GEN" "$(grep -c 'P1 and P2 cannot occur' "$TMP/r.html")" -eq 1
 check_str "the report's paths" "$(python3 -c 'import json, sys
 print(" ".join(p["path"] for p in json.load(open(sys.argv[1]))["paths"]))' "$TMP/r.json")" "P1 P2 P3 P4 P5"
 check_str "P5's title and unit in the report" "$(python3 -c 'import json, sys

@@ -47,7 +47,7 @@ static void test_rules(void)
 	CHECK_STR(patch_map_ksym(m, 0), "maybe_lru_add_drain");
 
 	patch_map_resolve(m, &old, v);
-	for (int p = 0; p < NR_PATHS; p++)
+	for (int p = 0; p < paths_nr(); p++)
 		CHECK_INT(v[p].state, ==, PATCH_LACKS);
 	CHECK_STR(v[0].why, "release 6.1.* (test:3)");
 
@@ -60,7 +60,7 @@ static void test_rules(void)
 	CHECK_STR(v[3].why, "ksym maybe_lru_add_drain (test:8)");
 
 	patch_map_resolve(m, &other, v);
-	for (int p = 0; p < NR_PATHS; p++) {
+	for (int p = 0; p < paths_nr(); p++) {
 		CHECK_INT(v[p].state, ==, PATCH_UNKNOWN);
 		CHECK(v[p].why == NULL);
 	}
@@ -123,7 +123,7 @@ static void test_shipped(void)
 	for (int k = 0; k < 2; k++) {
 		patch_map_resolve(file, k ? &with : &without, a);
 		patch_map_resolve(builtin, k ? &with : &without, b);
-		for (int p = 0; p < NR_PATHS; p++)
+		for (int p = 0; p < paths_nr(); p++)
 			CHECK_INT(a[p].state, ==, b[p].state);
 	}
 	CHECK_INT(a[3].state, ==, PATCH_CARRIES);
