@@ -126,30 +126,6 @@ const char *perf_record_type_name(uint32_t type, char *buf, size_t len)
 
 /* --- reading the file ------------------------------------------------------ */
 
-static uint16_t get16(const void *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const void *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* True when [off, off + len) lies inside [0, limit). */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t limit)
 {

@@ -15,22 +15,6 @@
 #include "perf-data.h"
 #include "util.h"
 
-static uint32_t get32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const void *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* A cursor over one record's u64 array, after the 8-byte header. */
 struct rcur {
 	const uint8_t *p, *end;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -62,5 +63,31 @@ bool startswith(const char *s, const char *prefix);
 
 /* Grows *array (of *size elements of elem bytes) to hold at least need. */
 int grow_array(void **array, size_t *alloc, size_t elem, size_t need);
+
+/* Values of a record at any alignment (perf.data, the sampler's ring):
+ * memcpy, which the compiler makes a plain load where that is allowed. */
+static inline uint16_t get16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t get32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t get64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 #endif
