@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "escape.h"
 #include "jsonw.h"
@@ -84,10 +85,24 @@ void jsonw_numg(struct jsonw *w, const char *key, int digits, double v)
 		fprintf(w->f, "%.*g", digits, v);
 }
 
+/*
+ * The shortest of %.15g and %.17g that reads back as v: 0.95, not
+ * 0.94999999999999996 (15 significant digits always survive a round trip
+ * through a double; 17 always read back equal).
+ */
 void jsonw_num(struct jsonw *w, const char *key, double v)
 {
+	char buf[32];
+
 	member(w, key);
-	json_num(w->f, v);
+	if (isnan(v) || isinf(v)) {
+		json_num(w->f, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, w->f);
 }
 
 void jsonw_bool(struct jsonw *w, const char *key, bool v)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The shared pieces: the u64 map, kallsyms, build-id notes, BTF layouts. */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "boot.h"
@@ -277,6 +280,66 @@ static void test_jsonw(void)
 	free(buf);
 }
 
+/* jsonw_num(): the shortest of %.15g and %.17g that reads back equal. */
+static void test_jsonw_num(void)
+{
+	static const struct {
+		double v;
+		const char *text;
+	} cases[] = {
+		{ 0.95, "0.95" },
+		{ 7.33791652, "7.33791652" },
+		{ 0.1 + 0.2, "0.30000000000000004" },
+		{ 1.0 / 3, "0.33333333333333331" },
+		{ 100, "100" },
+		{ -2.5e-7, "-2.5e-07" },
+		{ 1e300, "1e+300" },
+		{ 0, "0" },
+	};
+	unsigned int seed = 1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct jsonw w;
+
+		CHECK(f != NULL);
+		if (!f)
+			return;
+		jsonw_init(&w, f);
+		jsonw_num(&w, NULL, cases[i].v);
+		fclose(f);
+		CHECK_STR(buf, cases[i].text);
+		free(buf);
+	}
+	/* any double reads back as itself */
+	for (int i = 0; i < 10000; i++) {
+		uint64_t bits = ((uint64_t)rand_r(&seed) << 42) ^ ((uint64_t)rand_r(&seed) << 21) ^
+				(uint64_t)rand_r(&seed);
+		double v, back;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct jsonw w;
+
+		memcpy(&v, &bits, sizeof(v));
+		if (!f || isnan(v) || isinf(v)) {
+			if (f)
+				fclose(f);
+			free(buf);
+			continue;
+		}
+		jsonw_init(&w, f);
+		jsonw_num(&w, NULL, v);
+		fclose(f);
+		back = strtod(buf, NULL);
+		if (back != v)
+			CHECK_STR(buf, "a double that reads back equal");
+		free(buf);
+	}
+}
+
 static void test_csvw(void)
 {
 	char *buf = NULL;
@@ -371,6 +434,7 @@ int main(void)
 	log_set_max_level(LOG_CRIT);
 	RUN(test_parse_time);
 	RUN(test_jsonw);
+	RUN(test_jsonw_num);
 	RUN(test_csvw);
 	RUN(test_sources);
 	RUN(test_u64map);
