@@ -6,13 +6,19 @@
 
 #include "cli.h"
 
-/* Levenshtein distance, two rows; names are short. */
+/*
+ * Optimal string alignment distance: Levenshtein's insertions, deletions
+ * and substitutions, and a swap of two neighbours as one edit ("tpo" is
+ * one from "top", "--hmtl" one from "--html"). Three rows; names are short.
+ */
 static size_t distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), d;
-	size_t *prev = calloc(lb + 1, sizeof(*prev)), *cur = calloc(lb + 1, sizeof(*cur));
+	size_t *pprev = calloc(lb + 1, sizeof(*pprev)), *prev = calloc(lb + 1, sizeof(*prev));
+	size_t *cur = calloc(lb + 1, sizeof(*cur));
 
-	if (!prev || !cur) {
+	if (!pprev || !prev || !cur) {
+		free(pprev);
 		free(prev);
 		free(cur);
 		return (size_t)-1;
@@ -28,12 +34,17 @@ static size_t distance(const char *a, const char *b)
 			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
 
 			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pprev[j - 2] + 1 < cur[j])
+				cur[j] = pprev[j - 2] + 1;
 		}
-		t = prev;
+		t = pprev;
+		pprev = prev;
 		prev = cur;
 		cur = t;
 	}
 	d = prev[lb];
+	free(pprev);
 	free(prev);
 	free(cur);
 	return d;

@@ -36,6 +36,8 @@ says "report, bad duration" 2 "(a duration such as" $M report --cohort 3x
 says "report, impossible date" 2 "Invalid --since '2025-02-30'" $M report --since 2025-02-30
 says "top, impossible date" 2 "Invalid --since" $M top --since 2025-04-31 --db "$WORK/x.db"
 says "mmhitm, a mistyped command" 2 "Unknown command 'statsu'; did you mean 'status'?" $M statsu
+says "mmhitm, two letters swapped" 2 "Unknown command 'tpo'; did you mean 'top'?" $M tpo
+says "report, two letters swapped" 2 "unknown option '--hmtl'; did you mean '--html'?" $M report --hmtl x
 says "mmhitm, an unknown command" 2 "'mmhitm --help' lists them" $M xyzzy
 says "status, no database" 66 "Cannot open the database $WORK/none.db: no such file (mmhitmd creates it" \
 	$M status --db "$WORK/none.db"
