@@ -71,7 +71,8 @@ void cmd_report_help(void)
 	       "  --cohort DURATION     a change within DURATION of the previous one joins\n"
 	       "                        its cohort for the difference in differences\n"
 	       "                        (default 1d)\n"
-	       "  --margin PERCENT      changes within +-PERCENT are no change (default 5)\n"
+	       "  --margin PERCENT      changes within +-PERCENT ('5' or '5%%') are no\n"
+	       "                        change (default 5)\n"
 	       "  --level FRACTION      confidence level of the intervals (default 0.95)\n"
 	       "  --bootstrap N, --seed N  accepted and ignored: the intervals are\n"
 	       "                        Student's t, nothing is resampled\n"
@@ -222,6 +223,21 @@ static int parse_double(const char *s, double min, double max, double *ret)
 	return 0;
 }
 
+/* A percentage, "5" or "5%", from min to max. */
+static int parse_percent(const char *s, double min, double max, double *ret)
+{
+	size_t n = strlen(s);
+	char buf[64];
+
+	if (n && s[n - 1] == '%') {
+		if (n >= sizeof(buf))
+			return -EINVAL;
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n - 1), s);
+		s = buf;
+	}
+	return parse_double(s, min, max, ret);
+}
+
 /* What the command line asked for, beside the report's own options. */
 struct report_cli {
 	struct report_options o;
@@ -263,7 +279,7 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	static const char DURATION[] = "a duration such as 7d, 12h, 30m";
 	struct report_options *o = &cli->o;
 	uint64_t seed;
-	double pct;
+	double pct = 0;
 	int r = 0;
 
 	switch (c) {
@@ -278,7 +294,7 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	case OPT_COHORT: r = parse_duration_ns(arg, &o->cohort_ns); *allowed = DURATION; break;
 	case OPT_MARGIN:
 		/* a change is at most -100 %: a wider margin hides everything */
-		r = parse_double(arg, 0, 99, &pct);
+		r = parse_percent(arg, 0, 99, &pct);
 		o->margin = pct / 100;
 		*allowed = "a percentage from 0 to 99";
 		break;

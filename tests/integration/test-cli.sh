@@ -32,6 +32,9 @@ says "report, nothing close" 2 "unknown option '--frobnicate'; 'mmhitm report --
 	$M report --frobnicate
 says "report, margin out of range" 2 "Invalid value for --margin: '150' (a percentage from 0 to 99)" \
 	$M report --margin 150
+says "report, margin with a percent sign out of range" 2 \
+	"Invalid value for --margin: '150%' (a percentage from 0 to 99)" $M report --margin 150%
+says "report, margin with two percent signs" 2 "Invalid value for --margin: '5%%'" $M report --margin 5%%
 says "report, bad duration" 2 "(a duration such as" $M report --cohort 3x
 says "report, impossible date" 2 "Invalid --since '2025-02-30'" $M report --since 2025-02-30
 says "top, impossible date" 2 "Invalid --since" $M top --since 2025-04-31 --db "$WORK/x.db"
@@ -49,6 +52,16 @@ says "mmhitmd, missing config file" 78 "Failed to open config $WORK/none.conf" \
 says "mmhitm-load, a mistyped command" 2 "did you mean 'ctxswitch'?" $L ctxswich
 says "mmhitm-load, a typo" 2 "unknown option '--duraton'; did you mean '--duration'?" \
 	$L ctxswitch --duraton 1s
+
+# A percentage with or without its sign: the same run, the same words.
+$M report --margin 5 --db "$WORK/none.db" >/dev/null 2>"$WORK/err5"; rc5=$?
+$M report --margin 5% --db "$WORK/none.db" >/dev/null 2>"$WORK/err5p"; rc5p=$?
+check_str "report --margin 5%: exit code as 5" "$rc5p" "$rc5"
+if grep -q "Invalid value" "$WORK/err5p" || ! cmp -s "$WORK/err5" "$WORK/err5p"; then
+	fail "report --margin 5% is not --margin 5: $(cat "$WORK/err5p")"
+else
+	pass "report --margin 5% is --margin 5"
+fi
 
 # The one time syntax, both commands: an ISO week and a word are accepted.
 $M report --since 2025-W12 --until last-week --db "$WORK/none.db" >/dev/null 2>"$WORK/err"
