@@ -2,6 +2,8 @@
 /* Escaping host-originated strings for HTML, JSON and terminals, and JSON numbers. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
@@ -67,14 +69,27 @@ void html_puts(FILE *f, const char *str)
 	}
 }
 
+/*
+ * The shortest of %.15g and %.17g that reads back as v: 0.95, not
+ * 0.94999999999999996 (15 significant digits always survive a round trip
+ * through a double; 17 always read back equal).
+ */
 void json_num(FILE *f, double v)
 {
-	if (isnan(v))
+	char buf[32];
+
+	if (isnan(v)) {
 		fputs("null", f);
-	else if (isinf(v))
+		return;
+	}
+	if (isinf(v)) {
 		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
-	else
-		fprintf(f, "%.17g", v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, f);
 }
 
 void json_puts(FILE *f, const char *str)

@@ -85,24 +85,11 @@ void jsonw_numg(struct jsonw *w, const char *key, int digits, double v)
 		fprintf(w->f, "%.*g", digits, v);
 }
 
-/*
- * The shortest of %.15g and %.17g that reads back as v: 0.95, not
- * 0.94999999999999996 (15 significant digits always survive a round trip
- * through a double; 17 always read back equal).
- */
+/* json_num(): the shortest form that reads back equal. */
 void jsonw_num(struct jsonw *w, const char *key, double v)
 {
-	char buf[32];
-
 	member(w, key);
-	if (isnan(v) || isinf(v)) {
-		json_num(w->f, v);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.15g", v);
-	if (strtod(buf, NULL) != v)
-		snprintf(buf, sizeof(buf), "%.17g", v);
-	fputs(buf, w->f);
+	json_num(w->f, v);
 }
 
 void jsonw_bool(struct jsonw *w, const char *key, bool v)

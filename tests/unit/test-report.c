@@ -55,7 +55,9 @@ static void test_json_num(void)
 	CHECK_NUM(INFINITY, "\"inf\"");
 	CHECK_NUM(-INFINITY, "\"-inf\"");
 	CHECK_NUM(NAN, "null");
-	CHECK_NUM(0.1, "0.10000000000000001");
+	CHECK_NUM(0.1, "0.1");
+	CHECK_NUM(0.95, "0.95");
+	CHECK_NUM(1.0 / 3, "0.33333333333333331");	/* 15 digits would not read back */
 	CHECK_NUM(-3, "-3");
 }
 
