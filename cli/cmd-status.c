@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -490,39 +489,21 @@ static void cstatus_done(struct cstatus *c)
 	http_free(c->h);
 }
 
-/* One query into t; the statement from fmt. -errno (said). */
-static int cstatus_select(struct cstatus *c, const char *what, size_t cols, struct tsv *t,
-			  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int cstatus_select(struct cstatus *c, const char *what, size_t cols, struct tsv *t,
-			  const char *fmt, ...)
-{
-	_cleanup_free_ char *q = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&q, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return log_oom();
-	return cluster_select(c->h, what, q, cols, t);
-}
-
 /* The hosts, their boots, the boots' intervals and (events) their events' totals. */
 static int cstatus_fetch(struct cstatus *c, bool events)
 {
 	const char *d = c->d;
 	int r;
 
-	r = cstatus_select(c, "hosts", 2, &c->hosts,
+	r = cluster_selectf(c->h, "hosts", 2, &c->hosts,
 		"SELECT machine_id, hostname FROM %s.hosts FINAL WHERE 1 ORDER BY machine_id", d);
 	if (r >= 0)
-		r = cstatus_select(c, "boots", 11, &c->boots,
+		r = cluster_selectf(c->h, "boots", 11, &c->boots,
 			"SELECT machine_id, boot_uuid, kernel_release, kernel_build_id, nr_cpus_online,"
 			" source, pmu_kind, pmu_detail, lru_gen, btf, first_seen_ns"
 			" FROM %s.boots FINAL WHERE 1 ORDER BY machine_id, first_seen_ns, boot_uuid", d);
 	if (r >= 0)
-		r = cstatus_select(c, "intervals", 7, &c->iv,
+		r = cluster_selectf(c->h, "intervals", 7, &c->iv,
 			"SELECT machine_id, boot_uuid, count(), sum(end_ns - start_ns) / 1e9,"
 			" toString(toDateTime(intDiv(min(start_ns), 1000000000), 'UTC')),"
 			" toString(toDateTime(intDiv(max(end_ns), 1000000000), 'UTC')), sum(events_lost)"
@@ -530,7 +511,7 @@ static int cstatus_fetch(struct cstatus *c, bool events)
 			" ORDER BY machine_id, boot_uuid", d);
 	if (r < 0 || !events)
 		return r;
-	r = cstatus_select(c, "event_counts", 4, &c->ev,
+	r = cluster_selectf(c->h, "event_counts", 4, &c->ev,
 		"SELECT machine_id, boot_uuid, event, sum(count) FROM %s.event_counts FINAL"
 		" GROUP BY machine_id, boot_uuid, event ORDER BY machine_id, boot_uuid, event", d);
 	if (r < 0)

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -786,23 +785,6 @@ static void ctop_done(struct ctop *c)
 	http_free(c->h);
 }
 
-/* One query into t; the statement from fmt. -errno (said). */
-static int ctop_select(struct ctop *c, const char *what, size_t cols, struct tsv *t, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int ctop_select(struct ctop *c, const char *what, size_t cols, struct tsv *t, const char *fmt, ...)
-{
-	_cleanup_free_ char *q = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&q, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return log_oom();
-	return cluster_select(c->h, what, q, cols, t);
-}
-
 #define H "(lcl_hitm + rmt_hitm + lcl_peer + rmt_peer)"
 
 /* The totals, as top's header (emit_totals()), and why they are none when none. */
@@ -813,7 +795,7 @@ static int ctop_totals(struct ctop *c, const struct source *src, const struct ra
 	int r;
 
 	*t = (struct top_totals){ .label = src->arg };
-	r = ctop_select(c, "hitm_lines totals", 8, &c->tot,
+	r = cluster_selectf(c->h, "hitm_lines totals", 8, &c->tot,
 		"SELECT sum(" H "), sum(lcl_hitm), sum(rmt_hitm), sum(lcl_peer + rmt_peer),"
 		" sum(loads + stores), uniqExact(machine_id, boot_uuid, line_addr), min(start_ns),"
 		" (SELECT max(end_ns) FROM %s.intervals FINAL WHERE start_ns < %" PRId64
@@ -843,7 +825,7 @@ static int ctop_fetch(struct ctop *c)
 	const char *d = c->d, *rng = c->rng;
 	int r;
 
-	r = ctop_select(c, "hitm_lines", 10, &c->lines,
+	r = cluster_selectf(c->h, "hitm_lines", 10, &c->lines,
 		"SELECT machine_id, boot_uuid, line_addr, sum(" H ") AS h, sum(lcl_hitm),"
 		" sum(rmt_hitm), sum(lcl_peer + rmt_peer), sum(loads + stores) AS s, sum(loads), sum(stores)"
 		" FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr"
@@ -866,7 +848,7 @@ static int ctop_fetch(struct ctop *c)
 	for (size_t i = 0; i < c->lines.rows; i++)
 		c->order[i] = i;
 	qsort_r(c->order, c->lines.rows, sizeof(*c->order), cmp_line_key, &c->lines);
-	r = ctop_select(c, "hitm_lines objects", 9, &c->kinds,
+	r = cluster_selectf(c->h, "hitm_lines objects", 9, &c->kinds,
 		"SELECT machine_id, boot_uuid, line_addr, ifNull(object_type, '-'), field, tgid,"
 		" comm, sum(" H ") AS h, sum(loads + stores) AS s FROM %s.hitm_lines FINAL"
 		" WHERE (machine_id, boot_uuid, line_addr) IN %s%s"
@@ -874,7 +856,7 @@ static int ctop_fetch(struct ctop *c)
 		" ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC", d, c->keys, rng);
 	/* a path with the grades its typing rests on, as from SQLite (sorted here) */
 	if (r >= 0)
-		r = ctop_select(c, "hitm_lines paths", 6, &c->paths,
+		r = cluster_selectf(c->h, "hitm_lines paths", 6, &c->paths,
 			"SELECT machine_id, boot_uuid, line_addr, concat(path, if(empty(g), '',"
 			" concat(' (', g, ')'))), h, s FROM (SELECT machine_id, boot_uuid, line_addr, path,"
 			" arrayStringConcat(arraySort(groupUniqArrayIf(assumeNotNull(grade), isNotNull(grade))),"
@@ -884,11 +866,11 @@ static int ctop_fetch(struct ctop *c)
 			" ORDER BY machine_id, boot_uuid, line_addr, h DESC, s DESC, path", d, c->keys, rng);
 	/* hostnames, and each host's boots oldest first for their numbers */
 	if (r >= 0)
-		r = ctop_select(c, "hosts", 2, &c->hosts,
+		r = cluster_selectf(c->h, "hosts", 2, &c->hosts,
 			"SELECT machine_id, hostname FROM %s.hosts FINAL WHERE machine_id IN"
 			" (SELECT machine_id FROM %s) ORDER BY machine_id", d, c->keys);
 	if (r >= 0)
-		r = ctop_select(c, "boots", 2, &c->boots,
+		r = cluster_selectf(c->h, "boots", 2, &c->boots,
 			"SELECT machine_id, boot_uuid FROM %s.boots FINAL WHERE machine_id IN"
 			" (SELECT machine_id FROM %s) ORDER BY machine_id, first_seen_ns, boot_uuid", d, c->keys);
 	return r;
@@ -1020,7 +1002,7 @@ static void ctop_print_detail(const struct ctop *c, size_t i, size_t k0, size_t 
 /* The per-offset detail, as from a host's database, less the chains' symbols. */
 static int ctop_fetch_detail(struct ctop *c)
 {
-	return ctop_select(c, "hitm_lines detail", 14, &c->det,
+	return cluster_selectf(c->h, "hitm_lines detail", 14, &c->det,
 		"SELECT machine_id, boot_uuid, line_addr, `offset`, ifNull(field, '-'),"
 		" ifNull(symbol, concat('0x', lower(hex(toUInt64(ip))))),"
 		" concat(path, if(isNull(grade), '', concat('/', assumeNotNull(grade)))), ifNull(rule, '-'),"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reading the ClickHouse cluster: credentials, a client, a query's TabSeparated table. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +92,18 @@ int cluster_select(struct http *h, const char *what, const char *sql, size_t col
 				       what, cols);
 	}
 	return 0;
+}
+
+int cluster_selectf(struct http *h, const char *what, size_t cols, struct tsv *ret, const char *fmt, ...)
+{
+	_cleanup_free_ char *q = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&q, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return log_oom();
+	return cluster_select(h, what, q, cols, ret);
 }

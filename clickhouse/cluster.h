@@ -33,5 +33,8 @@ int cluster_open(const struct source *src, const char *cred_path, const char *co
  * is -EPROTO. Caller frees with tsv_done().
  */
 int cluster_select(struct http *h, const char *what, const char *sql, size_t cols, struct tsv *ret);
+/* The same, the query made from fmt. */
+int cluster_selectf(struct http *h, const char *what, size_t cols, struct tsv *ret, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #endif
