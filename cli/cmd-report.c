@@ -387,6 +387,12 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 		log_error("Invalid --until '%s': " TIME_FORMS, cli->until);
 		return EXIT_USAGE;
 	}
+	/* Both given: a usage error, as top says it (one --since alone is
+	 * judged against the data's end, later) */
+	if (cli->since && cli->until && cli->o.since_ns >= cli->o.until_ns) {
+		log_error("--since must be before --until");
+		return EXIT_USAGE;
+	}
 	if (cli->json && strcmp(cli->json, "-") == 0)
 		cli->quiet = true;
 	if (cli->outdir && check_output_dir(cli->outdir, cli->follow_symlinks) < 0)

@@ -38,6 +38,10 @@ says "report, margin with two percent signs" 2 "Invalid value for --margin: '5%%
 says "report, bad duration" 2 "(a duration such as" $M report --cohort 3x
 says "report, impossible date" 2 "Invalid --since '2025-02-30'" $M report --since 2025-02-30
 says "top, impossible date" 2 "Invalid --since" $M top --since 2025-04-31 --db "$WORK/x.db"
+says "report, --since after --until" 2 "--since must be before --until" \
+	$M report --since 2025-03-02 --until 2025-03-01 --db "$WORK/x.db"
+says "top, --since after --until" 2 "--since must be before --until" \
+	$M top --since 2025-03-02 --until 2025-03-01 --db "$WORK/x.db"
 says "mmhitm, a mistyped command" 2 "Unknown command 'statsu'; did you mean 'status'?" $M statsu
 says "mmhitm, two letters swapped" 2 "Unknown command 'tpo'; did you mean 'top'?" $M tpo
 says "report, two letters swapped" 2 "unknown option '--hmtl'; did you mean '--html'?" $M report --hmtl x
