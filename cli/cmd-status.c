@@ -97,20 +97,20 @@ struct val {
 	double d;
 	const char *s;
 };
-struct event_total {
+/* A boot's event total, or a counter's run share: a name and its number. */
+struct boot_number {
 	char *name;
-	int64_t count;
-};
-struct run_share {
-	char *name;
-	double share;
+	union {
+		int64_t count;		/* events */
+		double share;		/* shares */
+	};
 };
 struct boot_view {
 	struct val v[NR_BOOT_KEYS];
-	struct event_total *events;
+	struct boot_number *events;
 	size_t nr_events;
 	bool has_shares;		/* false: not known (the cluster has no run_share) */
-	struct run_share *shares;	/* counters multiplexed lately */
+	struct boot_number *shares;	/* counters multiplexed lately */
 	size_t nr_shares;
 };
 
@@ -261,69 +261,41 @@ static const char boots_sql[] =
 	" (SELECT count(*) FROM lock_objects l WHERE l.boot_id = b.boot_id)"
 	" FROM boots b JOIN hosts h USING (host_id) ORDER BY b.first_seen_ns";
 
-/* A boot's per-event totals. Caller frees the names and the array. */
-static int sqlite_events(sqlite3 *db, int64_t boot_id, struct event_total **ret, size_t *ret_n)
+/*
+ * A boot's (name, number) rows of sql (events_sql: the count as an integer;
+ * multiplexed_sql, with ?2 its window: the share as a double). Caller frees
+ * the names and the array.
+ */
+static int sqlite_numbers(sqlite3 *db, const char *sql, int64_t boot_id, bool shares,
+			  struct boot_number **ret, size_t *ret_n)
 {
-	_cleanup_finalize_ sqlite3_stmt *ev = NULL;
-	struct event_total *v = NULL;
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	struct boot_number *v = NULL;
 	size_t n = 0, alloc = 0;
 	int r, rc;
 
 	*ret = NULL;
 	*ret_n = 0;
-	r = db_prepare(db, &ev, events_sql);
+	r = db_prepare(db, &st, sql);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(ev, 1, boot_id);
-	while ((rc = sqlite3_step(ev)) == SQLITE_ROW) {
+	sqlite3_bind_int64(st, 1, boot_id);
+	if (shares)
+		sqlite3_bind_int(st, 2, MULTIPLEX_INTERVALS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (grow_array((void **)&v, &alloc, sizeof(*v), n + 1) < 0)
 			goto oom;
-		v[n].name = strdup((const char *)sqlite3_column_text(ev, 0) ?: "?");
+		v[n].name = strdup((const char *)sqlite3_column_text(st, 0) ?: "?");
 		if (!v[n].name)
 			goto oom;
-		v[n++].count = sqlite3_column_int64(ev, 1);
+		if (shares)
+			v[n++].share = sqlite3_column_double(st, 1);
+		else
+			v[n++].count = sqlite3_column_int64(st, 1);
 	}
 	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read event_counts: %s", sqlite3_errmsg(db));
-		goto fail;
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
-oom:
-	r = log_oom();
-fail:
-	for (size_t k = 0; k < n; k++)
-		free(v[k].name);
-	free(v);
-	return r;
-}
-
-/* A boot's counters multiplexed lately (multiplexed_sql). Caller frees. */
-static int sqlite_shares(sqlite3 *db, int64_t boot_id, struct run_share **ret, size_t *ret_n)
-{
-	_cleanup_finalize_ sqlite3_stmt *mx = NULL;
-	struct run_share *v = NULL;
-	size_t n = 0, alloc = 0;
-	int r, rc;
-
-	*ret = NULL;
-	*ret_n = 0;
-	r = db_prepare(db, &mx, multiplexed_sql);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(mx, 1, boot_id);
-	sqlite3_bind_int(mx, 2, MULTIPLEX_INTERVALS);
-	while ((rc = sqlite3_step(mx)) == SQLITE_ROW) {
-		if (grow_array((void **)&v, &alloc, sizeof(*v), n + 1) < 0)
-			goto oom;
-		v[n].name = strdup((const char *)sqlite3_column_text(mx, 0) ?: "?");
-		if (!v[n].name)
-			goto oom;
-		v[n++].share = sqlite3_column_double(mx, 1);
-	}
-	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read run_share: %s", sqlite3_errmsg(db));
+		r = log_error_errno(db_errno(rc), "Failed to read %s: %s",
+				    shares ? "run_share" : "event_counts", sqlite3_errmsg(db));
 		goto fail;
 	}
 	*ret = v;
@@ -384,9 +356,9 @@ static int sqlite_boot(sqlite3 *db, sqlite3_stmt *b, bool totals, struct boot_vi
 	}
 	if (!totals)
 		return 0;
-	r = sqlite_events(db, v->v[0].i, &v->events, &v->nr_events);
+	r = sqlite_numbers(db, events_sql, v->v[0].i, false, &v->events, &v->nr_events);
 	if (r >= 0)
-		r = sqlite_shares(db, v->v[0].i, &v->shares, &v->nr_shares);
+		r = sqlite_numbers(db, multiplexed_sql, v->v[0].i, true, &v->shares, &v->nr_shares);
 	if (r < 0)
 		sqlite_boot_done(v);
 	return r;
@@ -474,7 +446,7 @@ struct cstatus {
 	const char *d;		/* the cluster's database, an identifier */
 	struct tsv hosts, boots, iv, ev;
 	struct cboot *cb;	/* the boots in their order */
-	struct event_total *evs; /* one boot's events; NULL: none asked for (CSV) */
+	struct boot_number *evs; /* one boot's events; NULL: none asked for (CSV) */
 	char iso[2][32];	/* one boot's first and last, as SQLite writes them */
 };
 
@@ -575,7 +547,8 @@ static void cstatus_events(struct cstatus *c, const char *mid, const char *uuid,
 	}
 	for (size_t e = lo; e < ev->rows && strcmp(tsv_get(ev, e, 0), mid) == 0 &&
 	     strcmp(tsv_get(ev, e, 1), uuid) == 0; e++)
-		c->evs[ne++] = (struct event_total){ tsv_get(ev, e, 2) ?: "?", tsv_int(ev, e, 3) };
+		c->evs[ne++] = (struct boot_number){ .name = tsv_get(ev, e, 2) ?: "?",
+						     .count = tsv_int(ev, e, 3) };
 	v->events = c->evs;
 	v->nr_events = ne;
 }
