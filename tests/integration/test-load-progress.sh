@@ -41,6 +41,11 @@ check_progress "$O/progress.err" 300 "$t0" "$t1" || fail "tlbflush progress line
 # a run without a duration keeps reporting until SIGTERM ends it.
 for args in "ctxswitch" "ctxswitch --private-mm"; do
 	t0=$(cut -d ' ' -f 1 /proc/uptime)
+	# Emptied here, not only by the redirection below: that is done by the
+	# background shell, and the wait would otherwise count the last run's
+	# lines and signal a process that has not blocked SIGTERM yet.
+	: >"$O/progress.err"
+	: >"$O/progress.json"
 	# shellcheck disable=SC2086
 	"$LOAD" $args --duration 0 --progress 20ms --json >"$O/progress.json" 2>"$O/progress.err" &
 	pid=$!
