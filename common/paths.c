@@ -43,6 +43,45 @@ static int words(char *value, const char **v, size_t *n)
 	return 0;
 }
 
+/* The states a feature can be in, per feature the boots record. */
+static const char *const lru_gen_states[] = { "on", "off", "absent", NULL };
+
+static const char *const *feature_states(const char *feature, size_t len)
+{
+	return len == strlen("lru_gen") && strncmp(feature, "lru_gen", len) == 0 ? lru_gen_states : NULL;
+}
+
+/* Whether state (len bytes) is one of the feature's states. */
+static bool state_known(const char *const *states, const char *state, size_t len)
+{
+	for (size_t i = 0; states[i]; i++)
+		if (strlen(states[i]) == len && strncmp(states[i], state, len) == 0)
+			return true;
+	return false;
+}
+
+/* `needs`: FEATURE=STATE,... words, each feature and state known. */
+static int needs_words(char *value, struct path_def *p)
+{
+	int r = words(value, p->needs, &p->nr_needs);
+
+	for (size_t i = 0; r == 0 && i < p->nr_needs; i++) {
+		const char *w = p->needs[i], *s = strchr(w, '=');
+		const char *const *states = s ? feature_states(w, (size_t)(s - w)) : NULL;
+
+		if (!states || !s[1])
+			return -EINVAL;
+		for (s++; *s; s += *s == ',') {
+			size_t n = strcspn(s, ",");
+
+			if (!state_known(states, s, n))
+				return -EINVAL;
+			s += n;
+		}
+	}
+	return r;
+}
+
 static int set_key(struct path_def *p, const char *key, char *value)
 {
 	static const struct {
@@ -54,6 +93,7 @@ static int set_key(struct path_def *p, const char *key, char *value)
 		{ "unit", offsetof(struct path_def, unit) },
 		{ "reproducer", offsetof(struct path_def, reproducer) },
 		{ "metric", offsetof(struct path_def, metric) },
+		{ "needs_why", offsetof(struct path_def, needs_why) },
 	};
 	char *end;
 
@@ -73,7 +113,7 @@ static int set_key(struct path_def *p, const char *key, char *value)
 	if (strcmp(key, "work") == 0)
 		return words(value, p->work, &p->nr_work);
 	if (strcmp(key, "needs") == 0)
-		return words(value, p->needs, &p->nr_needs);
+		return needs_words(value, p);
 	return -ENOENT;
 }
 
@@ -84,6 +124,8 @@ static int check_complete(const struct path_def *p, const char *origin)
 		return log_error_errno(EINVAL, "%s: path %s lacks %s", origin, p->id,
 				       !p->title ? "a title" : !p->unit ? "a unit" :
 				       !p->per ? "per" : "work");
+	if (p->nr_needs && !p->needs_why)
+		return log_error_errno(EINVAL, "%s: path %s has needs but no needs_why", origin, p->id);
 	return 0;
 }
 
@@ -222,22 +264,26 @@ const char *paths_span(void)
 	return span;
 }
 
-const char *paths_needing(const char *feature, char *buf, size_t len)
+bool path_runs_with(const struct path_def *p, const char *feature, const char *state)
 {
-	size_t found = 0, all = 0;
+	size_t flen = strlen(feature);
 
-	load();
-	for (size_t i = 0; i < nr_paths; i++)
-		for (size_t j = 0; j < table[i].nr_needs; j++)
-			all += strcmp(table[i].needs[j], feature) == 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < nr_paths; i++)
-		for (size_t j = 0; j < table[i].nr_needs; j++) {
-			if (strcmp(table[i].needs[j], feature))
-				continue;
-			found++;
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
-				 found == 1 ? "" : found == all ? " and " : ", ", table[i].id);
+	if (!state || !feature_states(feature, flen) || !state_known(feature_states(feature, flen), state,
+								       strlen(state)))
+		return true;
+	for (size_t i = 0; i < p->nr_needs; i++) {
+		const char *w = p->needs[i];
+
+		if (strncmp(w, feature, flen) || w[flen] != '=')
+			continue;
+		for (const char *s = w + flen + 1; *s; s += *s == ',') {
+			size_t n = strcspn(s, ",");
+
+			if (n == strlen(state) && strncmp(s, state, n) == 0)
+				return true;
+			s += n;
 		}
-	return buf;
+		return false;
+	}
+	return true;
 }

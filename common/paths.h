@@ -10,6 +10,7 @@
  * quietly wrong.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MAX_PATHS 8		/* for arrays sized per path */
@@ -18,11 +19,12 @@
 struct path_def {
 	const char *id;			/* "P1" */
 	const char *title, *patch, *unit, *reproducer, *metric;
+	const char *needs_why;		/* why a kernel without needs cannot run it */
 	double per;
 	const char *objects[PATH_MAX_LIST];
 	const char *functions[PATH_MAX_LIST];
 	const char *work[PATH_MAX_LIST];	/* first available wins */
-	const char *needs[PATH_MAX_LIST];	/* kernel features it needs: "lru_gen" */
+	const char *needs[PATH_MAX_LIST];	/* kernel states it needs: "lru_gen=on,off" */
 	size_t nr_objects, nr_functions, nr_work, nr_needs;
 };
 
@@ -43,9 +45,13 @@ int path_index(const char *id);
 const char *paths_ids(void);
 /* "P1..P4": the first and the last id, for the words of messages. */
 const char *paths_span(void);
-/* "P1 and P2": the ids of the paths that need the kernel feature (the
- * table's `needs`), for the report's words; "" when none does. */
-const char *paths_needing(const char *feature, char *buf, size_t len);
+/*
+ * Whether a kernel whose feature ("lru_gen") is in state ("on", "off",
+ * "absent") can run path p's route (the table's `needs`). A state the
+ * table does not name for the feature cannot; an unknown one ("unknown",
+ * NULL: an imported boot) might, and does here.
+ */
+bool path_runs_with(const struct path_def *p, const char *feature, const char *state);
 
 /* Parses a table text into the global one (tests); 0 or -EINVAL (logged
  * with the line). The text must outlive the table. */
