@@ -922,6 +922,11 @@ static void choose(struct report *r, struct host *h, int p)
 
 	hp->chosen = -1;
 	hp->excluded_why = NULL;
+	if (hp->na_why) {
+		hp->excluded_why = hp->na_why;
+		f->ex_not_applicable++;
+		return;
+	}
 	for (size_t i = 0; i < hp->nr_cmp; i++) {
 		const struct comparison *c = &hp->cmp[i];
 		const struct rollout *ro = &h->rollouts[c->rollout];
@@ -970,6 +975,19 @@ static void choose(struct report *r, struct host *h, int p)
 	}
 }
 
+/* A host whose kernels cannot run the path: its comparisons say so, whatever their numbers. */
+static int mark_not_applicable(struct host_path *hp)
+{
+	for (size_t i = 0; i < hp->nr_cmp; i++) {
+		free(hp->cmp[i].reason);
+		hp->cmp[i].reason = strdup(hp->na_why);
+		hp->cmp[i].verdict = VERDICT_NOT_APPLICABLE;
+		if (!hp->cmp[i].reason)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 {
 	size_t in_range = 0;
@@ -995,6 +1013,8 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 			if (ret < 0)
 				return ret;
 		}
+		if (hp->na_why && mark_not_applicable(hp) < 0)
+			return log_oom();
 		choose(r, h, p);
 		if (hp->chosen >= 0) {
 			const struct comparison *c = &hp->cmp[hp->chosen];
@@ -1053,6 +1073,8 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 			size_t nb = window_rates(w, p, lo, ref, &before, false);
 			size_t na = window_rates(w, p, ref, hi, &after, false);
 
+			if (h->path[p].na_why)
+				continue;	/* its kernels cannot run the path */
 			if (nb < r->o.min_intervals || na < r->o.min_intervals)
 				continue;
 			if (!(before.median > 0 && after.median > 0))
@@ -1098,6 +1120,50 @@ static void host_bins(struct report *r, struct host *h, struct rows *w)
 	}
 }
 
+/* A boot with time in what the report reads, windows included. */
+static bool boot_in_range(const struct report *r, const struct boot_info *b)
+{
+	return b->last_seen_ns >= r->data_lo_ns && b->start_ns < r->o.until_ns;
+}
+
+/*
+ * Per path, why no boot of the host in range can run it (paths.conf
+ * needs): "LRU_GEN on in every boot: <needs_why>"; NULL when one can.
+ */
+static int host_applicable(struct report *r, struct host *h)
+{
+	static const char *const states[] = { "on", "off", "absent" };
+
+	for (int p = 0; p < paths_nr() && h->q.boots; p++) {
+		const struct path_def *d = path_get(p);
+		unsigned int seen = 0;
+		bool runs = false;
+		char list[32] = "";
+
+		for (size_t i = 0; i < h->nr_boots && !runs; i++) {
+			const struct boot_info *b = &h->boots[i];
+
+			if (!boot_in_range(r, b))
+				continue;
+			runs = path_runs_with(d, "lru_gen", b->lru_gen);
+			for (size_t k = 0; k < ARRAY_SIZE(states); k++)
+				seen |= strcmp(b->lru_gen, states[k]) == 0 ? 1u << k : 0;
+		}
+		if (runs)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(states); k++)
+			if (seen & (1u << k))
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 *list ? " or " : "", states[k]);
+		if (asprintf(&h->path[p].na_why, "LRU_GEN %s in every boot: %s", list,
+			     d->needs_why ? d->needs_why : "the path table's needs") < 0) {
+			h->path[p].na_why = NULL;
+			return log_oom();
+		}
+	}
+	return 0;
+}
+
 static void host_quality(struct report *r, struct host *h)
 {
 	bool pmu = false, lru = false;
@@ -1105,14 +1171,15 @@ static void host_quality(struct report *r, struct host *h)
 	for (size_t i = 0; i < h->nr_boots; i++) {
 		const struct boot_info *b = &h->boots[i];
 
-		if (b->last_seen_ns < r->data_lo_ns || b->start_ns >= r->o.until_ns)
+		if (!boot_in_range(r, b))
 			continue;
 		h->q.boots++;
 		if (strcmp(b->pmu_kind, "none") != 0) {
 			h->q.pmu_boots++;
 			pmu = true;
 		}
-		if (strcmp(b->lru_gen, "on") == 0)
+		/* unknown (an imported recording) is not known to be off */
+		if (strcmp(b->lru_gen, "off") != 0 && strcmp(b->lru_gen, "absent") != 0)
 			lru = true;
 	}
 	h->no_pmu = h->q.boots && !pmu;
@@ -1248,7 +1315,7 @@ int collect_host_begin(struct report *r, struct host *h)
 		hp->median = NAN;
 	}
 	host_quality(r, h);
-	return 0;
+	return host_applicable(r, h);
 }
 
 /* Everything pass 2 computes from a host's rows; they can be freed after. */

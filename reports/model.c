@@ -25,6 +25,7 @@ const char *verdict_to_string(enum verdict v)
 	case VERDICT_IMPROVED: return "improved";
 	case VERDICT_REGRESSED: return "regressed";
 	case VERDICT_NO_CHANGE: return "no change";
+	case VERDICT_NOT_APPLICABLE: return "not applicable";
 	default: return "insufficient data";
 	}
 }
@@ -77,6 +78,7 @@ static void host_done(struct host *h)
 		free(hp->bin_rate);
 		free(hp->bin_work);
 		free(hp->bin_state);
+		free(hp->na_why);
 		free(h->controls[p]);
 	}
 }
@@ -107,6 +109,8 @@ void report_free(struct report *r)
 		free(f->control);
 		free(f->control_cohort);
 		free(f->reason);
+		free(r->answer[p].basis);
+		free(r->answer[p].reason);
 		for (size_t i = 0; i < f->nr_top; i++)
 			top_line_done(&f->top[i]);
 	}

@@ -32,6 +32,7 @@ enum verdict {
 	VERDICT_NO_CHANGE,
 	VERDICT_IMPROVED,
 	VERDICT_REGRESSED,
+	VERDICT_NOT_APPLICABLE,		/* the host's kernels cannot run the path (paths.conf needs) */
 };
 
 const char *verdict_to_string(enum verdict v);
@@ -78,7 +79,8 @@ struct host_path {
 	struct comparison *cmp;		/* one per rollout in the report range */
 	size_t nr_cmp;
 	ssize_t chosen;			/* the comparison the fleet uses, or -1 */
-	const char *excluded_why;	/* chosen < 0: why (static string), or NULL */
+	const char *excluded_why;	/* chosen < 0: why (static string, or na_why), or NULL */
+	char *na_why;			/* no boot in range can run the path: why; NULL: some can */
 	size_t measured;		/* measured rates in the report range */
 	double median;			/* of those */
 	int64_t hitm;			/* HITM attributed in the range */
@@ -117,7 +119,7 @@ struct host {
 	size_t nr_controls[MAX_PATHS];
 	struct quality q;
 	bool no_pmu;			/* no boot in range had a PMU */
-	bool lru_gen_off;		/* no boot in range had LRU_GEN on */
+	bool lru_gen_off;		/* every boot in range had LRU_GEN off or absent */
 	int64_t last_ns;		/* newest data */
 	int64_t db_host_id;
 };
@@ -193,6 +195,7 @@ struct fleet_path {
 	/* Why hosts are not in the comparison. */
 	size_t candidates;		/* hosts with a kernel change gaining the patch */
 	size_t ex_no_pmu, ex_few, ex_zero, ex_unknown_patch, ex_not_gained, ex_not_analyzed;
+	size_t ex_not_applicable;	/* hosts with data whose kernels cannot run the path */
 	size_t hosts_measured;		/* hosts with any measured rate in range */
 	enum verdict verdict;
 	char *reason;
@@ -201,6 +204,22 @@ struct fleet_path {
 	uint64_t hist_before[HIST_BINS], hist_after[HIST_BINS];
 	struct top_line top[TOP_LINES];
 	size_t nr_top;
+};
+
+/*
+ * A path's answer, the report's headline: with one host, that host's own
+ * verdict (its chosen comparison, else the most telling one); else the
+ * fleet's (answer.c).
+ */
+struct answer {
+	bool host;			/* the one host's own verdict, not the fleet's */
+	enum verdict verdict;
+	double change, lo, hi;		/* NAN when none */
+	char *basis;			/* what the interval rests on; NULL: none */
+	char *reason;			/* why, and when it can be judged */
+	bool caveat;			/* a verdict the reason qualifies (the patch map's doubt) */
+	int64_t from_ns;		/* insufficient: the first time a verdict can come, given the
+					 * recording continues; 0: not by waiting */
 };
 
 struct report {
@@ -217,6 +236,7 @@ struct report {
 	struct cohort *cohorts;
 	size_t nr_cohorts;
 	struct fleet_path fleet[MAX_PATHS];
+	struct answer answer[MAX_PATHS];
 	struct top_line other_top[TOP_LINES];	/* lines outside P1..P4 */
 	size_t nr_other_top;
 	struct db_error *errors;	/* databases that could not be read */
@@ -288,6 +308,23 @@ double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, do
  * (1) or path (2) roll-up rows. The rows, or a negative errno.
  */
 ssize_t collect_ch_parse(int kind, const char *data, size_t len, size_t chunk);
+
+/* answer.c: each path's answer, after the fleet verdicts; -ENOMEM. */
+int report_answers(struct report *r);
+/* "LRU_GEN off or absent": the kernel state path p needs; "" when none. */
+void needs_phrase(char *buf, size_t size, int p);
+/* What a patch-map rule needs after its verb for kernel k and the paths in
+ * mask (bit p): "P1,P2 release 6.12.9"; "" when the mask is empty. */
+void patch_map_line(char *buf, size_t size, const struct kernel_info *k, unsigned int unknown);
+/* The file that line goes in: --patches, else the installed map's path. */
+const char *patch_map_file(const struct report *r);
+/* "carries P4; lacks P1 P2; unknown P3": what the patch map says of k. */
+void patch_states(char *buf, size_t size, const struct kernel_info *k);
+/* The paths (bit p) the patch map does not know for k. */
+unsigned int patch_unknown_mask(const struct kernel_info *k);
+/* The distinct kernels of the boots in the range, first seen first; the
+ * hosts' copies. Caller frees the array; NULL on -ENOMEM. */
+const struct kernel_info **report_range_kernels(const struct report *r, size_t *ret_n);
 
 /* report.c: around the passes, whatever the source. */
 void report_begin(struct report *r, size_t nr_sources);

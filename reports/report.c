@@ -141,9 +141,9 @@ static int fleet_path_insufficient(struct report *r, struct fleet_path *f, int p
 		ret = appendf(&f->reason, "no host changed to a kernel carrying %s in range",
 			      path_get(p)->id);
 	else
-		ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed",
-			      f->nr_treated, f->nr_treated == 1 ? "" : "s",
-			      r->o.min_hosts > 2 ? r->o.min_hosts : 2);
+		ret = appendf(&f->reason, "%zu host%s with a before/after comparison, %u needed "
+			      "(--min-hosts)", f->nr_treated, f->nr_treated == 1 ? "" : "s",
+			      r->o.min_hosts);
 	if (!ret && f->ex_unknown_patch)
 		ret = appendf(&f->reason, "%zu host%s changed kernel but the patch map does not say "
 			      "whether the kernels carry %s", f->ex_unknown_patch,
@@ -199,12 +199,30 @@ static int fleet_path_decide(struct report *r, struct fleet_path *f)
 	return ret;
 }
 
-/* What the verdict could not see: hosts without a PMU, and hosts left out of the comparison. */
-static int fleet_path_caveats(struct report *r, struct fleet_path *f, size_t hosts, size_t no_pmu)
+/* No host with data can run the path: an answer, not a lack of data. */
+static int fleet_path_not_applicable(struct fleet_path *f, int p)
 {
+	char needs[64];
+
+	f->verdict = VERDICT_NOT_APPLICABLE;
+	needs_phrase(needs, sizeof(needs), p);
+	return appendf(&f->reason, "no host's kernel can run %s: it needs %s, and no boot in range "
+		       "had it (%s)", path_get(p)->id, needs, path_get(p)->needs_why);
+}
+
+/* What the verdict could not see: hosts without a PMU, and hosts left out of the comparison. */
+static int fleet_path_caveats(struct report *r, struct fleet_path *f, int p, size_t hosts, size_t no_pmu)
+{
+	char needs[64];
 	int ret = 0;
 
-	if (no_pmu)
+	if (f->ex_not_applicable && f->verdict != VERDICT_NOT_APPLICABLE) {
+		needs_phrase(needs, sizeof(needs), p);
+		ret = appendf(&f->reason, "%zu of %zu host%s left out as not applicable: %s needs %s, "
+			      "which none of their boots in range had", f->ex_not_applicable, hosts,
+			      hosts == 1 ? "" : "s", path_get(p)->id, needs);
+	}
+	if (!ret && no_pmu)
 		ret = appendf(&f->reason, "no PMU on %zu of %zu hosts", no_pmu, hosts);
 	if (!ret && f->ex_few)
 		ret = appendf(&f->reason, "%zu host%s with fewer than %u measured intervals on a side",
@@ -230,12 +248,14 @@ static int fleet_path_finish(struct report *r, int p)
 
 	free(f->reason);
 	f->reason = NULL;
-	if (f->nr_treated < r->o.min_hosts || !f->paired.valid)
+	if (hosts && f->ex_not_applicable == hosts)
+		ret = fleet_path_not_applicable(f, p);
+	else if (f->nr_treated < r->o.min_hosts || !f->paired.valid)
 		ret = fleet_path_insufficient(r, f, p);
 	else
 		ret = fleet_path_decide(r, f);
 	if (!ret)
-		ret = fleet_path_caveats(r, f, hosts, no_pmu);
+		ret = fleet_path_caveats(r, f, p, hosts, no_pmu);
 	if (ret < 0)
 		return log_oom();
 	return 0;
@@ -406,6 +426,9 @@ int report_end(struct report *r)
 		if (ret < 0)
 			return ret;
 	}
+	ret = report_answers(r);
+	if (ret < 0)
+		return log_oom();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->seconds = (double)(t1.tv_sec - r->t0.tv_sec) + (double)(t1.tv_nsec - r->t0.tv_nsec) / 1e9;
 	return 0;

@@ -25,12 +25,13 @@ struct report_options {
 	double level;			/* of the intervals, e.g. 0.95 */
 	double margin;			/* changes within +-margin are "no change" */
 	unsigned int min_intervals;	/* measured intervals needed on each side */
-	unsigned int min_hosts;		/* hosts needed for a fleet verdict */
+	unsigned int min_hosts;		/* compared hosts needed for a fleet verdict; 2 or more */
 	unsigned int max_bins;		/* points per time series */
 	int64_t rollup_ns;		/* read roll-up buckets this long; 0: intervals */
 	bool progress;			/* a progress line on stderr */
 	const struct patch_map *patches;
 	const char *patches_origin;	/* for the methods section */
+	const char *patches_file;	/* where a rule goes: --patches or the installed path */
 };
 
 /* The defaults every field above starts from. */
@@ -64,7 +65,8 @@ int report_run_clickhouse(struct report *r, struct http *h, const char *database
 /* The range's end, after report_run() chose the default. */
 int64_t report_until(const struct report *r);
 /* How many paths the report judges, and path p's id ("P1") and fleet
- * verdict ("improved", "regressed", "no change", "insufficient data"). */
+ * verdict ("improved", "regressed", "no change", "insufficient data",
+ * "not applicable"). */
 int report_nr_paths(void);
 const char *report_fleet_verdict(const struct report *r, int p, const char **ret_path);
 
