@@ -29,6 +29,7 @@ static const char css[] =
 	".v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;white-space:nowrap}"
 	".v-improved{background:#dafbe1;color:#116329}.v-regressed{background:#ffebe9;color:#a40e26}"
 	".v-no-change{background:#ddf4ff;color:#0a3069}.v-insufficient-data{background:#fff8c5;color:#7d4e00}"
+	".v-not-applicable{background:#eaeef2;color:#424a53}"
 	".muted{color:#656d76}.mono{font-family:ui-monospace,monospace;font-size:12px}"
 	".charts{display:flex;flex-wrap:wrap;gap:8px}"
 	"svg.chart{background:#fff;border:1px solid #eaeef2;max-width:100%;height:auto}"
@@ -63,6 +64,7 @@ static const char *verdict_class(enum verdict v)
 	case VERDICT_IMPROVED: return "v-improved";
 	case VERDICT_REGRESSED: return "v-regressed";
 	case VERDICT_NO_CHANGE: return "v-no-change";
+	case VERDICT_NOT_APPLICABLE: return "v-not-applicable";
 	default: return "v-insufficient-data";
 	}
 }
@@ -148,16 +150,50 @@ static void write_header(const struct report *r, FILE *f)
 	fprintf(f, " &middot; %zu kernel change%s on %zu host%s &middot; generated %s in %.1f s</p></header>\n",
 		r->rollouts_in_range, r->rollouts_in_range == 1 ? "" : "s", r->hosts_rolled,
 		r->hosts_rolled == 1 ? "" : "s", g, r->seconds);
-	fputs("<nav><a href=\"#summary\">Verdicts</a><a href=\"#rollouts\">Rollouts</a>", f);
+	fputs("<nav><a href=\"#answer\">Answer</a><a href=\"#summary\">Verdicts</a><a href=\"#rollouts\">Rollouts</a>", f);
 	for (int p = 0; p < paths_nr(); p++)
 		fprintf(f, "<a href=\"#path-%s\">%s</a>", path_get(p)->id, path_get(p)->id);
 	fputs("<a href=\"#hitm-share\">All HITM</a><a href=\"#hosts\">Hosts</a>"
 	      "<a href=\"#quality\">Data quality</a><a href=\"#methods\">Methods</a></nav>\n", f);
 }
 
+/* The headline: per path the answer, the one host's own verdict or the fleet's. */
+static void write_answers(const struct report *r, FILE *f)
+{
+	fprintf(f, "<section id=\"answer\"><h2>%s</h2><ul>",
+		r->nr_hosts == 1 ? "This host's answer" : "The fleet's answer");
+	for (int p = 0; p < paths_nr(); p++) {
+		const struct answer *a = &r->answer[p];
+		char e[32], ci[80];
+
+		fprintf(f, "<li><b><a href=\"#path-%s\">%s</a></b> ", path_get(p)->id, path_get(p)->id);
+		badge(f, a->verdict);
+		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
+			fmt_pct(e, sizeof(e), a->change);
+			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
+			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * r->o.level, ci);
+		}
+		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
+			fputs(", by ", f);
+			html_puts(f, a->basis);
+		}
+		if (a->verdict == VERDICT_INSUFFICIENT || a->verdict == VERDICT_NOT_APPLICABLE || a->caveat) {
+			fputs(": ", f);
+			html_puts(f, a->reason);
+		}
+		fputs("</li>", f);
+	}
+	fputs("</ul>", f);
+	if (r->nr_hosts == 1)
+		fprintf(f, "<p class=\"muted\">One host: the fleet verdicts below need %u compared hosts "
+			"(--min-hosts).</p>", r->o.min_hosts);
+	fputs("</section>\n", f);
+}
+
 static void write_summary(const struct report *r, FILE *f)
 {
-	fputs("<section id=\"summary\"><h2>Verdicts</h2><table><tr><th>Path</th><th>Change</th>"
+	write_answers(r, f);
+	fputs("<section id=\"summary\"><h2>Fleet verdicts</h2><table><tr><th>Path</th><th>Change</th>"
 	      "<th>Verdict</th><th>Fleet change</th><th>95 % CI</th><th>Basis</th>"
 	      "<th>Hosts compared</th><th>HITM typed by</th><th>Why</th></tr>\n", f);
 	for (int p = 0; p < paths_nr(); p++) {
@@ -200,11 +236,33 @@ static void path_headers(FILE *f)
 	fputs("</tr>\n", f);
 }
 
+/* The state and the rule that decided it, in plain sight. */
 static void patch_cell(FILE *f, const struct patch_verdict *v)
 {
-	fputs("<td title=\"", f);
-	html_puts(f, v->why ? v->why : "no rule in the patch map matches");
-	fprintf(f, "\">%s</td>", patch_state_to_string(v->state));
+	fprintf(f, "<td>%s<br><span class=\"muted mono\">", patch_state_to_string(v->state));
+	html_puts(f, v->why ? v->why : "no rule matches");
+	fputs("</span></td>", f);
+}
+
+/* Per kernel the patch map does not know for some path, the rule to add and where. */
+static void patch_map_missing(const struct report *r, FILE *f, const struct fleet_kernel *fk, size_t nk)
+{
+	for (size_t i = 0; i < nk; i++) {
+		unsigned int unknown = patch_unknown_mask(fk[i].k);
+		char label[128], line[256];
+
+		if (!unknown)
+			continue;
+		kernel_label(label, sizeof(label), fk[i].k);
+		patch_map_line(line, sizeof(line), fk[i].k, unknown);
+		fputs("<p>", f);
+		html_puts(f, label);
+		fputs(": no rule matches; add <code>carries ", f);
+		html_puts(f, line);
+		fputs("</code> (or <code>lacks ...</code>) to <code>", f);
+		html_puts(f, patch_map_file(r));
+		fputs("</code>.</p>\n", f);
+	}
 }
 
 /* Each (from, to) pair of kernels the hosts changed between, and the patches either side carries. */
@@ -240,9 +298,17 @@ static int kernel_pairs_table(const struct report *r, FILE *f)
 }
 
 /* Every kernel in the fleet, its markers, and the patch map's state per path. */
-static void kernels_table(FILE *f, const struct fleet_kernel *fk, size_t nk)
+static void kernels_table(const struct report *r, FILE *f, const struct fleet_kernel *fk, size_t nk)
 {
-	fputs("<h3>Kernels and the patches they carry</h3><table><tr><th>Release</th>"
+	fputs("<h3>Kernels and the patches they carry</h3><p>Patch map: <code>", f);
+	html_puts(f, r->o.patches_origin ? r->o.patches_origin : "built-in");
+	fputs("</code>", f);
+	if (r->o.patches_origin && strcmp(r->o.patches_origin, "built-in") == 0) {
+		fputs(" (there is no <code>", f);
+		html_puts(f, patch_map_file(r));
+		fputs("</code>)", f);
+	}
+	fputs("; for each path the last matching rule decides.</p><table><tr><th>Release</th>"
 	      "<th>Version</th><th>Build-id</th><th>Hosts</th><th>Markers</th>", f);
 	path_headers(f);
 	for (size_t i = 0; i < nk; i++) {
@@ -264,7 +330,8 @@ static void kernels_table(FILE *f, const struct fleet_kernel *fk, size_t nk)
 			patch_cell(f, &k->patches[p]);
 		fputs("</tr>\n", f);
 	}
-	fputs("</table><p class=\"muted\">Hover a state for the patch-map rule that decided it.</p>\n", f);
+	fputs("</table>\n", f);
+	patch_map_missing(r, f, fk, nk);
 }
 
 /* Every kernel change in the range, host by host, folded away when there are many. */
@@ -334,7 +401,7 @@ static int write_rollouts(const struct report *r, FILE *f)
 	ret = kernel_pairs_table(r, f);
 	if (ret < 0)
 		goto out;
-	kernels_table(f, fk, nk);
+	kernels_table(r, f, fk, nk);
 	changes_table(r, f);
 	fputs("</section>\n", f);
 out:
@@ -470,6 +537,23 @@ static void lines_table(const struct report *r, FILE *f, const struct top_line *
 	fputs("</table>\n", f);
 }
 
+/* What a kernel needs to run the path (the path table's needs), and why. */
+static void needs_line(FILE *f, int p)
+{
+	char needs[64];
+
+	needs_phrase(needs, sizeof(needs), p);
+	if (!*needs) {
+		fputs(" Runs on any kernel.", f);
+		return;
+	}
+	fputs(" Runs only with ", f);
+	html_puts(f, needs);
+	fputs(": ", f);
+	html_puts(f, path_get(p)->needs_why);
+	fputs("; other hosts are not applicable.", f);
+}
+
 static int write_path(const struct report *r, FILE *f, int p)
 {
 	const struct fleet_path *fp = &r->fleet[p];
@@ -481,8 +565,10 @@ static int write_path(const struct report *r, FILE *f, int p)
 	badge(f, fp->verdict);
 	fputs(" ", f);
 	html_puts(f, fp->reason);
-	fprintf(f, "</p><p class=\"muted\">Rate: HITM (local + remote + peer) per %g %s, per interval.</p>\n",
+	fprintf(f, "</p><p class=\"muted\">Rate: HITM (local + remote + peer) per %g %s, per interval.",
 		path_get(p)->per, path_get(p)->unit);
+	needs_line(f, p);
+	fputs("</p>\n", f);
 	stats_table(r, f, p);
 	fputs("<div class=\"charts\">", f);
 	ret = series_chart(r, f, p);
@@ -672,11 +758,31 @@ static size_t duty_changes(const struct report *r)
 	return duty;
 }
 
+/* Per path, the hosts left out because their kernels cannot run it, and what it needs. */
+static void not_applicable_hosts(const struct report *r, FILE *f)
+{
+	bool any = false;
+
+	for (int p = 0; p < paths_nr(); p++) {
+		char needs[64];
+
+		if (!r->fleet[p].ex_not_applicable)
+			continue;
+		needs_phrase(needs, sizeof(needs), p);
+		fprintf(f, "%s%zu not applicable to ", any ? "; " : "", r->fleet[p].ex_not_applicable);
+		html_puts(f, path_get(p)->id);
+		fputs(" (it needs ", f);
+		html_puts(f, needs);
+		fputs(")", f);
+		any = true;
+	}
+}
+
 static void write_quality(const struct report *r, FILE *f)
 {
 	size_t hosts = 0, no_pmu = 0, lru_off = 0;
 	int64_t lost = 0, samples_lost = 0, gap = 0, dropped = 0, partial = 0, na = 0;
-	char d[32], needing[64];
+	char d[32];
 
 	for (size_t i = 0; i < r->nr_hosts; i++) {
 		const struct host *h = &r->hosts[i];
@@ -697,13 +803,9 @@ static void write_quality(const struct report *r, FILE *f)
 		"<tr><th>Hosts with data in the range</th><td class=\"n\">%zu</td><td></td></tr>", hosts);
 	fprintf(f, "<tr><th>Hosts without PMU (HITM not measured)</th><td class=\"n\">%zu</td><td>", no_pmu);
 	no_pmu_hosts(r, f, no_pmu);
-	fputs("</td></tr><tr><th>Hosts without LRU_GEN on", f);
-	if (*paths_needing("lru_gen", needing, sizeof(needing))) {
-		fputs(" (", f);
-		html_puts(f, needing);
-		fputs(" cannot occur)", f);
-	}
-	fprintf(f, "</th><td class=\"n\">%zu</td><td></td></tr>", lru_off);
+	fprintf(f, "</td></tr><tr><th>Hosts without LRU_GEN on</th><td class=\"n\">%zu</td><td>", lru_off);
+	not_applicable_hosts(r, f);
+	fputs("</td></tr>", f);
 	fprintf(f, "<tr><th>Ring-buffer events lost</th><td class=\"n\">%" PRId64 "</td><td rowspan=\"2\">", lost);
 	worst_hosts(r, f, get_lost, false);
 	fprintf(f, "</td></tr><tr><th>Memory samples lost</th><td class=\"n\">%" PRId64 "</td></tr>", samples_lost);

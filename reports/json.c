@@ -354,6 +354,32 @@ static void host_json(struct jsonw *w, const struct report *r, const struct host
 	jsonw_end(w);
 }
 
+/* Each path's answer, the headline: the one host's own verdict, or the fleet's. */
+static void answers_json(struct jsonw *w, const struct report *r)
+{
+	jsonw_object(w, "paths");
+	for (int p = 0; p < paths_nr(); p++) {
+		const struct answer *a = &r->answer[p];
+
+		jsonw_object(w, path_get(p)->id);
+		jsonw_str(w, "scope", a->host ? "host" : "fleet");
+		jsonw_str(w, "verdict", verdict_to_string(a->verdict));
+		jsonw_num(w, "change", a->change);
+		jsonw_num(w, "ci_low", a->lo);
+		jsonw_num(w, "ci_high", a->hi);
+		jsonw_str(w, "basis", a->basis);
+		jsonw_str(w, "reason", a->reason);
+		if (a->from_ns) {
+			time_kv(w, "judgeable_from", a->from_ns);
+		} else {
+			jsonw_null(w, "judgeable_from");
+			jsonw_null(w, "judgeable_from_ns");
+		}
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+}
+
 static void head_json(struct jsonw *w, const struct report *r)
 {
 	jsonw_int(w, "mmhitm_report", REPORT_VERSION);
@@ -390,6 +416,7 @@ static void head_json(struct jsonw *w, const struct report *r)
 	jsonw_uint(w, "kernel_changes", r->rollouts_in_range);
 	jsonw_uint(w, "rollbacks", r->rollbacks_in_range);
 	jsonw_num(w, "seconds", r->seconds);
+	answers_json(w, r);
 	jsonw_end(w);
 }
 
@@ -436,6 +463,7 @@ static int fleet_path_json(struct jsonw *w, const struct report *r, int p)
 	jsonw_uint(w, "zero_median", fp->ex_zero);
 	jsonw_uint(w, "patch_unknown", fp->ex_unknown_patch);
 	jsonw_uint(w, "patch_not_gained", fp->ex_not_gained);
+	jsonw_uint(w, "not_applicable", fp->ex_not_applicable);
 	jsonw_end(w);
 
 	hist_json(w, fp);

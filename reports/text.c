@@ -78,24 +78,110 @@ static int kernel_pair_lines(const struct report *r, FILE *f)
 	if (report_kernel_pairs(r, &kp, &n) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && i < 10; i++) {
-		char lf[128], lt[128], cf[32], ct[32];
+		char lf[128], lt[128], cf[96], ct[96];
 
 		kernel_label(lf, sizeof(lf), kp[i].from);
 		kernel_label(lt, sizeof(lt), kp[i].to);
-		patch_list(cf, sizeof(cf), kp[i].from, PATCH_CARRIES);
-		patch_list(ct, sizeof(ct), kp[i].to, PATCH_CARRIES);
+		patch_states(cf, sizeof(cf), kp[i].from);
+		patch_states(ct, sizeof(ct), kp[i].to);
 		fputs("  ", f);
 		text_puts(f, lf);
-		fprintf(f, " [carries %s] -> ", cf);
+		fprintf(f, " [%s] -> ", cf);
 		text_puts(f, lt);
-		fprintf(f, " [carries %s]: %zu host%s%s\n", ct, kp[i].hosts, kp[i].hosts == 1 ? "" : "s",
+		fprintf(f, " [%s]: %zu host%s%s\n", ct, kp[i].hosts, kp[i].hosts == 1 ? "" : "s",
 			kp[i].rollbacks ? " (rollback)" : "");
 	}
 	if (n > 10)
 		fprintf(f, "  and %zu more kernel pairs\n", n - 10);
-	fputc('\n', f);
 	free(kp);
 	return 0;
+}
+
+/* One kernel's states by deciding rule ("P1 P2 lacks: release 6.1.* (patches.conf:2)"), and for
+ * the paths no rule decides, the line to add. */
+static void kernel_rules(const struct report *r, FILE *f, const struct kernel_info *k)
+{
+	unsigned int done = 0, unknown = patch_unknown_mask(k);
+	char label[128], line[256];
+
+	kernel_label(label, sizeof(label), k);
+	fputs("  ", f);
+	text_puts(f, label);
+	fputc(':', f);
+	for (int p = 0; p < paths_nr(); p++) {
+		const struct patch_verdict *v = &k->patches[p];
+
+		if ((done | unknown) & (1u << p))
+			continue;
+		fputs(done ? ";" : "", f);
+		for (int q = p; q < paths_nr(); q++)
+			if (k->patches[q].state == v->state && k->patches[q].why == v->why) {
+				fprintf(f, " %s", path_get(q)->id);
+				done |= 1u << q;
+			}
+		fprintf(f, " %s by ", patch_state_to_string(v->state));
+		text_puts(f, v->why);
+	}
+	if (unknown) {
+		patch_map_line(line, sizeof(line), k, unknown);
+		fputs(done ? ";" : "", f);
+		for (int p = 0; p < paths_nr(); p++)
+			if (unknown & (1u << p))
+				fprintf(f, " %s", path_get(p)->id);
+		fputs(" unknown, no rule matches: add \"carries ", f);
+		text_puts(f, line);
+		fputs("\" (or \"lacks ...\") to ", f);
+		text_puts(f, patch_map_file(r));
+	}
+	fputc('\n', f);
+}
+
+/* The patch map's word on every kernel in range: which rule of which file decided. */
+static int patch_map_lines(const struct report *r, FILE *f)
+{
+	size_t n = 0;
+	const struct kernel_info **k = report_range_kernels(r, &n);
+
+	if (!k)
+		return -ENOMEM;
+	fputs("patch map: ", f);
+	text_puts(f, r->o.patches_origin ? r->o.patches_origin : "built-in");
+	if (r->o.patches_origin && strcmp(r->o.patches_origin, "built-in") == 0)
+		fprintf(f, " (no %s)", patch_map_file(r));
+	fprintf(f, "; %zu kernel%s in range\n", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n && i < 10; i++)
+		kernel_rules(r, f, k[i]);
+	if (n > 10)
+		fprintf(f, "  and %zu more kernels (the JSON has them all)\n", n - 10);
+	fputc('\n', f);
+	free(k);
+	return 0;
+}
+
+/* The answer per path, first: the one host's own verdict, or the fleet's. */
+static void answer_lines(const struct report *r, FILE *f)
+{
+	for (int p = 0; p < paths_nr(); p++) {
+		const struct answer *a = &r->answer[p];
+		char e[32], ci[80];
+
+		fprintf(f, "%s %s", path_get(p)->id, verdict_to_string(a->verdict));
+		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
+			fmt_pct(e, sizeof(e), a->change);
+			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
+			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * r->o.level, ci);
+		}
+		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
+			fputs(", by ", f);
+			text_puts(f, a->basis);
+		}
+		if (a->verdict == VERDICT_INSUFFICIENT || a->verdict == VERDICT_NOT_APPLICABLE || a->caveat) {
+			fputs(": ", f);
+			text_puts(f, a->reason);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
 }
 
 /* One row per path: verdict, fleet change and its interval, hosts compared. */
@@ -140,11 +226,14 @@ static void reason_lines(const struct report *r, FILE *f)
 
 int report_write_text(const struct report *r, FILE *f)
 {
+	answer_lines(r, f);
 	header_lines(r, f);
-	if (kernel_pair_lines(r, f) < 0)
+	if (kernel_pair_lines(r, f) < 0 || patch_map_lines(r, f) < 0)
 		return -ENOMEM;
-	verdict_table(r, f);
-	reason_lines(r, f);
+	if (r->nr_hosts != 1) {
+		verdict_table(r, f);
+		reason_lines(r, f);
+	}
 	quality_line(r, f);
 	return ferror(f) ? -EIO : 0;
 }
