@@ -36,9 +36,12 @@ void cmd_report_help(void)
 	       "Compares each path's normalized HITM rate (HITM per unit of the path's own\n"
 	       "work, the analyzer's path_rates.hitm_per_work) before and after every kernel\n"
 	       "change in the range, per host and across hosts, and says per path: improved,\n"
-	       "regressed, no change or insufficient data, with the reason. One database per\n"
-	       "host (e.g. hosts/*.db); they are read one at a time. Without any, the\n"
-	       "database is $MMHITM_DB or /var/lib/mmhitm/mmhitm.db. Or the fleet's\n"
+	       "regressed, no change, insufficient data or not applicable (the kernels'\n"
+	       "LRU_GEN state cannot run it), with the reason. On one host the answer is\n"
+	       "its own before/after verdict, or from when it can be judged; on more, the\n"
+	       "fleet verdict. One database per host (e.g. hosts/*.db); they are read one\n"
+	       "at a time. Without any, the database is $MMHITM_DB or\n"
+	       "/var/lib/mmhitm/mmhitm.db. Or the fleet's\n"
 	       "ClickHouse cluster, where mmhitm ship sends every host's roll-ups.\n\n"
 	       "Output: a summary on stdout, and with --html/--json the full report.\n\n"
 	       "  --source SOURCE       where to read (may be repeated): a host database, a\n"
@@ -77,7 +80,9 @@ void cmd_report_help(void)
 	       "  --bootstrap N, --seed N  accepted and ignored: the intervals are\n"
 	       "                        Student's t, nothing is resampled\n"
 	       "  --min-intervals N     measured intervals needed each side (default 30)\n"
-	       "  --min-hosts N         compared hosts needed for a fleet verdict (default 3)\n"
+	       "  --min-hosts N         compared hosts needed for a fleet verdict (default 3,\n"
+	       "                        at least 2); a report on one host answers with that\n"
+	       "                        host's own before/after verdict instead\n"
 	       "  --fail-on WHAT        exit %d when a path's fleet verdict is 'regressed'\n"
 	       "                        (WHAT = regression) or either change (any-change)\n"
 	       "  --quiet               no summary on stdout\n"
@@ -314,7 +319,12 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 		r = parse_uint(arg, 2, &o->min_intervals);
 		*allowed = "2 or more";
 		break;
-	case OPT_MIN_HOSTS: r = parse_uint(arg, 1, &o->min_hosts); *allowed = "1 or more"; break;
+	case OPT_MIN_HOSTS:
+		/* a fleet interval is the spread between hosts: one host has none */
+		r = parse_uint(arg, 2, &o->min_hosts);
+		*allowed = "2 or more: a fleet interval needs two hosts; one host's report answers "
+			   "with its own verdict";
+		break;
 	case OPT_QUIET: cli->quiet = true; break;
 	case OPT_NO_PROGRESS: cli->progress = false; break;
 	case OPT_ROLLUP:
@@ -403,6 +413,7 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 /* --patches, else the installed map, else the built-in one. */
 static int load_patch_map(struct report_cli *cli, struct patch_map *map)
 {
+	cli->o.patches_file = cli->patches ? cli->patches : PATCHES_DEFAULT;
 	if (cli->patches) {
 		cli->o.patches_origin = cli->patches;
 		return patch_map_load(map, cli->patches);

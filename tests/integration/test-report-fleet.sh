@@ -78,7 +78,7 @@ echo "ok: reproducible"
 "$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --min-hosts 20 --json "$out/few.json" \
 	--quiet "$FLEET"/*.db || fail "report with --min-hosts 20 failed"
 expect "$out/few.json" "[p['verdict'] for p in r['paths']]" "['insufficient data', 'insufficient data', 'insufficient data', 'insufficient data']"
-expect "$out/few.json" "r['paths'][0]['reason'].split(';')[0]" "13 hosts with a before/after comparison, 20 needed"
+expect "$out/few.json" "r['paths'][0]['reason'].split(';')[0]" "13 hosts with a before/after comparison, 20 needed (--min-hosts)"
 
 # One host that never changed kernel, and a file that is no database.
 echo "not a database" > "$out/garbage.db"

@@ -14,7 +14,7 @@ mkdir -p "$out"
 
 fleet scipy
 # shellcheck disable=SC2086
-"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --min-intervals 10 --min-hosts 1 \
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --min-intervals 10 --min-hosts 2 \
 	--json "$out/scipy.json" --quiet "$FLEET"/*.db || fail "report failed"
 "$PY" -W ignore tests/integration/report-scipy.py "$out/scipy.json" ||
 	fail "the report disagrees with scipy (scipy fleet)"
