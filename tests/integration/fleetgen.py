@@ -31,9 +31,13 @@ checked against it:
           rate from the rollout's first day. Effects: --effect P1=-0.2,P4=0.15
           (none by default). The calibration over many seeds is
           tests/unit/test-calibration.c; this is the same model end to end.
+  one     one host, as its own weekly report sees it: 6.1 from a week
+          before, 6.12-mmfix from 06:00 for --days-after days (7), the drift
+          fleet's drift, boots with LRU_GEN --lru-gen (on, off, absent),
+          effects as --effect.
 
 Usage: fleetgen.py SPEC OUTDIR [--hosts N] [--days D] [--interval S] [--seed S]
-                  [--effect P1=-0.2,...] [--load-step X]
+                  [--effect P1=-0.2,...] [--load-step X] [--days-after D] [--lru-gen STATE]
                   [--clickhouse URL [--grain S] [--batch N]] [--sqlite-first N]
 Writes OUTDIR/<host>.db and OUTDIR/patches.conf; prints the report range as
 "since=@S until=@S".
@@ -97,7 +101,7 @@ carries P4     ksym    maybe_lru_add_drain
 class Host:
     def __init__(self, name, boots, interval_s=600, pmu=True, effects=None,
                  gaps=(), lost=0, comm=None, ties=False, hostname=None,
-                 host_scale=1.0, drift=None, step=None):
+                 host_scale=1.0, drift=None, step=None, lru_gen="unknown"):
         self.name = name                  # file name, and hostname unless given
         self.hostname = hostname or name
         self.boots = boots                # [(kernel key, start_ns, end_ns)]
@@ -111,6 +115,10 @@ class Host:
         self.host_scale = host_scale
         self.drift = drift                # (phi, sd per day, burst share) or None
         self.step = step                  # (t_ns, factor): fleet-wide load step
+        # boots.lru_gen: 'on', 'off', 'absent', or 'unknown' (as an imported
+        # recording's): these fleets draw every path on every host, which no
+        # one LRU_GEN state runs (P2 needs it on, P3 off), so they say unknown.
+        self.lru_gen = lru_gen
 
 
 def drift_factor(h, rng, t):
@@ -252,9 +260,10 @@ def write_host(outdir, h, rng, seed_tag, g=None):
             "INSERT INTO boots (boot_id, host_id, boot_uuid, boot_time_ns, first_seen_ns,"
             " last_seen_ns, kernel_release, kernel_version, kernel_build_id, arch,"
             " nr_cpus_online, cache_line_size, page_size, pmu_kind, pmu_detail, lru_gen,"
-            " lru_gen_features, btf) VALUES (?,1,?,?,?,?,?,?,?,'x86_64',64,64,4096,?,?,'on','0x0007','vmlinux')",
+            " lru_gen_features, btf) VALUES (?,1,?,?,?,?,?,?,?,'x86_64',64,64,4096,?,?,?,?,'vmlinux')",
             (b, bt["uuid"], start, start + 30 * NS, end, k["release"], k["version"], k["build_id"],
-             "intel-pebs" if h.pmu else "none", pmu_detail(h)))
+             "intel-pebs" if h.pmu else "none", pmu_detail(h), h.lru_gen,
+             {"on": "0x0007", "off": "0x0000"}.get(h.lru_gen)))
         for i, m in enumerate(k["markers"]):
             cur.execute("INSERT INTO ksyms (boot_id, addr, size, name) VALUES (?, ?, 512, ?)",
                         (b, -0x7e000000 + i * 4096, m))
@@ -436,7 +445,7 @@ class ClusterLoad:
             self.text["boots"].append("\t".join(map(tsv, [
                 mid, bt["uuid"], "live", bt["start"], bt["start"] + 30 * NS, bt["end"], k["release"],
                 k["version"], k["build_id"], "x86_64", 64, 64, 4096, "intel-pebs" if h.pmu else "none",
-                pmu_detail(h), "on", "vmlinux", bat])))
+                pmu_detail(h), h.lru_gen, "vmlinux", bat])))
             for i, m in enumerate(k["markers"]):
                 self.text["ksyms"].append("\t".join(map(tsv, [mid, bt["uuid"], -0x7e000000 + i * 4096, 512, m,
                                                               None, bat])))
@@ -608,9 +617,20 @@ def fleet_drift(n, effects, load_step):
     return hosts, t0, end
 
 
+def fleet_one(days_after, effects, lru_gen):
+    """One host, as one host's own report sees it: a week of 6.1, the change at
+    06:00, days_after days of 6.12-mmfix, the drift fleet's day-to-day drift."""
+    begin = T0 - 3600 * NS
+    t = T0 + 7 * DAY + 6 * 3600 * NS
+    end = t + int(days_after * DAY)
+    h = Host("rolled-00", [("old", begin, t - 90 * NS), ("new", t, end)], effects=effects,
+             drift=(0.8, 0.04, 0.02), lru_gen=lru_gen)
+    return [h], T0 + 7 * DAY, end
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("spec", choices=["mixed", "noise", "scipy", "bench", "drift"])
+    ap.add_argument("spec", choices=["mixed", "noise", "scipy", "bench", "drift", "one"])
     ap.add_argument("outdir")
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--days", type=float, default=7,
@@ -620,7 +640,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--first", type=int, default=0, help="bench: write hosts from this index")
     ap.add_argument("--step", type=int, default=1, help="bench: every step-th host (parallel runs)")
-    ap.add_argument("--effect", default="", help="drift: PATH=RELATIVE,... e.g. P1=-0.2,P4=0.15")
+    ap.add_argument("--effect", default="", help="drift, one: PATH=RELATIVE,... e.g. P1=-0.2,P4=0.15")
+    ap.add_argument("--days-after", type=float, default=7, help="one: days recorded after the change")
+    ap.add_argument("--lru-gen", default="on", choices=["on", "off", "absent", "unknown"],
+                    help="one: the boots' LRU_GEN state")
     ap.add_argument("--load-step", type=float, default=0.0, help="drift: fleet-wide step at the rollout")
     ap.add_argument("--clickhouse", metavar="URL",
                     help="also load the fleet into the cluster at URL (http://HOST:PORT/?database=DB):"
@@ -637,9 +660,12 @@ def main():
         hosts, since, until = fleet_mixed({}, a.spec)
     elif a.spec == "scipy":
         hosts, since, until = fleet_scipy(a.spec)
-    elif a.spec == "drift":
+    elif a.spec in ("drift", "one"):
         eff = {k: 1 + float(v) for k, v in (e.split("=") for e in a.effect.split(",") if e)}
-        hosts, since, until = fleet_drift(a.hosts, eff, a.load_step)
+        if a.spec == "one":
+            hosts, since, until = fleet_one(a.days_after, eff, a.lru_gen)
+        else:
+            hosts, since, until = fleet_drift(a.hosts, eff, a.load_step)
     else:
         hosts, since, until = fleet_bench(a.hosts, a.days, a.interval or 300)
         hosts = hosts[a.first::a.step]
