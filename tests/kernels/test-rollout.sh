@@ -120,8 +120,9 @@ q "SELECT kernel_release, lru_gen, lru_gen_features, intervals FROM boot_summary
 	sed 's/^/    boot_summary: /'
 
 # The report (issue 6) on this DB: the one rollout 6.1 -> 6.12, a
-# before/after comparison per path, and "insufficient data" because TCG has
-# no PMU (check-report.py). The boots last seconds: no warm-up is left out,
+# before/after comparison per path, "insufficient data" because TCG has no
+# PMU, P2 "not applicable" with LRU_GEN off, and the host's own answer
+# saying why and when it could judge (check-report.py, issue 27). The boots last seconds: no warm-up is left out,
 # and windows and range in minutes keep the change visible in the HTML.
 # The analyzer (issue 5) types the intervals first when it is there.
 report_check() {
