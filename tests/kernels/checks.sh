@@ -126,7 +126,7 @@ check_recording() {	# results-dir label
 	check "$L: mmhitm-load ctxswitch exited 0" "$(cat "$R/ctxswitch.rc" 2>/dev/null)" = 0
 	check "$L: mmhitm-load aging exited 0 (LRU_GEN on)" "$(cat "$R/aging.rc" 2>/dev/null)" = 0
 
-	# The boot row: what DESIGN.md says identifies a boot.
+	# The boot row: what docs/design.md says identifies a boot.
 	check "$L: one boot of $rel recorded" \
 		"$(q "SELECT count(*) FROM boots WHERE kernel_release = '$rel'")" -eq 1
 	boot=$(q "SELECT boot_id FROM boots WHERE kernel_release = '$rel'")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The shipped rules (engine/rules.conf) decide DESIGN.md's table, the
+ * The shipped rules (engine/rules.conf) decide docs/design.md's table, the
  * look-alikes do not land in a path (context-switch HITM on mm_count is not
  * P1, ...), and the format's parser and overrides behave as documented.
  */
