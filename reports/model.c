@@ -54,6 +54,9 @@ struct report *report_new(const struct report_options *o)
 	if (!r)
 		return NULL;
 	r->o = *o;
+	/* A fleet interval needs two hosts' spread; the CLI refuses fewer. */
+	if (r->o.min_hosts < 2)
+		r->o.min_hosts = 2;
 	return r;
 }
 
