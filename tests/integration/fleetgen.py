@@ -6,7 +6,9 @@ with the real schema (schema/*.sql applied in order, user_version set as
 mmhitmd would), holding what the daemon and the analyzer would leave there:
 hosts, boots (kernel changes are the rollouts), ksyms markers, intervals with
 collector health, sampling, path_intervals (HITM and work per path), and a
-few typed cache lines (mem_lines, line_attribution, mm_objects).
+few typed cache lines (mem_lines, line_attribution, mm_objects). Each file
+says it is simulated (meta 'simulated' = 'fleetgen.py'), and every report
+over it says so.
 
 Every effect is constructed and known, so the report's verdicts can be
 checked against it:
@@ -250,6 +252,8 @@ def write_host(outdir, h, rng, seed_tag, g=None):
     db = create_db(os.path.join(outdir, h.name + ".db"))
     cur = db.cursor()
     cur.execute("BEGIN")
+    # Generated, not recorded: the report labels these hosts simulated.
+    cur.execute("INSERT INTO meta (key, value) VALUES ('simulated', 'fleetgen.py')")
     cur.execute("INSERT INTO hosts (host_id, machine_id, hostname) VALUES (1, ?, ?)",
                 (g["machine_id"], h.hostname))
     iv = h.interval_s * NS
