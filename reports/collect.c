@@ -232,11 +232,41 @@ int collect_host_add(struct report *r, const char *origin, const char *machine_i
 	return 0;
 }
 
+/*
+ * Whether the database says it was generated, not recorded (meta
+ * 'simulated', schema 13); the first generator's name is kept for the
+ * report's label.
+ */
+static int db_simulated(struct report *r, const char *path, sqlite3 *db, bool *ret)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int rc, err;
+
+	err = db_prepare(db, &st, "SELECT value FROM meta WHERE key = 'simulated'");
+	if (err < 0)
+		return err;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return log_error_errno(db_errno(rc), "Failed to read what %s says about itself: %s", path,
+				       sqlite3_errmsg(db));
+	*ret = rc == SQLITE_ROW;
+	if (*ret && !r->simulated_by[0]) {
+		const char *by = (const char *)sqlite3_column_text(st, 0);
+
+		snprintf(r->simulated_by, sizeof(r->simulated_by), "%s", by && *by ? by : "an unnamed generator");
+	}
+	return 0;
+}
+
 int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	bool simulated = false;
 	int rc, ret;
 
+	ret = db_simulated(r, path, db, &simulated);
+	if (ret < 0)
+		return ret;
 	ret = db_prepare(db, &st, "SELECT host_id, machine_id, hostname FROM hosts ORDER BY host_id");
 	if (ret < 0)
 		return ret;
@@ -250,6 +280,8 @@ int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 		if (!h)
 			continue;
 		h->db_host_id = sqlite3_column_int64(st, 0);
+		h->simulated = simulated;
+		r->nr_simulated += simulated;
 		ret = host_boots(r, h, db);
 		if (ret < 0)
 			return ret;

@@ -344,6 +344,7 @@ static void host_json(struct jsonw *w, const struct report *r, const struct host
 	jsonw_str(w, "hostname", h->hostname);
 	jsonw_str(w, "machine_id", h->machine_id);
 	jsonw_str(w, "db", h->db);
+	jsonw_bool(w, "simulated", h->simulated);
 	jsonw_bool(w, "no_pmu", h->no_pmu);
 	jsonw_bool(w, "lru_gen_off", h->lru_gen_off);
 	kernels_json(w, h);
@@ -380,10 +381,23 @@ static void answers_json(struct jsonw *w, const struct report *r)
 	jsonw_end(w);
 }
 
+/* How many hosts were generated, not recorded, and by what. */
+static void simulated_json(struct jsonw *w, const struct report *r)
+{
+	jsonw_object(w, "simulated");
+	jsonw_uint(w, "hosts", r->nr_simulated);
+	if (r->nr_simulated)
+		jsonw_str(w, "generated_by", r->simulated_by);
+	else
+		jsonw_null(w, "generated_by");
+	jsonw_end(w);
+}
+
 static void head_json(struct jsonw *w, const struct report *r)
 {
 	jsonw_int(w, "mmhitm_report", REPORT_VERSION);
 	time_kv(w, "generated", r->generated_ns);
+	simulated_json(w, r);
 	jsonw_object(w, "range");
 	time_kv(w, "since", r->o.since_ns);
 	time_kv(w, "until", r->o.until_ns);

@@ -122,6 +122,7 @@ struct host {
 	bool lru_gen_off;		/* every boot in range had LRU_GEN off or absent */
 	int64_t last_ns;		/* newest data */
 	int64_t db_host_id;
+	bool simulated;			/* its database was generated (meta 'simulated') */
 };
 
 /*
@@ -248,6 +249,8 @@ struct report {
 	struct timespec t0;
 	int64_t cluster_rows;		/* roll-up rows read from a cluster */
 	const char *source;		/* "sqlite" or "clickhouse" */
+	size_t nr_simulated;		/* hosts from generated databases */
+	char simulated_by[64];		/* the first one's generator, e.g. "fleetgen.py" */
 };
 
 /* collect.c: pass 1 (hosts, boots, kernels, rollouts) and pass 2 (rates). */
