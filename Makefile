@@ -47,7 +47,8 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 		   libtracecmd-dev libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
 		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
 		   linux-perf bpftool systemd procps util-linux libcurl4-openssl-dev
-# report tests: scipy checks the statistics, Chromium loads the HTML.
+# report tests and make demo: numpy draws the generated fleets (fleetgen.py),
+# scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
 # mkfs.ext4/debugfs for the results disk, debootstrap for test-systemd's
 # Debian userspace.
@@ -57,7 +58,7 @@ DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 # requires): test-kernelshark.sh loads the snapshots through KernelShark.
 # ship tests: two clickhouse-server shards on loopback (tests/integration/
 # clickhouse-lib.sh), started and stopped by each test.
-DEB_TEST	:= $(DEB_BUILD) python3 python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd \
+DEB_TEST	:= $(DEB_BUILD) python3 python3-numpy python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd \
 		   kernelshark libkshark-dev libjson-c-dev \
 		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
 		   $(DEB_KERNELS)

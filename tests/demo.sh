@@ -7,12 +7,18 @@
 # bundled in tests/fixtures/real (imported, their boots marked 'import'),
 # and, where QEMU can run (DEMO_ROLLOUT=1, the default), a real kernel
 # rollout, 6.1 then 6.12, recorded by mmhitmd inside the guests. One report
-# over the three ends it: where the HTML is, and one line per path.
+# over the three says what it can, and why the rest cannot be judged.
+# Then, so that a newcomer sees what an answer looks like, a simulated
+# fleet (tests/integration/fleetgen.py: 40 generated hosts, a week before
+# and after a rollout, constructed effects, drifting levels), labelled
+# simulated here and in its report; the last lines are its verdicts, with
+# their intervals beside the effects that were put in.
 # Usage: tests/demo.sh BUILD_DIR DB SECONDS
 set -eu
 O=$1 DB=$2 SECS=$3
 DIR=$(dirname "$DB")
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PYTHON:-/usr/bin/python3}
 
 [ "$(id -u)" = 0 ] || { echo "make demo needs root (tracefs, perf counting)" >&2; exit 1; }
 mkdir -p "$(dirname "$DB")"
@@ -90,7 +96,7 @@ if [ "${DEMO_ROLLOUT:-1}" = 1 ]; then
 	echo
 fi
 
-echo "== before/after report over this machine, the imports and the rollout"
+echo "== before/after report over what was recorded: this machine, the imports and the rollout"
 # The newest data sets the range's end; a week before it covers all three.
 # shellcheck disable=SC2086
 "$O/mmhitm" report $dbs --before 1h --after 1h --warmup 0 --no-progress --quiet \
@@ -103,6 +109,42 @@ for p in r["paths"]:
     print("  %s %-18s %s" % (p["path"], p["verdict"], p.get("reason", "")))
 PY
 fi
+echo "  HTML report: $DIR/report.html"
+echo "  databases: $dbs"
 echo
-echo "HTML report: $DIR/report.html"
-echo "databases: $dbs"
+
+# P2 and P4 get no effect: the report must not find one there.
+SIM=$DIR/simulated
+EFFECT=P1=-0.3,P3=0.15
+echo "== SIMULATED: a generated fleet, not a recording (tests/integration/fleetgen.py drift)"
+echo "   40 hosts: 20 roll 6.1 -> 6.12-mmfix over a day, 20 keep 6.1; a week before and after;"
+echo "   each host's level drifts day to day; effects put in: $EFFECT, none on P2 and P4"
+rm -rf "$SIM" "$DIR"/simulated.*
+t0=$(date +%s)
+if range=$("$PY" "$TOP/tests/integration/fleetgen.py" drift "$SIM" --hosts 20 --effect "$EFFECT" \
+		2>"$DIR/fleetgen.log"); then
+	echo "   generated in $(($(date +%s) - t0)) s into $SIM/"
+	# "since=@S until=@U" -> --since @S --until @U
+	# shellcheck disable=SC2046
+	"$O/mmhitm" report "$SIM"/*.db $(echo "$range" | sed 's/since=/--since /; s/ until=/ --until /') \
+		--patches "$SIM/patches.conf" --no-progress --html "$DIR/simulated.html" \
+		--json "$DIR/simulated.json" >"$DIR/simulated.txt" || true
+	echo "   HTML report: $DIR/simulated.html"
+	echo
+	grep '^simulated data:' "$DIR/simulated.txt" || true
+	[ -f "$DIR/simulated.json" ] && "$PY" - "$DIR/simulated.json" "$EFFECT" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+put = dict(e.split("=") for e in sys.argv[2].split(","))
+pct = lambda v: "%+.1f %%" % (100 * v) if isinstance(v, (int, float)) else str(v)
+level = "%g %%" % (100 * r["parameters"]["confidence_level"])
+for p in r["paths"]:
+    c = p["did"] if "difference" in (p["basis"] or "") else p["paired"]
+    ci = "%s CI %s .. %s" % (level, pct(c["ci_low"]), pct(c["ci_high"])) if c else "no interval"
+    truth = pct(float(put[p["path"]])) if p["path"] in put else "none"
+    print("  %s %-18s %9s  %-30s (put in: %s)" % (p["path"], p["verdict"], pct(c["change"]) if c else "-",
+                                                 ci, truth))
+PY
+else
+	echo "   not here: $(tail -n1 "$DIR/fleetgen.log") (make deps installs python3-numpy)"
+fi
