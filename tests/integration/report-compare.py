@@ -9,7 +9,8 @@ Same means every verdict, reason, estimate, interval bound, count and host
 list equal; numbers to REL (1e-9) relative. Left out, as they describe the
 run rather than the fleet: when it ran and how long it took, where the rows
 came from (parameters.source, the host's database path, the number of
-databases, SQLite's local boot ids). Hosts are compared in machine_id
+databases, SQLite's local boot ids, whether a file said it was generated:
+the cluster does not hold the meta table). Hosts are compared in machine_id
 order (SQLite files list them in file order, the cluster by machine_id).
 """
 import json
@@ -20,6 +21,7 @@ REL = 1e-9
 IGNORED = {
     ("generated",), ("generated_ns",), ("summary", "seconds"), ("summary", "databases"),
     ("parameters", "source"), ("hosts", "*", "db"), ("hosts", "*", "boots", "*", "boot_id"),
+    ("simulated",), ("hosts", "*", "simulated"),
 }
 
 
