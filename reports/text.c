@@ -42,7 +42,7 @@ static void quality_line(const struct report *r, FILE *f)
 	}
 }
 
-/* Generated data says so under the first line: a simulated host is no recording. */
+/* Generated data says so first, before any verdict: a simulated host is no recording. */
 static void simulated_line(const struct report *r, FILE *f)
 {
 	if (!r->nr_simulated)
@@ -72,7 +72,6 @@ static void header_lines(const struct report *r, FILE *f)
 		fprintf(f, " (rates per %s roll-up bucket)", w1);
 	}
 	fprintf(f, ", %s .. %s\n", a, b);
-	simulated_line(r, f);
 	fmt_duration(w1, sizeof(w1), r->o.before_ns);
 	fmt_duration(w2, sizeof(w2), r->o.after_ns);
 	fmt_duration(w3, sizeof(w3), r->o.warmup_ns);
@@ -240,6 +239,7 @@ static void reason_lines(const struct report *r, FILE *f)
 
 int report_write_text(const struct report *r, FILE *f)
 {
+	simulated_line(r, f);
 	answer_lines(r, f);
 	header_lines(r, f);
 	if (kernel_pair_lines(r, f) < 0 || patch_map_lines(r, f) < 0)
