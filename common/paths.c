@@ -82,6 +82,23 @@ static int needs_words(char *value, struct path_def *p)
 	return r;
 }
 
+/* "unit_of SOURCE UNIT...": what a work source other than the first counts. */
+static int unit_of(struct path_def *p, char *value)
+{
+	char *unit = value + strcspn(value, " \t");
+
+	if (p->nr_unit_of == PATH_MAX_LIST)
+		return -E2BIG;
+	if (*unit)
+		*unit++ = '\0';
+	unit = strstrip(unit);
+	if (!*value || !*unit)
+		return -EINVAL;
+	p->unit_of_source[p->nr_unit_of] = value;
+	p->unit_of[p->nr_unit_of++] = unit;
+	return 0;
+}
+
 static int set_key(struct path_def *p, const char *key, char *value)
 {
 	static const struct {
@@ -114,11 +131,38 @@ static int set_key(struct path_def *p, const char *key, char *value)
 		return words(value, p->work, &p->nr_work);
 	if (strcmp(key, "needs") == 0)
 		return needs_words(value, p);
+	if (strcmp(key, "unit_of") == 0)
+		return unit_of(p, value);
 	return -ENOENT;
 }
 
+/*
+ * Each work source's unit: `unit` is the first one's, `unit_of` names the
+ * others' (a rate per all switches is not one per same-mm switches, so a
+ * source without its own unit would borrow a wrong one).
+ */
+static int resolve_units(struct path_def *p, const char *origin)
+{
+	p->work_unit[0] = p->unit;
+	for (size_t k = 0; k < p->nr_unit_of; k++) {
+		size_t i = 1;
+
+		while (i < p->nr_work && strcmp(p->work[i], p->unit_of_source[k]) != 0)
+			i++;
+		if (i == p->nr_work)
+			return log_error_errno(EINVAL, "%s: path %s: unit_of %s names none of its work "
+					       "sources after the first", origin, p->id, p->unit_of_source[k]);
+		p->work_unit[i] = p->unit_of[k];
+	}
+	for (size_t i = 1; i < p->nr_work; i++)
+		if (!p->work_unit[i])
+			return log_error_errno(EINVAL, "%s: path %s lacks a unit_of for its work source %s",
+					       origin, p->id, p->work[i]);
+	return 0;
+}
+
 /* What every path must have for its users not to trip over a NULL. */
-static int check_complete(const struct path_def *p, const char *origin)
+static int check_complete(struct path_def *p, const char *origin)
 {
 	if (!p->title || !p->unit || !p->per || !p->nr_work)
 		return log_error_errno(EINVAL, "%s: path %s lacks %s", origin, p->id,
@@ -126,7 +170,7 @@ static int check_complete(const struct path_def *p, const char *origin)
 				       !p->per ? "per" : "work");
 	if (p->nr_needs && !p->needs_why)
 		return log_error_errno(EINVAL, "%s: path %s has needs but no needs_why", origin, p->id);
-	return 0;
+	return resolve_units(p, origin);
 }
 
 int paths_parse(const char *text, size_t len, const char *origin)
@@ -250,6 +294,14 @@ int path_index(const char *id)
 {
 	load();
 	return find(id);
+}
+
+const char *path_work_unit(const struct path_def *p, const char *source)
+{
+	for (size_t i = 0; i < p->nr_work; i++)
+		if (strcmp(p->work[i], source) == 0)
+			return p->work_unit[i];
+	return NULL;
 }
 
 const char *paths_ids(void)

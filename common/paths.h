@@ -24,8 +24,11 @@ struct path_def {
 	const char *objects[PATH_MAX_LIST];
 	const char *functions[PATH_MAX_LIST];
 	const char *work[PATH_MAX_LIST];	/* first available wins */
+	const char *work_unit[PATH_MAX_LIST];	/* what work[i] counts: unit, unit_of */
 	const char *needs[PATH_MAX_LIST];	/* kernel states it needs: "lru_gen=on,off" */
 	size_t nr_objects, nr_functions, nr_work, nr_needs;
+	const char *unit_of_source[PATH_MAX_LIST], *unit_of[PATH_MAX_LIST];	/* unit_of lines */
+	size_t nr_unit_of;
 };
 
 /* Loads the table: 0, or -errno after saying why (the file, or the line
@@ -41,6 +44,9 @@ static inline int paths_nr(void)	/* as an int, for loops over path indices */
 const struct path_def *path_get(size_t i);
 /* The index of the path with this id, or -1. */
 int path_index(const char *id);
+/* The unit of a work source of the path ("sched:sched_switch": "context
+ * switches, all tasks"), or NULL when the path has no such source. */
+const char *path_work_unit(const struct path_def *p, const char *source);
 /* "P1 P2 P3 P4": the ids, space-separated, for SQL's instr() and messages. */
 const char *paths_ids(void);
 /* "P1..P4": the first and the last id, for the words of messages. */

@@ -12,6 +12,7 @@
 #include "jsonw.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "paths.h"
 #include "source.h"
 #include "test.h"
 #include "u64map.h"
@@ -429,6 +430,31 @@ static void test_sources(void)
 	rmdir(dir);
 }
 
+/* Each work source has its unit: `unit` the first's, `unit_of` the others'. */
+static void test_path_units(void)
+{
+	static const char head[] = "path P1\n\ttitle t\n\tunit same-mm context switches\n\tper 1000\n"
+		"\twork derived:same_mm_switches sched:sched_switch\n";
+	char text[512];
+	const struct path_def *p;
+
+	snprintf(text, sizeof(text), "%s\tunit_of sched:sched_switch  all context switches \n", head);
+	CHECK_INT(paths_parse(text, strlen(text), "test"), ==, 0);
+	p = path_get(0);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_STR(path_work_unit(p, "derived:same_mm_switches"), "same-mm context switches");
+		CHECK_STR(path_work_unit(p, "sched:sched_switch"), "all context switches");
+		CHECK(path_work_unit(p, "tlb:tlb_flush") == NULL);
+	}
+	/* a later source without its unit would borrow the first one's */
+	CHECK_INT(paths_parse(head, strlen(head), "test"), ==, -EINVAL);
+	snprintf(text, sizeof(text), "%s\tunit_of tlb:tlb_flush flushes\n", head);
+	CHECK_INT(paths_parse(text, strlen(text), "test"), ==, -EINVAL);
+	snprintf(text, sizeof(text), "%s\tunit_of sched:sched_switch\n", head);
+	CHECK_INT(paths_parse(text, strlen(text), "test"), ==, -EINVAL);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);
@@ -442,5 +468,6 @@ int main(void)
 	RUN(test_kallsyms_live);
 	RUN(test_build_id);
 	RUN(test_btf_live);
+	RUN(test_path_units);	/* last: it replaces the path table */
 	return test_exit();
 }
