@@ -1287,6 +1287,29 @@ out:
 	return r;
 }
 
+/* Each work source's unit (path_rates.work_unit), as the path table says. */
+static int store_work_units(sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, &st, "INSERT INTO path_work_units(path, source, work_unit) VALUES (?1, ?2, ?3)"
+				" ON CONFLICT(path, source) DO UPDATE SET work_unit = excluded.work_unit"
+				" WHERE work_unit IS NOT excluded.work_unit");
+	for (int i = 0; r >= 0 && i < paths_nr(); i++) {
+		const struct path_def *pd = path_get(i);
+
+		for (size_t k = 0; r >= 0 && k < pd->nr_work; k++) {
+			sqlite3_reset(st);
+			sqlite3_bind_text(st, 1, pd->id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, pd->work[k], -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, pd->work_unit[k], -1, SQLITE_STATIC);
+			r = db_step_done(db, st);
+		}
+	}
+	return r;
+}
+
 /* The database's paths table says what the path table says (users join it). */
 static int store_paths(sqlite3 *db)
 {
@@ -1308,7 +1331,7 @@ static int store_paths(sqlite3 *db)
 		sqlite3_bind_double(st, 4, pd->per);
 		r = db_step_done(db, st);
 	}
-	return r;
+	return r < 0 ? r : store_work_units(db);
 }
 
 int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,

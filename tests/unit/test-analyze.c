@@ -320,6 +320,18 @@ static void test_analyze(void)
 	CHECK_STR(qs(db, "SELECT path, coalesce(lcl_hitm, 'NULL'), coalesce(samples, 'NULL'), coalesce(work, 'NULL'),"
 		     " coalesce(hitm_per_work, 'NULL') FROM path_rates WHERE interval_id = 3 ORDER BY path"),
 		  "P1|NULL|NULL|90000.0|NULL\nP2|NULL|NULL|NULL|NULL\nP3|NULL|NULL|NULL|NULL\nP4|NULL|NULL|10000.0|NULL\n");
+	/* ... each with the unit of its own work source and why it has no rate */
+	CHECK_STR(qs(db, "SELECT path, coalesce(work_unit, 'NULL'), no_rate FROM path_rates"
+		     " WHERE interval_id = 3 ORDER BY path"),
+		  "P1|all context switches|no HITM sampled\n"
+		  "P2|NULL|no HITM sampled, no work counted\n"
+		  "P3|NULL|no HITM sampled, no work counted\n"
+		  "P4|TLB flushes and zaps|no HITM sampled\n");
+	/* all switches are not same-mm ones: the unit says which were counted */
+	CHECK_STR(qs(db, "SELECT work_unit, coalesce(no_rate, 'NULL') FROM path_rates"
+		     " WHERE interval_id = 2 AND path = 'P1'"), "all context switches|NULL\n");
+	CHECK_STR(qs(db, "SELECT no_rate FROM path_rates WHERE interval_id = 1 AND path = 'unresolved'"),
+		  "not a path of the table\n");
 	/* sampled but nothing landed on P2 in interval 2: zero, not NULL */
 	CHECK_STR(qs(db, "SELECT lcl_hitm, rmt_hitm, samples FROM path_intervals WHERE interval_id = 2 AND path = 'P2'"),
 		  "0|0|0\n");
@@ -537,8 +549,13 @@ static void test_same_mm_estimate(void)
 		  "1|NULL|NULL\n2|40000.0|derived:same_mm_switches\n"
 		  "10|20000.0|derived:same_mm_switches of boot 1 over the same time\n");
 	/* no work, no rate; the HITM is still there */
-	CHECK_STR(qs(db, "SELECT hitm, coalesce(hitm_per_work, 'NULL') FROM path_rates WHERE interval_id = 1"
-		     " AND path = 'P1'"), "17|NULL\n");
+	CHECK_STR(qs(db, "SELECT hitm, coalesce(hitm_per_work, 'NULL'), coalesce(work_unit, 'NULL'), no_rate"
+		     " FROM path_rates WHERE interval_id = 1 AND path = 'P1'"),
+		  "17|NULL|NULL|no work counted\n");
+	/* the estimate, its own or borrowed, is in same-mm switches */
+	CHECK_STR(qs(db, "SELECT interval_id, work_unit FROM path_rates WHERE path = 'P1'"
+		     " AND work IS NOT NULL ORDER BY interval_id"),
+		  "2|same-mm context switches\n10|same-mm context switches\n");
 out:
 	rules_free(rules);
 	db_close(db);
