@@ -71,9 +71,13 @@ static int path_intervals_prepare(struct path_intervals *p)
 		       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 		       /* kernel samples only: shares stay shares of the kernel's HITM */
 		       " WHERE a.interval_id = ?1 AND l.kernel = 1 GROUP BY a.path ORDER BY a.path");
+	/* HITM is measured where the sampler ran: a windowed or duty-cycled
+	 * sampler writes its row (active_ns 0) for intervals it never ran in,
+	 * whose HITM is unknown, not zero, and must give no rate. */
 	if (r >= 0)
 		r = db_prepare(p->db, &p->measured,
-			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1)"
+			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1"
+			       "  AND (active_ns > 0 OR samples > 0))"
 			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
 			       " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
 			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");

@@ -445,6 +445,38 @@ out:
 }
 
 /*
+ * A windowed or duty-cycled sampler writes its sampling row for every
+ * interval, active_ns 0 where it never ran: that interval's HITM is not
+ * measured (NULL, no rate), while one it ran in without a sample has zero
+ * HITM and a rate of 0. Work is counted in both.
+ */
+static void test_sampler_idle(void)
+{
+	sqlite3 *db = setup();
+	struct rules *rules = rules_default();
+	struct analyze_stats st;
+
+	CHECK(db && rules);
+	if (!db || !rules)
+		goto out;
+	for (int iv = 2; iv <= 3; iv++) {
+		interval(db, iv, 1, T0 + (iv - 1) * 10 * S, T0 + iv * 10 * S, false);
+		count(db, iv, "tlb:tlb_flush", 20000);
+		CHECK_INT(ex(db, "INSERT INTO sampling(interval_id, active_ns) VALUES (%d, %" PRId64 ")",
+			     iv, iv == 2 ? (int64_t)0 : 2 * S), ==, 0);
+	}
+	CHECK_INT(analyze_db(db, rules, 0, &st), ==, 0);
+	CHECK_STR(qs(db, "SELECT interval_id, coalesce(hitm, 'NULL'), work, coalesce(hitm_per_work, 'NULL'),"
+		     " coalesce(no_rate, 'NULL') FROM path_rates WHERE path = 'P4' AND interval_id > 1"
+		     " ORDER BY interval_id"),
+		  "2|NULL|20000.0|NULL|no HITM sampled\n3|0|20000.0|0.0|NULL\n");
+out:
+	rules_free(rules);
+	db_close(db);
+	fix_unlink();
+}
+
+/*
  * A multiplexed counter's count was scaled from the share of the time it
  * ran: P4's work, counted continuously but run 62 % of the time, says so
  * in work_share; windowed, the share multiplies the armed share.
@@ -815,6 +847,7 @@ int main(void)
 	RUN(test_analyze);
 	RUN(test_import_boot);
 	RUN(test_windowed_work);
+	RUN(test_sampler_idle);
 	RUN(test_multiplexed_work);
 	RUN(test_same_mm_estimate);
 	RUN(test_running_boot);
