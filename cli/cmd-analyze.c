@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,7 +32,10 @@ void cmd_analyze_help(void)
 	       "or unresolved\n"
 	       "with the rules. Fills line_attribution and path_intervals (views\n"
 	       "path_rates and top_lines). Running it again only adds new intervals;\n"
-	       "objects learned since are applied to earlier unresolved rows too.\n\n"
+	       "objects learned since are applied to earlier unresolved rows too. The\n"
+	       "summary has a row per path and kind of interval, in the unit of the work\n"
+	       "counted; a rate only where HITM was sampled and work counted in the same\n"
+	       "intervals, else why not (\"no HITM sampled\", \"no work counted\").\n\n"
 	       "  --source DB      a database or a glob of them (repeatable; --db and\n"
 	       "                   arguments are the same; default $MMHITM_DB or the\n"
 	       "                   daemon's), analyzed each in turn. Not a cluster: its\n"
@@ -45,7 +49,7 @@ void cmd_analyze_help(void)
 	       "  --print-rules    print the effective rules and their digest, and exit\n"
 	       "  --json, --csv    the run and its per-path summary as JSON (docs/json.md;\n"
 	       "                   an array for several databases) or as CSV (one row per\n"
-	       "                   path with its database, a header row first)\n");
+	       "                   row of the summary with its database, a header row first)\n");
 }
 
 /* Loads the defaults, the host's overrides and each file given. Caller frees. */
@@ -84,38 +88,121 @@ static void print_rules(const struct rules *rules)
 
 enum summary_format { SUMMARY_TEXT, SUMMARY_JSON, SUMMARY_CSV };
 
+/*
+ * Per path, one row per kind of interval: HITM sampled and work counted
+ * (the only rows with a rate: HITM over the work of the same intervals),
+ * HITM without work, work without HITM, neither. Work in two units (a
+ * trace.dat boot's P1 counts all switches, mmhitmd's same-mm ones) is two
+ * rows: nothing is summed across units or divided across recordings.
+ */
 static const char summary_sql[] =
-	"SELECT p.path, count(*), sum(lcl_hitm), sum(rmt_hitm), sum(peer), sum(samples),"
-	" sum(work), coalesce(g.rests, '')"
-	" FROM path_intervals p LEFT JOIN ("
+	"SELECT r.path, count(*), sum(r.lcl_hitm), sum(r.rmt_hitm), sum(r.peer), sum(r.samples),"
+	" sum(r.work), CASE WHEN sum(r.hitm) > 0 THEN coalesce(g.rests, '') ELSE '' END,"
+	" count(DISTINCT r.boot_id), r.work_unit, r.per_work_units,"
+	" sum(r.hitm) * r.per_work_units / nullif(sum(r.work), 0),"
+	" CASE WHEN r.per_work_units IS NULL THEN 'not a path of the table'"
+	"  WHEN r.hitm IS NULL AND r.work IS NULL THEN 'no HITM sampled, no work counted'"
+	"  WHEN r.hitm IS NULL THEN 'no HITM sampled' WHEN r.work IS NULL THEN 'no work counted'"
+	"  WHEN sum(r.work) = 0 THEN 'no work done' END"
+	" FROM path_rates r LEFT JOIN ("
 	/* what each path's HITM rests on: its grades' shares */
 	"  SELECT path, group_concat(grade || ' ' || printf('%.0f', 100.0 * hitm / tot) || ' %', ', ')"
 	"   AS rests FROM (SELECT path, grade, sum(hitm) AS hitm, sum(sum(hitm)) OVER"
 	"   (PARTITION BY path) AS tot FROM path_grades GROUP BY path, grade"
 	"   ORDER BY path, hitm DESC, grade) WHERE tot > 0 AND hitm > 0 GROUP BY path) g"
-	"  USING (path) GROUP BY p.path"
-	" ORDER BY p.path NOT LIKE 'P_', sum(coalesce(lcl_hitm + rmt_hitm + peer, 0)) DESC, p.path";
+	"  USING (path) GROUP BY r.path, r.hitm IS NULL, r.work IS NULL, r.work_unit"
+	" ORDER BY r.path NOT LIKE 'P_', sum(coalesce(sum(r.hitm), 0)) OVER (PARTITION BY r.path) DESC,"
+	" r.path, r.hitm IS NULL, r.work IS NULL, r.work_unit";
 
+/* The JSON keys and CSV columns, in summary_sql's order (the first eight
+ * as before per-unit rows, so CSV readers by position keep theirs). */
 static const char *const summary_cols[] = {
 	"path", "intervals", "lcl_hitm", "rmt_hitm", "peer", "samples", "work", "rests_on",
+	"boots", "work_unit", "per_work_units", "hitm_per_work", "no_rate",
 };
+
+/* A count column of the text table (work: a real), "-" when NULL. */
+static void summary_num(sqlite3_stmt *st, int col, bool real, char *buf, size_t size)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		snprintf(buf, size, "-");
+	else if (real)
+		snprintf(buf, size, "%.0f", sqlite3_column_double(st, col));
+	else
+		snprintf(buf, size, "%" PRId64, (int64_t)sqlite3_column_int64(st, col));
+}
+
+/* The rate ("0.42 per 1000") or why there is none; "-" off the path table. */
+static void summary_rate(sqlite3_stmt *st, char *buf, size_t size)
+{
+	const char *why = (const char *)sqlite3_column_text(st, 12);
+
+	if (sqlite3_column_type(st, 10) == SQLITE_NULL)
+		snprintf(buf, size, "-");
+	else if (sqlite3_column_type(st, 11) != SQLITE_NULL)
+		snprintf(buf, size, "%.4g per %g", sqlite3_column_double(st, 11),
+			 sqlite3_column_double(st, 10));
+	else
+		snprintf(buf, size, "%s", why ? why : "-");
+}
+
+static void summary_text_header(void)
+{
+	printf("%-22s %5s %9s %9s %9s %9s %9s %12s  %-24s %-20s %s\n", "path", "boots", "intervals",
+	       "lcl_hitm", "rmt_hitm", "peer", "samples", "work", "work unit", "HITM per work",
+	       "HITM rests on");
+}
 
 /* One row of the summary in the text table. */
 static void summary_text_row(sqlite3_stmt *st)
 {
-	char cols[5][32];
+	const char *unit = (const char *)sqlite3_column_text(st, 9);
+	char cols[5][32], rate[64];
 
-	for (int k = 0; k < 5; k++) {
-		if (sqlite3_column_type(st, 2 + k) == SQLITE_NULL)
-			snprintf(cols[k], sizeof(cols[k]), "-");
-		else if (k == 4)
-			snprintf(cols[k], sizeof(cols[k]), "%.0f", sqlite3_column_double(st, 2 + k));
-		else
-			snprintf(cols[k], sizeof(cols[k]), "%" PRId64, (int64_t)sqlite3_column_int64(st, 2 + k));
+	const char *rests = (const char *)sqlite3_column_text(st, 7);
+
+	for (int k = 0; k < 5; k++)
+		summary_num(st, 2 + k, k == 4, cols[k], sizeof(cols[k]));
+	summary_rate(st, rate, sizeof(rate));
+	printf("%-22s %5d %9d %9s %9s %9s %9s %12s  %-24s %-*s%s%s\n", sqlite3_column_text(st, 0),
+	       sqlite3_column_int(st, 8), sqlite3_column_int(st, 1), cols[0], cols[1], cols[2],
+	       cols[3], cols[4], unit ? unit : "-", rests && *rests ? 20 : 0, rate,
+	       rests && *rests ? " " : "", rests ? rests : "");
+}
+
+/* One row of the summary as a JSON object or a CSV row. */
+static void summary_row(sqlite3_stmt *st, enum summary_format fmt, struct jsonw *jw, struct csvw *cw,
+			const char *dbname)
+{
+	if (fmt == SUMMARY_JSON)
+		jsonw_object(jw, NULL);
+	else
+		csvw_str(cw, dbname);
+	for (int k = 0; k < (int)ARRAY_SIZE(summary_cols); k++) {
+		int t = sqlite3_column_type(st, k);
+		const char *key = summary_cols[k];
+
+		if (fmt == SUMMARY_CSV) {
+			if (t == SQLITE_INTEGER)
+				csvw_int(cw, sqlite3_column_int64(st, k));
+			else if (t == SQLITE_FLOAT)
+				csvw_num(cw, sqlite3_column_double(st, k));
+			else
+				csvw_str(cw, (const char *)sqlite3_column_text(st, k));
+		} else if (t == SQLITE_NULL) {
+			jsonw_null(jw, key);
+		} else if (t == SQLITE_INTEGER) {
+			jsonw_int(jw, key, sqlite3_column_int64(st, k));
+		} else if (t == SQLITE_FLOAT) {
+			jsonw_num(jw, key, sqlite3_column_double(st, k));
+		} else {
+			jsonw_str(jw, key, (const char *)sqlite3_column_text(st, k));
+		}
 	}
-	printf("%-22s %9d %9s %9s %9s %9s %12s  %s\n", sqlite3_column_text(st, 0),
-	       sqlite3_column_int(st, 1), cols[0], cols[1], cols[2], cols[3], cols[4],
-	       sqlite3_column_text(st, 7));
+	if (fmt == SUMMARY_CSV)
+		csvw_end(cw);
+	else
+		jsonw_end(jw);
 }
 
 /*
@@ -144,7 +231,7 @@ static void explain_empty(sqlite3 *db)
 		       *pmu ? pmu : "no memory-sampling PMU");
 }
 
-/* Per path: intervals, HITM, samples, work and what the HITM rests on. */
+/* Per path and kind of interval: HITM, samples, work, its unit and the rate. */
 static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw, struct csvw *cw,
 			 const char *dbname)
 {
@@ -155,47 +242,16 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw,
 	r = db_prepare(db, &st, summary_sql);
 	if (r < 0)
 		return r;
-	if (fmt == SUMMARY_TEXT) {
-		printf("%-22s %9s %9s %9s %9s %9s %12s  %s\n", "path", "intervals", "lcl_hitm",
-		       "rmt_hitm", "peer", "samples", "work", "HITM rests on");
-	} else if (fmt == SUMMARY_JSON) {
+	if (fmt == SUMMARY_TEXT)
+		summary_text_header();
+	else if (fmt == SUMMARY_JSON)
 		jsonw_array(jw, "paths");
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		measured += sqlite3_column_type(st, 2) != SQLITE_NULL;
-		if (fmt == SUMMARY_TEXT) {
+		if (fmt == SUMMARY_TEXT)
 			summary_text_row(st);
-			continue;
-		}
-		if (fmt == SUMMARY_JSON)
-			jsonw_object(jw, NULL);
 		else
-			csvw_str(cw, dbname);
-		for (int k = 0; k < (int)ARRAY_SIZE(summary_cols); k++) {
-			int t = sqlite3_column_type(st, k);
-			const char *key = summary_cols[k];
-
-			if (fmt == SUMMARY_CSV) {
-				if (t == SQLITE_INTEGER)
-					csvw_int(cw, sqlite3_column_int64(st, k));
-				else if (t == SQLITE_FLOAT)
-					csvw_num(cw, sqlite3_column_double(st, k));
-				else
-					csvw_str(cw, (const char *)sqlite3_column_text(st, k));
-			} else if (t == SQLITE_NULL) {
-				jsonw_null(jw, key);
-			} else if (t == SQLITE_INTEGER) {
-				jsonw_int(jw, key, sqlite3_column_int64(st, k));
-			} else if (t == SQLITE_FLOAT) {
-				jsonw_num(jw, key, sqlite3_column_double(st, k));
-			} else {
-				jsonw_str(jw, key, (const char *)sqlite3_column_text(st, k));
-			}
-		}
-		if (fmt == SUMMARY_CSV)
-			csvw_end(cw);
-		else
-			jsonw_end(jw);
+			summary_row(st, fmt, jw, cw, dbname);
 	}
 	if (fmt == SUMMARY_JSON)
 		jsonw_end(jw);
