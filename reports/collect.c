@@ -633,13 +633,26 @@ int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const st
 	return 0;
 }
 
+/*
+ * Whether a row's work is in the unit the report states for its path (the
+ * first work source's): work in another (a boot counting all switches for
+ * P1's same-mm ones) is no work of the path here, and its rate no rate.
+ */
+static bool row_in_path_unit(sqlite3_stmt *st, int col, const char *path)
+{
+	const char *unit = (const char *)sqlite3_column_text(st, col);
+	int p = path ? path_index(path) : -1;
+
+	return p < 0 || !unit || strcmp(unit, path_get(p)->unit) == 0;
+}
+
 static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int rc, ret;
 
 	ret = db_prepare(db, &st,
-		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples"
+		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples, work_unit"
 		" FROM path_rates"
 		" WHERE boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
 		"   AND start_ns >= ?2 AND start_ns < ?3");
@@ -664,6 +677,8 @@ static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows
 			.samples = sqlite3_column_int64(st, 7),
 		};
 
+		if (!row_in_path_unit(st, 8, v.path))
+			v.has_rate = v.has_work = false;
 		ret = collect_rows_rate(r, h, w, &v);
 		if (ret < 0)
 			return ret;

@@ -219,10 +219,71 @@ static void test_no_kernel_change(void)
 	}
 }
 
+/*
+ * Rates in another unit are not the path's: the two rolled hosts' boot on
+ * the fixed kernel counts P1's work as all switches (no same-mm estimate),
+ * so the halving of their HITM per switch is no change of the rate the
+ * report states per same-mm switch, and no verdict may rest on it.
+ */
+static void test_other_unit(void)
+{
+	static const char rules[] = "lacks all release 6.1.*\ncarries P1 release 6.12.*\n";
+	const char *argv[4] = { dbs[0], dbs[1], dbs[2], dbs[3] };
+	struct patch_map *map = patch_map_new();
+	struct report_options o;
+	struct report *r;
+	char *text, p[300];
+
+	make_host(0, true, "rolls-a");
+	make_host(1, true, "rolls-b");
+	make_host(2, false, "steady-a");
+	make_host(3, false, "steady-b");
+	for (int i = 0; i < 4; i++) {
+		sqlite3 *db = NULL;
+
+		CHECK_INT(db_open(dbs[i], 0, &db), ==, 0);
+		exec(db, "INSERT INTO path_work_units VALUES"
+			 " ('P1', 'derived:same_mm_switches', 'same-mm context switches'),"
+			 " ('P1', 'sched:sched_switch', 'all context switches');"
+			 "UPDATE path_intervals SET work_source = CASE WHEN interval_id IN"
+			 " (SELECT interval_id FROM intervals WHERE boot_id = 2) THEN 'sched:sched_switch'"
+			 " ELSE 'derived:same_mm_switches' END WHERE path = 'P1'");
+		db_close(db);
+	}
+	CHECK_INT(patch_map_parse(map, rules, strlen(rules), "test"), ==, 0);
+	report_options_init(&o);
+	o.since_ns = T0;
+	o.until_ns = T0 + 48 * HOUR;
+	o.min_hosts = 2;
+	o.min_intervals = 20;
+	o.replicates = 100;
+	o.patches = map;
+	o.patches_origin = "test";
+	r = report_new(&o);
+	CHECK(r != NULL);
+	if (r && report_run(r, argv, 4) == 0) {
+		text = render(r, report_write_text);
+		CHECK(text && strstr(text, "P1   insufficient data"));
+		if (text && !strstr(text, "P1   insufficient data"))
+			fputs(text, stderr);
+		free(text);
+	}
+	report_free(r);
+	patch_map_free(map);
+	for (int i = 0; i < 4; i++) {
+		unlink(dbs[i]);
+		snprintf(p, sizeof(p), "%s-wal", dbs[i]);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s-shm", dbs[i]);
+		unlink(p);
+	}
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_WARNING);
 	RUN(test_report);
 	RUN(test_no_kernel_change);
+	RUN(test_other_unit);
 	return test_exit();
 }
