@@ -148,7 +148,7 @@ static void summary_rate(sqlite3_stmt *st, char *buf, size_t size)
 
 static void summary_text_header(void)
 {
-	printf("%-22s %5s %9s %9s %9s %9s %9s %12s  %-24s %-20s %s\n", "path", "boots", "intervals",
+	printf("%-22s %5s %9s %9s %9s %9s %9s %12s  %-24s  %-20s %s\n", "path", "boots", "intervals",
 	       "lcl_hitm", "rmt_hitm", "peer", "samples", "work", "work unit", "HITM per work",
 	       "HITM rests on");
 }
@@ -164,7 +164,7 @@ static void summary_text_row(sqlite3_stmt *st)
 	for (int k = 0; k < 5; k++)
 		summary_num(st, 2 + k, k == 4, cols[k], sizeof(cols[k]));
 	summary_rate(st, rate, sizeof(rate));
-	printf("%-22s %5d %9d %9s %9s %9s %9s %12s  %-24s %-*s%s%s\n", sqlite3_column_text(st, 0),
+	printf("%-22s %5d %9d %9s %9s %9s %9s %12s  %-24s  %-*s%s%s\n", sqlite3_column_text(st, 0),
 	       sqlite3_column_int(st, 8), sqlite3_column_int(st, 1), cols[0], cols[1], cols[2],
 	       cols[3], cols[4], unit ? unit : "-", rests && *rests ? 20 : 0, rate,
 	       rests && *rests ? " " : "", rests ? rests : "");
