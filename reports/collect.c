@@ -637,13 +637,21 @@ int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const st
  * Whether a row's work is in the unit the report states for its path (the
  * first work source's): work in another (a boot counting all switches for
  * P1's same-mm ones) is no work of the path here, and its rate no rate.
+ * work_source starts with the source's name ("tlb:tlb_flush of boot 3
+ * ..."); compared here rather than read from path_rates.work_unit, a
+ * lookup per row that would slow every host's read.
  */
 static bool row_in_path_unit(sqlite3_stmt *st, int col, const char *path)
 {
-	const char *unit = (const char *)sqlite3_column_text(st, col);
+	const char *src = (const char *)sqlite3_column_text(st, col), *unit;
 	int p = path ? path_index(path) : -1;
+	char name[128];
 
-	return p < 0 || !unit || strcmp(unit, path_get(p)->unit) == 0;
+	if (p < 0 || !src)
+		return true;
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(src, " "), src);
+	unit = path_work_unit(path_get(p), name);
+	return !unit || strcmp(unit, path_get(p)->unit) == 0;
 }
 
 static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows *w)
@@ -652,7 +660,7 @@ static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows
 	int rc, ret;
 
 	ret = db_prepare(db, &st,
-		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples, work_unit"
+		"SELECT interval_id, path, hitm_per_work, work, hitm, start_ns, end_ns, samples, work_source"
 		" FROM path_rates"
 		" WHERE boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
 		"   AND start_ns >= ?2 AND start_ns < ?3");

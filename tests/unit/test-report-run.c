@@ -242,10 +242,7 @@ static void test_other_unit(void)
 		sqlite3 *db = NULL;
 
 		CHECK_INT(db_open(dbs[i], 0, &db), ==, 0);
-		exec(db, "INSERT INTO path_work_units VALUES"
-			 " ('P1', 'derived:same_mm_switches', 'same-mm context switches'),"
-			 " ('P1', 'sched:sched_switch', 'all context switches');"
-			 "UPDATE path_intervals SET work_source = CASE WHEN interval_id IN"
+		exec(db, "UPDATE path_intervals SET work_source = CASE WHEN interval_id IN"
 			 " (SELECT interval_id FROM intervals WHERE boot_id = 2) THEN 'sched:sched_switch'"
 			 " ELSE 'derived:same_mm_switches' END WHERE path = 'P1'");
 		db_close(db);
