@@ -39,6 +39,7 @@ struct work {
 	double value;
 	double variance;	/* of value; 0: counted exactly */
 	double share;		/* of the interval it was counted in */
+	const char *unit;	/* what its source counts: path_work() sets it */
 };
 
 struct path_intervals {
@@ -225,7 +226,9 @@ static int aging_work(struct path_intervals *p, int64_t interval_id, int64_t t0,
 	rc = sqlite3_step(p->aging);
 	if (rc == SQLITE_ROW && sqlite3_column_type(p->aging, 0) != SQLITE_NULL) {
 		/* lru_gen's max_seq: exact, read every interval */
-		*ret = (struct work){ (double)sqlite3_column_int64(p->aging, 0), 0, 1 };
+		ret->value = (double)sqlite3_column_int64(p->aging, 0);
+		ret->variance = 0;
+		ret->share = 1;
 		snprintf(source, size, "%s", MAX_SEQ_DELTA);
 		r = 1;
 	} else if (rc != SQLITE_ROW) {
@@ -251,6 +254,7 @@ static int path_work(struct path_intervals *p, const struct path_def *pd, int64_
 	for (size_t i = 0; i < pd->nr_work; i++) {
 		const char *w = pd->work[i];
 
+		ret->unit = pd->work_unit[i];
 		if (strcmp(w, SAME_MM_SWITCHES) == 0) {
 			r = same_mm_estimated(p);
 			if (r < 0)
@@ -284,6 +288,7 @@ static void bind_work(sqlite3_stmt *ins, const struct work *w, const char *sourc
 	sqlite3_bind_text(ins, 8, source, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(ins, 9, sqrt(w->variance > 0 ? w->variance : 0));
 	sqlite3_bind_double(ins, 10, w->share);
+	sqlite3_bind_text(ins, 11, w->unit, -1, SQLITE_STATIC);
 }
 
 /*
@@ -408,8 +413,8 @@ int path_intervals_write(struct path_intervals *p, int64_t interval_id, int64_t 
 	if (r >= 0)
 		r = db_prepare(p->db, &ins,
 			       "INSERT INTO path_intervals(interval_id, path, lcl_hitm, rmt_hitm, peer,"
-			       " samples, work, work_source, work_stderr, work_share)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+			       " samples, work, work_source, work_stderr, work_share, work_unit)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(del, 1, interval_id);

@@ -327,6 +327,18 @@ static void test_analyze(void)
 		  "P2|NULL|no HITM sampled, no work counted\n"
 		  "P3|NULL|no HITM sampled, no work counted\n"
 		  "P4|TLB flushes and zaps|no HITM sampled\n");
+	/* ... stored with the row; a row analyzed before schema 13 has none,
+	 * and the view finds it by the source's name */
+	CHECK_STR(qs(db, "SELECT work_unit FROM path_intervals WHERE interval_id = 3 AND path = 'P4'"),
+		  "TLB flushes and zaps\n");
+	CHECK_INT(ex(db, "UPDATE path_intervals SET work_unit = NULL WHERE interval_id = 3"), ==, 0);
+	CHECK_STR(qs(db, "SELECT path, work_unit FROM path_rates WHERE interval_id = 3 AND work IS NOT NULL"
+		     " ORDER BY path"), "P1|all context switches\nP4|TLB flushes and zaps\n");
+	CHECK_INT(ex(db, "UPDATE path_intervals SET work_unit = CASE path WHEN 'P1' THEN"
+		     " 'all context switches' ELSE 'TLB flushes and zaps' END"
+		     " WHERE interval_id = 3 AND work IS NOT NULL"), ==, 0);
+	CHECK_STR(qs(db, "SELECT work_unit FROM path_intervals WHERE interval_id = 1 AND path = 'P2'"),
+		  "aging passes\n");
 	/* all switches are not same-mm ones: the unit says which were counted */
 	CHECK_STR(qs(db, "SELECT work_unit, coalesce(no_rate, 'NULL') FROM path_rates"
 		     " WHERE interval_id = 2 AND path = 'P1'"), "all context switches|NULL\n");
