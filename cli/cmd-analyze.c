@@ -115,7 +115,8 @@ static const char summary_sql[] =
 	" r.path, r.hitm IS NULL, r.work IS NULL, r.work_unit";
 
 /* The JSON keys and CSV columns, in summary_sql's order (the first eight
- * as before per-unit rows, so CSV readers by position keep theirs). */
+ * where they were before the rows split by kind and unit, so that CSV
+ * readers by position keep theirs). */
 static const char *const summary_cols[] = {
 	"path", "intervals", "lcl_hitm", "rmt_hitm", "peer", "samples", "work", "rests_on",
 	"boots", "work_unit", "per_work_units", "hitm_per_work", "no_rate",
@@ -157,9 +158,8 @@ static void summary_text_header(void)
 static void summary_text_row(sqlite3_stmt *st)
 {
 	const char *unit = (const char *)sqlite3_column_text(st, 9);
-	char cols[5][32], rate[64];
-
 	const char *rests = (const char *)sqlite3_column_text(st, 7);
+	char cols[5][32], rate[64];
 
 	for (int k = 0; k < 5; k++)
 		summary_num(st, 2 + k, k == 4, cols[k], sizeof(cols[k]));
