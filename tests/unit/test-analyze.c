@@ -327,7 +327,7 @@ static void test_analyze(void)
 		  "P2|NULL|no HITM sampled, no work counted\n"
 		  "P3|NULL|no HITM sampled, no work counted\n"
 		  "P4|TLB flushes and zaps|no HITM sampled\n");
-	/* ... stored with the row; a row analyzed before schema 13 has none,
+	/* ... stored with the row; a row analyzed before schema 14 has none,
 	 * and the view finds it by the source's name */
 	CHECK_STR(qs(db, "SELECT work_unit FROM path_intervals WHERE interval_id = 3 AND path = 'P4'"),
 		  "TLB flushes and zaps\n");

@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
--- mmhitm schema, version 13: every rate says what it is per, and why it
+-- mmhitm schema, version 14: every rate says what it is per, and why it
 -- is missing. A path's work comes from the first of its work sources a
 -- boot records, and the sources count different things (P1: mmhitmd's
 -- same-mm switches, or all switches from a trace.dat or a recorder
@@ -18,7 +18,7 @@ CREATE TABLE path_work_units (
 ) WITHOUT ROWID;
 
 -- The unit of the row's work, from its source; NULL: no work counted.
--- Rows analyzed before version 13 have none: path_rates looks it up in
+-- Rows analyzed before version 14 have none: path_rates looks it up in
 -- path_work_units by the source's name, the first word of work_source
 -- ('tlb:tlb_flush of boot 3 over the same time'), until --rebuild.
 ALTER TABLE path_intervals ADD COLUMN work_unit TEXT;
