@@ -915,6 +915,42 @@ static unsigned int side_days(const struct rows *w, int p, int64_t lo, unsigned 
 	return a + b;
 }
 
+/* The trimmed mean of the measured rates of [lo, hi), gathered into buf; NAN without rates. */
+static double window_level(const struct rows *w, int p, int64_t lo, int64_t hi, double *buf)
+{
+	return stats_trimmed_mean(buf, gather_rates(w, p, lo, hi, buf), STATS_TRIM);
+}
+
+/*
+ * What the fleet takes from the windows [lo, t) and [t, hi) around a change
+ * or a cohort's time: the change of their levels and, with more than
+ * NEAR_DAYS whole days a side, the covariates: each side's NEAR_DAYS days
+ * next to t against the rest of the side.
+ */
+static void fleet_input_of(const struct rows *w, int p, int64_t lo, int64_t t, int64_t hi,
+			   double *buf, struct fleet_input *fi)
+{
+	int64_t near = NEAR_DAYS * DAY_NS;
+	double nb, fb, na, fa;
+
+	memset(fi, 0, sizeof(*fi));
+	fi->level_before = window_level(w, p, lo, t, buf);
+	fi->level_after = window_level(w, p, t, hi, buf);
+	fi->log_change = fi->level_before > 0 && fi->level_after > 0 ?
+			 log(fi->level_after / fi->level_before) : NAN;
+	if (isnan(fi->log_change) || t - lo <= near || hi - t <= near)
+		return;
+	nb = window_level(w, p, t - near, t, buf);
+	fb = window_level(w, p, lo, t - near, buf);
+	na = window_level(w, p, t, t + near, buf);
+	fa = window_level(w, p, t + near, hi, buf);
+	if (!(nb > 0 && fb > 0 && na > 0 && fa > 0))
+		return;
+	fi->near[0] = log(nb / fb);
+	fi->near[1] = log(na / fa);
+	fi->has_near = true;
+}
+
 static int compare_rollout(struct report *r, struct host *h, struct rows *w, int p,
 			   size_t ri, struct comparison *c)
 {
@@ -959,10 +995,10 @@ static int compare_rollout(struct report *r, struct host *h, struct rows *w, int
 			return log_oom();
 		if (ret == 0) {
 			c->has_ci = true;
-			c->ci.lo = expm1(c->bc.log.lo);
-			c->ci.hi = expm1(c->bc.log.hi);
+			c->ci = rel_ci_of(&c->bc.log);
 		}
 	}
+	fleet_input_of(w, p, c->before.lo_ns, t, c->after.hi_ns, w->buf, &c->fi);
 	comparison_decide(r, c);
 	return 0;
 }
@@ -1084,7 +1120,7 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 			for (size_t k = 0; k < n; k++)
 				hist_add(r->fleet[p].hist_after, w->buf[k]);
 
-			ret = fleet_add_treated(&r->fleet[p], log(c->after.median / c->before.median),
+			ret = fleet_add_treated(&r->fleet[p], &c->fi,
 						report_cohort_of(r, h->rollouts[c->rollout].t_ns));
 			if (ret < 0)
 				return log_oom();
@@ -1095,7 +1131,7 @@ static int host_comparisons(struct report *r, struct host *h, struct rows *w)
 
 /* Kept so the JSON can show every number the difference in differences used. */
 static int host_add_control(struct host *h, int p, unsigned int cohort, const struct window *before,
-			    const struct window *after)
+			    const struct window *after, const struct fleet_input *fi)
 {
 	struct control *n = realloc(h->controls[p], (h->nr_controls[p] + 1) * sizeof(*n));
 
@@ -1106,7 +1142,7 @@ static int host_add_control(struct host *h, int p, unsigned int cohort, const st
 		.cohort = cohort,
 		.before = *before,
 		.after = *after,
-		.log_change = log(after->median / before->median),
+		.fi = *fi,
 	};
 	return 0;
 }
@@ -1125,6 +1161,7 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 			continue;
 		for (int p = 0; p < paths_nr(); p++) {
 			struct window before, after;
+			struct fleet_input fi;
 			size_t nb = window_rates(w, p, lo, ref, &before, false);
 			size_t na = window_rates(w, p, ref, hi, &after, false);
 
@@ -1134,10 +1171,10 @@ static int host_controls(struct report *r, struct host *h, struct rows *w)
 				continue;
 			if (!(before.median > 0 && after.median > 0))
 				continue;
-			if (fleet_add_control(&r->fleet[p], log(after.median / before.median),
-					      (unsigned int)c) < 0)
+			fleet_input_of(w, p, lo, ref, hi, w->buf, &fi);
+			if (fleet_add_control(&r->fleet[p], &fi, (unsigned int)c) < 0)
 				return log_oom();
-			if (host_add_control(h, p, (unsigned int)c, &before, &after) < 0)
+			if (host_add_control(h, p, (unsigned int)c, &before, &after, &fi) < 0)
 				return log_oom();
 			added[p] = true;
 		}

@@ -56,6 +56,42 @@ static void t_json(struct jsonw *w, const struct t_interval *t)
 	jsonw_num(w, "p", t->p);
 }
 
+/* What the fleet took from a host's windows: levels, their log change, the covariates. */
+static void fleet_input_json(struct jsonw *w, const struct fleet_input *fi)
+{
+	jsonw_object(w, "fleet");
+	jsonw_num(w, "level_before", fi->level_before);
+	jsonw_num(w, "level_after", fi->level_after);
+	jsonw_num(w, "log_change", fi->log_change);
+	if (fi->has_near) {
+		jsonw_array(w, "near");
+		for (int j = 0; j < STATS_MAX_COVARIATES; j++)
+			jsonw_num(w, NULL, fi->near[j]);
+		jsonw_end(w);
+	} else {
+		jsonw_null(w, "near");
+	}
+	jsonw_end(w);
+}
+
+static void adjustment_json(struct jsonw *w, const struct did_adjustment *a)
+{
+	jsonw_object(w, "adjustment");
+	jsonw_bool(w, "applied", a->applied);
+	for (int g = 0; g < 2; g++) {
+		jsonw_array(w, g ? "gap" : "theta");
+		for (size_t j = 0; a->applied && j < a->k; j++)
+			jsonw_num(w, NULL, g ? a->gap[j] : a->theta[j]);
+		jsonw_end(w);
+	}
+	jsonw_num(w, "residual_df", a->applied ? a->resid_df : NAN);
+	jsonw_num(w, "theta_var", a->applied ? a->theta_var : NAN);
+	jsonw_object(w, "unadjusted");
+	t_json(w, &a->plain);
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
 static void change_json(struct jsonw *w, const char *k, const struct fleet_change *c, bool did)
 {
 	if (!c->valid) {
@@ -66,11 +102,14 @@ static void change_json(struct jsonw *w, const char *k, const struct fleet_chang
 	jsonw_num(w, "change", c->estimate);
 	jsonw_num(w, "ci_low", c->ci.lo);
 	jsonw_num(w, "ci_high", c->ci.hi);
+	jsonw_num(w, "eq_low", c->ci.eq_lo);
+	jsonw_num(w, "eq_high", c->ci.eq_hi);
 	t_json(w, &c->t);
 	jsonw_uint(w, "hosts", c->n);
 	if (did) {
 		jsonw_uint(w, "control_measurements", c->n_controls);
 		jsonw_int(w, "cohorts", c->strata);
+		adjustment_json(w, &c->adj);
 	}
 	jsonw_end(w);
 }
@@ -207,7 +246,10 @@ static void comparison_json(struct jsonw *w, const struct comparison *c)
 	jsonw_bool(w, "too_short", c->too_short);
 	jsonw_num(w, "ci_low", c->has_ci ? c->ci.lo : NAN);
 	jsonw_num(w, "ci_high", c->has_ci ? c->ci.hi : NAN);
+	jsonw_num(w, "eq_low", c->has_ci ? c->ci.eq_lo : NAN);
+	jsonw_num(w, "eq_high", c->has_ci ? c->ci.eq_hi : NAN);
 	blocks_json(w, c);
+	fleet_input_json(w, &c->fi);
 	jsonw_num(w, "mann_whitney_u", c->has_mwu ? c->mwu.u : NAN);
 	jsonw_num(w, "mann_whitney_p", c->has_mwu ? c->mwu.p : NAN);
 	jsonw_str(w, "verdict", verdict_to_string(c->verdict));
@@ -306,7 +348,8 @@ static void host_paths_json(struct jsonw *w, const struct host *h)
 			jsonw_int(w, "cohort", ct->cohort);
 			window_json(w, "before", &ct->before);
 			window_json(w, "after", &ct->after);
-			jsonw_num(w, "log_change", ct->log_change);
+			jsonw_num(w, "log_change", log(ct->after.median / ct->before.median));
+			fleet_input_json(w, &ct->fi);
 			jsonw_end(w);
 		}
 		jsonw_end(w);

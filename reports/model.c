@@ -109,7 +109,9 @@ void report_free(struct report *r)
 
 		free(f->treated);
 		free(f->treated_cohort);
+		free(f->treated_x);
 		free(f->control);
+		free(f->control_x);
 		free(f->control_cohort);
 		free(f->reason);
 		free(r->answer[p].basis);
@@ -161,34 +163,39 @@ unsigned int report_cohort_of(const struct report *r, int64_t t_ns)
 	return UINT32_MAX;
 }
 
-int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort)
+/* Appends v, its cohort and its covariates (NAN without) to the three arrays at *n. */
+static int fleet_add(double **v, unsigned int **c, double **x, size_t *n, size_t *alloc,
+		     const struct fleet_input *fi, unsigned int cohort)
 {
-	size_t alloc = f->alloc_treated;
+	size_t a = *alloc;
 
-	if (grow_array((void **)&f->treated, &alloc, sizeof(double), f->nr_treated + 1) < 0)
+	if (grow_array((void **)v, &a, sizeof(double), *n + 1) < 0)
 		return -ENOMEM;
-	alloc = f->alloc_treated;
-	if (grow_array((void **)&f->treated_cohort, &alloc, sizeof(unsigned int), f->nr_treated + 1) < 0)
+	a = *alloc;
+	if (grow_array((void **)c, &a, sizeof(unsigned int), *n + 1) < 0)
 		return -ENOMEM;
-	f->alloc_treated = alloc;
-	f->treated[f->nr_treated] = v;
-	f->treated_cohort[f->nr_treated++] = cohort;
+	a = *alloc;
+	if (grow_array((void **)x, &a, STATS_MAX_COVARIATES * sizeof(double), *n + 1) < 0)
+		return -ENOMEM;
+	*alloc = a;
+	(*v)[*n] = fi->log_change;
+	(*c)[*n] = cohort;
+	for (int j = 0; j < STATS_MAX_COVARIATES; j++)
+		(*x)[*n * STATS_MAX_COVARIATES + j] = fi->has_near ? fi->near[j] : NAN;
+	(*n)++;
 	return 0;
 }
 
-int fleet_add_control(struct fleet_path *f, double v, unsigned int cohort)
+int fleet_add_treated(struct fleet_path *f, const struct fleet_input *fi, unsigned int cohort)
 {
-	size_t alloc = f->alloc_controls;
+	return fleet_add(&f->treated, &f->treated_cohort, &f->treated_x, &f->nr_treated,
+			 &f->alloc_treated, fi, cohort);
+}
 
-	if (grow_array((void **)&f->control, &alloc, sizeof(double), f->nr_controls + 1) < 0)
-		return -ENOMEM;
-	alloc = f->alloc_controls;
-	if (grow_array((void **)&f->control_cohort, &alloc, sizeof(unsigned int), f->nr_controls + 1) < 0)
-		return -ENOMEM;
-	f->alloc_controls = alloc;
-	f->control[f->nr_controls] = v;
-	f->control_cohort[f->nr_controls++] = cohort;
-	return 0;
+int fleet_add_control(struct fleet_path *f, const struct fleet_input *fi, unsigned int cohort)
+{
+	return fleet_add(&f->control, &f->control_cohort, &f->control_x, &f->nr_controls,
+			 &f->alloc_controls, fi, cohort);
 }
 
 double hist_edge(size_t i)
@@ -442,9 +449,9 @@ void kernel_label(char *buf, size_t size, const struct kernel_info *k)
 /* --- verdicts --------------------------------------------------------------- */
 
 /* The decision rule, for a host and for the fleet alike: stats_decide(). */
-enum verdict report_decide(double est, double lo, double hi, double margin)
+enum verdict report_decide(double est, const struct rel_ci *ci, double margin)
 {
-	switch (stats_decide(est, lo, hi, margin)) {
+	switch (stats_decide(est, ci->lo, ci->hi, ci->eq_lo, ci->eq_hi, margin)) {
 	case STATS_LOWER: return VERDICT_IMPROVED;
 	case STATS_HIGHER: return VERDICT_REGRESSED;
 	case STATS_WITHIN: return VERDICT_NO_CHANGE;
@@ -452,40 +459,47 @@ enum verdict report_decide(double est, double lo, double hi, double margin)
 	}
 }
 
-char *report_ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v)
+/* "-0.8 % (90 % CI -3.1 % to +1.6 %": the estimate and an interval at level. */
+static int est_ci(char *buf, size_t size, double est, double level, double lo, double hi)
 {
-	char e[32], a[32], b[32], m[32], *s = NULL;
+	char e[32], a[32], b[32];
 
 	fmt_pct(e, sizeof(e), est);
 	fmt_pct(a, sizeof(a), lo);
 	fmt_pct(b, sizeof(b), hi);
-	snprintf(m, sizeof(m), "%.0f %%", 100 * r->o.margin);
+	return snprintf(buf, size, "%s (%.0f %% CI %s to %s", e, 100 * level, a, b);
+}
+
+/*
+ * The verdict's numbers in words, naming the interval that decided:
+ * the report's level for improved, regressed and inconclusive, the
+ * equivalence test's (2 level - 1) for no change.
+ */
+char *report_ci_phrase(const struct report *r, double est, const struct rel_ci *ci, enum verdict v)
+{
+	double level = r->o.level, eq = 2 * r->o.level - 1;
+	char m[32], main[128], eqs[128], *s = NULL;
+	int k;
+
+	snprintf(m, sizeof(m), "+-%.0f %%", 100 * r->o.margin);
+	est_ci(main, sizeof(main), est, level, ci->lo, ci->hi);
+	est_ci(eqs, sizeof(eqs), est, eq, ci->eq_lo, ci->eq_hi);
 	switch (v) {
 	case VERDICT_IMPROVED:
 	case VERDICT_REGRESSED:
-		if (asprintf(&s, "%s (%.0f %% CI %s to %s)", e, 100 * r->o.level, a, b) < 0)
-			s = NULL;
+		k = asprintf(&s, "%s)", main);
 		break;
 	case VERDICT_NO_CHANGE:
-		if (asprintf(&s, "%s (%.0f %% CI %s to %s, within +-%s)", e, 100 * r->o.level, a, b, m) < 0)
-			s = NULL;
+		k = asprintf(&s, "%s, inside %s)", eqs, m);
 		break;
 	default:
-		if (asprintf(&s, "inconclusive: %s (%.0f %% CI %s to %s) %s", e, 100 * r->o.level, a, b,
-			     lo <= 0 && hi >= 0 ? "includes 0 and reaches beyond +-" :
-			     "excludes 0 but its size is uncertain against +-") < 0)
-			s = NULL;
-		if (s) {
-			char *t = NULL;
-
-			if (asprintf(&t, "%s%s", s, m) < 0)
-				t = NULL;
-			free(s);
-			s = t;
-		}
+		k = asprintf(&s, "inconclusive: %s) %s%s; %s) not inside %s", main,
+			     ci->lo <= 0 && ci->hi >= 0 ? "includes 0 and reaches beyond " :
+			     "excludes 0 but its size is uncertain against ", m,
+			     eqs + strcspn(eqs, "("), m);
 		break;
 	}
-	return s;
+	return k < 0 ? NULL : s;
 }
 
 void comparison_decide(const struct report *r, struct comparison *c)
@@ -531,8 +545,8 @@ void comparison_decide(const struct report *r, struct comparison *c)
 		c->reason = strdup("median rate 0 in a day block: no interval of the relative change");
 		return;
 	}
-	c->verdict = report_decide(c->change, c->ci.lo, c->ci.hi, r->o.margin);
-	c->reason = report_ci_phrase(r, c->change, c->ci.lo, c->ci.hi, c->verdict);
+	c->verdict = report_decide(c->change, &c->ci, r->o.margin);
+	c->reason = report_ci_phrase(r, c->change, &c->ci, c->verdict);
 }
 
 /* --- the fleet ------------------------------------------------------------------ */

@@ -9,6 +9,7 @@
  * summary; raw per-interval rows live only while their host is read.
  */
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,9 +54,33 @@ struct window {
 	struct excluded ex;
 };
 
-/* An interval of a relative change; bounds may be infinite. */
+/* An interval of a relative change, and its equivalence interval; bounds may be infinite. */
 struct rel_ci {
-	double lo, hi;
+	double lo, hi;		/* at the report's level */
+	double eq_lo, eq_hi;	/* at 2 * level - 1: the two one-sided tests' */
+};
+
+/* The relative interval of a log-scale t interval. */
+static inline struct rel_ci rel_ci_of(const struct t_interval *t)
+{
+	return (struct rel_ci){ expm1(t->lo), expm1(t->hi), expm1(t->eq_lo), expm1(t->eq_hi) };
+}
+
+/*
+ * What the fleet takes from one host's windows around a change (a rolled
+ * host's, or a control's around a cohort): the log change of the windows'
+ * levels (STATS_TRIM-trimmed means of the rates, more efficient than the
+ * medians), and the covariates of the regression adjustment: on each side
+ * the log level of the NEAR_DAYS days next to the change against the rest
+ * of the side. A step at the change cannot move them; drift does, and it
+ * moves the change with them (docs/statistics.md).
+ */
+#define NEAR_DAYS 2
+struct fleet_input {
+	double level_before, level_after;
+	double log_change;		/* NAN when a level is not > 0 */
+	bool has_near;			/* both sides > NEAR_DAYS whole days, levels > 0 */
+	double near[STATS_MAX_COVARIATES];	/* before, after */
 };
 
 /* One host, one rollout, one path. */
@@ -69,6 +94,7 @@ struct comparison {
 	bool has_ci;
 	struct rel_ci ci;
 	struct block_change bc;		/* has_ci: the blocks and the interval on the log scale */
+	struct fleet_input fi;		/* what the fleet uses of it */
 	bool has_mwu;
 	struct mwu_result mwu;
 	enum verdict verdict;
@@ -141,6 +167,7 @@ struct fleet_change {
 	double estimate;		/* relative change, e.g. -0.2 */
 	struct rel_ci ci;		/* relative */
 	struct t_interval t;		/* on the log scale: estimate, se, df, p */
+	struct did_adjustment adj;	/* did: the regression adjustment, applied or not */
 	size_t n, n_controls;
 	unsigned int strata;
 };
@@ -167,7 +194,7 @@ struct path_share {
 struct control {
 	unsigned int cohort;
 	struct window before, after;
-	double log_change;
+	struct fleet_input fi;
 };
 
 /* How an attributed line was typed (docs/foreign-attribution.md). */
@@ -181,8 +208,10 @@ struct fleet_path {
 	double *treated;
 	unsigned int *treated_cohort;
 	size_t nr_treated, alloc_treated;
+	double *treated_x;		/* STATS_MAX_COVARIATES each; NAN: none */
 	double *control;
 	unsigned int *control_cohort;
+	double *control_x;
 	size_t nr_controls, alloc_controls;
 	size_t controls_hosts;		/* distinct hosts among controls */
 
@@ -338,8 +367,8 @@ void report_progress(const struct report *r, const char *what, size_t i, size_t 
 /* report.c: helpers the passes share. */
 size_t report_bin_of(const struct report *r, int64_t t_ns);
 unsigned int report_cohort_of(const struct report *r, int64_t t_ns);
-int fleet_add_treated(struct fleet_path *f, double v, unsigned int cohort);
-int fleet_add_control(struct fleet_path *f, double v, unsigned int cohort);
+int fleet_add_treated(struct fleet_path *f, const struct fleet_input *fi, unsigned int cohort);
+int fleet_add_control(struct fleet_path *f, const struct fleet_input *fi, unsigned int cohort);
 void hist_add(uint64_t *hist, double rate);
 void top_line_add(struct top_line *top, size_t *nr, const struct top_line *l);
 void top_line_done(struct top_line *l);
@@ -348,8 +377,8 @@ double hist_edge(size_t i);	/* lower edge of bin i */
 /* The decision rule (stats_decide()) as a verdict, and its CI phrase. */
 /* "object 80 %, layout 20 %": the shares of a path's HITM by grade; "no HITM". */
 void grades_phrase(char *buf, size_t size, const struct fleet_path *fp);
-enum verdict report_decide(double est, double lo, double hi, double margin);
-char *report_ci_phrase(const struct report *r, double est, double lo, double hi, enum verdict v);
+enum verdict report_decide(double est, const struct rel_ci *ci, double margin);
+char *report_ci_phrase(const struct report *r, double est, const struct rel_ci *ci, enum verdict v);
 void comparison_decide(const struct report *r, struct comparison *c);
 const char *host_name(const struct report *r, size_t i);
 

@@ -99,31 +99,47 @@ static int fleet_path_paired(struct report *r, struct fleet_path *f)
 	f->paired.estimate = exp(sum / (double)f->nr_treated) - 1;
 	if (stats_t_mean(f->treated, f->nr_treated, r->o.level, &f->paired.t) == 0) {
 		f->paired.valid = true;
-		f->paired.ci.lo = expm1(f->paired.t.lo);
-		f->paired.ci.hi = expm1(f->paired.t.hi);
+		f->paired.ci = rel_ci_of(&f->paired.t);
 	}
 	f->has_wilcoxon = stats_wilcoxon(f->treated, f->nr_treated, &f->wilcoxon) == 0;
 	return 0;
 }
 
-/* The difference in differences, when there are both rolled hosts and controls. */
+/* Whether every value has its covariates: the adjustment needs all or none. */
+static bool all_near(const double *x, size_t n)
+{
+	for (size_t i = 0; i < n * STATS_MAX_COVARIATES; i++)
+		if (isnan(x[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The difference in differences, when there are both rolled hosts and
+ * controls; regression-adjusted for the days next to the change when
+ * every host has them and the fleet is large enough (stats_did_adjusted()).
+ */
 static int fleet_path_did(struct report *r, struct fleet_path *f)
 {
 	struct did_result d;
+	size_t k;
 	int ret;
 
 	if (!f->nr_treated || !f->nr_controls)
 		return 0;
-	ret = stats_did(f->treated, f->treated_cohort, f->nr_treated,
-			f->control, f->control_cohort, f->nr_controls, r->o.level, &d);
+	k = all_near(f->treated_x, f->nr_treated) && all_near(f->control_x, f->nr_controls) ?
+	    STATS_MAX_COVARIATES : 0;
+	ret = stats_did_adjusted(f->treated, f->treated_x, f->treated_cohort, f->nr_treated,
+				 f->control, f->control_x, f->control_cohort, f->nr_controls, k,
+				 r->o.level, &d);
 	if (ret == -ENOMEM)
 		return log_oom();
 	if (ret == 0) {
 		f->did.valid = true;
 		f->did.t = d.ci;
+		f->did.adj = d.adj;
 		f->did.estimate = expm1(d.ci.estimate);
-		f->did.ci.lo = expm1(d.ci.lo);
-		f->did.ci.hi = expm1(d.ci.hi);
+		f->did.ci = rel_ci_of(&d.ci);
 		f->did.n = d.na;
 		f->did.n_controls = d.nb;
 		f->did.strata = d.strata;
@@ -169,8 +185,8 @@ static int fleet_path_decide(struct report *r, struct fleet_path *f)
 		c = &f->paired;
 		f->basis = "paired per-host changes";
 	}
-	f->verdict = report_decide(c->estimate, c->ci.lo, c->ci.hi, r->o.margin);
-	phrase = report_ci_phrase(r, c->estimate, c->ci.lo, c->ci.hi, f->verdict);
+	f->verdict = report_decide(c->estimate, &c->ci, r->o.margin);
+	phrase = report_ci_phrase(r, c->estimate, &c->ci, f->verdict);
 	if (!phrase)
 		return -ENOMEM;
 	if (c == &f->did)

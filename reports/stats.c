@@ -188,6 +188,25 @@ double stats_median_select(double *x, size_t n)
 	return (lo + hi) / 2;
 }
 
+double stats_trimmed_mean(double *x, size_t n, double cut)
+{
+	size_t k = (size_t)(cut * (double)n);
+	double s = 0;
+
+	if (n == 0)
+		return NAN;
+	if (2 * k >= n)
+		k = (n - 1) / 2;
+	/* The k smallest before x[k], then the k largest from x[n - k] on. */
+	if (k) {
+		select_kth(x, n, k);
+		select_kth(x + k, n - k, n - 2 * k - 1);
+	}
+	for (size_t i = k; i < n - k; i++)
+		s += x[i];
+	return s / (double)(n - 2 * k);
+}
+
 double stats_mean(const double *x, size_t n)
 {
 	double s = 0;
@@ -425,18 +444,21 @@ double stats_t_quantile(double p, double df)
 void stats_t_interval(double estimate, double se, double df, double level, struct t_interval *ret)
 {
 	double q = stats_t_quantile(1 - (1 - level) / 2, df);
+	double qe = stats_t_quantile(level, df);	/* 1 - (1 - (2 level - 1)) / 2 */
 
 	ret->estimate = estimate;
 	ret->se = se;
 	ret->df = df;
 	if (!(se > 0)) {
 		/* No spread at all: the estimate is what every unit says. */
-		ret->lo = ret->hi = estimate;
+		ret->lo = ret->hi = ret->eq_lo = ret->eq_hi = estimate;
 		ret->p = estimate == 0 ? 1 : 0;
 		return;
 	}
 	ret->lo = estimate - q * se;
 	ret->hi = estimate + q * se;
+	ret->eq_lo = estimate - qe * se;
+	ret->eq_hi = estimate + qe * se;
 	ret->p = 2 * stats_t_sf(fabs(estimate) / se, df);
 	if (ret->p > 1)
 		ret->p = 1;
@@ -553,18 +575,15 @@ static struct stratum *stratum_get(struct stratum *st, size_t *n, unsigned int i
 	return &st[(*n)++];
 }
 
-int stats_did(const double *a, const unsigned int *sa, size_t na,
-	      const double *b, const unsigned int *sb, size_t nb, double level,
-	      struct did_result *ret)
+/* Each stratum's counts, sums and sums of squares around its own means; *ret_n strata. */
+static struct stratum *strata_of(const double *a, const unsigned int *sa, size_t na,
+				 const double *b, const unsigned int *sb, size_t nb, size_t *ret_n)
 {
-	struct stratum *st;
+	struct stratum *st = calloc(na + nb + 1, sizeof(*st));
 	size_t nst = 0;
-	double est = 0, ss_a = 0, ss_b = 0, wb = 0, va, vb, dfa, dfb;
 
-	memset(ret, 0, sizeof(*ret));
-	st = calloc(na + nb + 1, sizeof(*st));
 	if (!st)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < na; i++) {
 		struct stratum *s = stratum_get(st, &nst, sa[i]);
 
@@ -577,7 +596,7 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 		s->nb++;
 		s->sum_b += b[i];
 	}
-	/* Sums of squares around each stratum's own means: a shift common to a stratum is no noise. */
+	/* A shift common to a stratum is no noise. */
 	for (size_t i = 0; i < na; i++) {
 		struct stratum *s = stratum_get(st, &nst, sa[i]);
 		double d = a[i] - s->sum_a / (double)s->na;
@@ -590,6 +609,28 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 
 		s->ss_b += d * d;
 	}
+	*ret_n = nst;
+	return st;
+}
+
+/*
+ * The difference in differences, each group losing its share of k
+ * degrees of freedom to estimated slopes, plus var_theta (with df_theta)
+ * for the slopes' own error: Welch-Satterthwaite over the three.
+ */
+static int did_core(const double *a, const unsigned int *sa, size_t na,
+		    const double *b, const unsigned int *sb, size_t nb, double level,
+		    double k, double var_theta, double df_theta, struct did_result *ret)
+{
+	struct stratum *st;
+	size_t nst = 0;
+	double est = 0, ss_a = 0, ss_b = 0, wb = 0, va, vb, dfa, dfb, n, v, den;
+
+	ret->na = ret->nb = 0;
+	ret->strata = 0;
+	st = strata_of(a, sa, na, b, sb, nb, &nst);
+	if (!st)
+		return -ENOMEM;
 	for (size_t i = 0; i < nst; i++) {
 		if (!st[i].na || !st[i].nb)
 			continue;
@@ -613,23 +654,176 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 		wb += w * w / (double)st[i].nb;
 	}
 	free(st);
-	dfa = (double)(ret->na - ret->strata);
-	dfb = (double)(ret->nb - ret->strata);
+	n = (double)(ret->na + ret->nb);
+	dfa = (double)(ret->na - ret->strata) - k * (double)ret->na / n;
+	dfb = (double)(ret->nb - ret->strata) - k * (double)ret->nb / n;
 	va = ss_a / dfa / (double)ret->na;
 	vb = ss_b / dfb * wb;
-	stats_t_interval(est, sqrt(va + vb), welch_df(va, dfa, vb, dfb), level, &ret->ci);
+	v = va + vb + var_theta;
+	den = va * va / dfa + vb * vb / dfb + (var_theta > 0 ? var_theta * var_theta / df_theta : 0);
+	stats_t_interval(est, sqrt(v), den > 0 ? v * v / den : dfa + dfb, level, &ret->ci);
 	return 0;
 }
 
-enum stats_decision stats_decide(double est, double lo, double hi, double margin)
+int stats_did(const double *a, const unsigned int *sa, size_t na,
+	      const double *b, const unsigned int *sb, size_t nb, double level,
+	      struct did_result *ret)
 {
-	if (isnan(est) || isnan(lo) || isnan(hi))
+	memset(ret, 0, sizeof(*ret));
+	return did_core(a, sa, na, b, sb, nb, level, 0, 0, 0, ret);
+}
+
+/* Solves the symmetric k x k system m z = v, k <= 2; -EDOM when (nearly) singular. */
+static int solve_small(size_t k, const double m[][STATS_MAX_COVARIATES], const double *v, double *z)
+{
+	double det;
+
+	if (k == 1) {
+		if (!(m[0][0] > 0))
+			return -EDOM;
+		z[0] = v[0] / m[0][0];
+		return 0;
+	}
+	det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+	if (!(det > 1e-12 * m[0][0] * m[1][1]))
+		return -EDOM;
+	z[0] = (m[1][1] * v[0] - m[0][1] * v[1]) / det;
+	z[1] = (m[0][0] * v[1] - m[1][0] * v[0]) / det;
+	return 0;
+}
+
+/* Within-(group, stratum) moments of the covariates and the values, for the pooled slopes. */
+struct ancova {
+	size_t k;
+	double sxx[STATS_MAX_COVARIATES][STATS_MAX_COVARIATES], sxy[STATS_MAX_COVARIATES], syy;
+	double gap[STATS_MAX_COVARIATES];	/* sum_s w_s (mean xa_s - mean xb_s) */
+};
+
+/* Adds one group's units of stratum id (n of them, wanted) to the moments; its covariate mean to gap. */
+static void ancova_add(struct ancova *m, const double *v, const double *x, const unsigned int *s,
+		       size_t n, unsigned int id, double sign_w)
+{
+	double my = 0, mx[STATS_MAX_COVARIATES] = { 0 };
+	size_t c = 0, k = m->k;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != id)
+			continue;
+		c++;
+		my += v[i];
+		for (size_t j = 0; j < k; j++)
+			mx[j] += x[i * k + j];
+	}
+	my /= (double)c;
+	for (size_t j = 0; j < k; j++) {
+		mx[j] /= (double)c;
+		m->gap[j] += sign_w * mx[j];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != id)
+			continue;
+		m->syy += (v[i] - my) * (v[i] - my);
+		for (size_t j = 0; j < k; j++) {
+			m->sxy[j] += (x[i * k + j] - mx[j]) * (v[i] - my);
+			for (size_t l = 0; l < k; l++)
+				m->sxx[j][l] += (x[i * k + j] - mx[j]) * (x[i * k + l] - mx[l]);
+		}
+	}
+}
+
+/* v - theta . x for each of n units, into out. */
+static void adjust(const double *v, const double *x, size_t n, const struct did_adjustment *adj,
+		   double *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[i] = v[i];
+		for (size_t j = 0; j < adj->k; j++)
+			out[i] -= adj->theta[j] * x[i * adj->k + j];
+	}
+}
+
+/* The slopes and what their error adds; -EDOM when the design cannot carry them. */
+static int ancova_fit(const double *a, const double *xa, const unsigned int *sa, size_t na,
+		      const double *b, const double *xb, const unsigned int *sb, size_t nb,
+		      const struct did_result *plain, struct did_adjustment *adj)
+{
+	struct ancova m = { .k = adj->k };
+	double z[STATS_MAX_COVARIATES], s2, q = 0;
+	size_t nst = 0;
+	struct stratum *st = strata_of(a, sa, na, b, sb, nb, &nst);
+
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < nst; i++) {
+		double w = (double)st[i].na / (double)plain->na;
+
+		if (!st[i].na || !st[i].nb)
+			continue;
+		ancova_add(&m, a, xa, sa, na, st[i].id, w);
+		ancova_add(&m, b, xb, sb, nb, st[i].id, -w);
+	}
+	free(st);
+	adj->resid_df = (double)(plain->na + plain->nb) - 2.0 * plain->strata - (double)adj->k;
+	if (adj->resid_df < STATS_ADJUST_MIN_DF || solve_small(adj->k, m.sxx, m.sxy, adj->theta) < 0)
+		return -EDOM;
+	s2 = m.syy;
+	for (size_t j = 0; j < adj->k; j++)
+		s2 -= adj->theta[j] * m.sxy[j];
+	s2 /= adj->resid_df;
+	if (solve_small(adj->k, m.sxx, m.gap, z) < 0)
+		return -EDOM;
+	for (size_t j = 0; j < adj->k; j++) {
+		adj->gap[j] = m.gap[j];
+		q += m.gap[j] * z[j];
+	}
+	adj->theta_var = s2 * q;
+	return 0;
+}
+
+int stats_did_adjusted(const double *a, const double *xa, const unsigned int *sa, size_t na,
+		       const double *b, const double *xb, const unsigned int *sb, size_t nb,
+		       size_t k, double level, struct did_result *ret)
+{
+	struct did_adjustment adj = { .k = k };
+	double *aa, *bb;
+	int r;
+
+	r = stats_did(a, sa, na, b, sb, nb, level, ret);
+	if (r < 0 || k == 0 || k > STATS_MAX_COVARIATES)
+		return r;
+	adj.plain = ret->ci;
+	ret->adj = adj;
+	r = ancova_fit(a, xa, sa, na, b, xb, sb, nb, ret, &adj);
+	if (r == -EDOM)
+		return 0;	/* the plain interval stands */
+	if (r < 0)
+		return r;
+	aa = malloc((na + nb + 1) * sizeof(double));
+	if (!aa)
+		return -ENOMEM;
+	bb = aa + na;
+	adjust(a, xa, na, &adj, aa);
+	adjust(b, xb, nb, &adj, bb);
+	r = did_core(aa, sa, na, bb, sb, nb, level, (double)k, adj.theta_var, adj.resid_df, ret);
+	free(aa);
+	if (r < 0)
+		return r;
+	adj.applied = true;
+	ret->adj = adj;
+	return 0;
+}
+
+enum stats_decision stats_decide(double est, double lo, double hi, double eq_lo, double eq_hi,
+				 double margin)
+{
+	if (isnan(est) || isnan(lo) || isnan(hi) || isnan(eq_lo) || isnan(eq_hi))
 		return STATS_INCONCLUSIVE;
 	if (hi < 0 && est <= -margin)
 		return STATS_LOWER;
 	if (lo > 0 && est >= margin)
 		return STATS_HIGHER;
-	if (lo >= -margin && hi <= margin)
+	/* Two one-sided tests: change > -margin and change < +margin, each at (1 - level) / 2. */
+	if (eq_lo > -margin && eq_hi < margin)
 		return STATS_WITHIN;
 	return STATS_INCONCLUSIVE;
 }

@@ -16,6 +16,7 @@
  * the estimates of ttest_1samp and ttest_ind(equal_var=False).
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,13 @@ double stats_median_sorted(const double *x, size_t n);
 double stats_quantile_sorted(const double *x, size_t n, double q);
 /* Median of x in O(n); reorders x. NAN when n == 0. */
 double stats_median_select(double *x, size_t n);
+/*
+ * Trimmed mean: the mean of x without its floor(cut * n) smallest and
+ * largest values (scipy.stats.trim_mean(x, cut)), in O(n); reorders x.
+ * NAN when n == 0. STATS_TRIM is the report's cut: a host's level.
+ */
+#define STATS_TRIM 0.1
+double stats_trimmed_mean(double *x, size_t n, double cut);
 double stats_mean(const double *x, size_t n);
 
 /* Upper tail of the standard normal distribution, P(Z > z). */
@@ -91,12 +99,19 @@ double stats_t_sf(double t, double df);
 /* Its inverse: the t with P(T <= t) = p, 0 < p < 1. */
 double stats_t_quantile(double p, double df);
 
-/* A Student's t interval: estimate +- t(df) * se, and the test of estimate = 0. */
+/*
+ * A Student's t interval: estimate +- t(df) * se, and the test of
+ * estimate = 0. [eq_lo, eq_hi] is the same interval at level 2 * level - 1
+ * (90 % for 95 %): the two one-sided tests of equivalence at
+ * (1 - level) / 2 each (5 %) reject "|change| >= margin" when it lies
+ * inside +-margin (stats_decide()).
+ */
 struct t_interval {
 	double estimate;
 	double se;		/* standard error */
 	double df;		/* degrees of freedom (Welch-Satterthwaite where two groups) */
 	double lo, hi;
+	double eq_lo, eq_hi;	/* at level 2 * level - 1: the equivalence test's */
 	double p;		/* two-sided p-value of estimate = 0 */
 };
 
@@ -149,10 +164,24 @@ static inline unsigned int stats_block_days(unsigned int days)
 	return days / STATS_HOST_BLOCKS;
 }
 
+/* The regression adjustment of a difference in differences (stats_did_adjusted()). */
+#define STATS_MAX_COVARIATES 2
+#define STATS_ADJUST_MIN_DF 20	/* residual degrees of freedom it needs */
+struct did_adjustment {
+	bool applied;
+	size_t k;			/* covariates */
+	double theta[STATS_MAX_COVARIATES];	/* pooled within-group slopes */
+	double gap[STATS_MAX_COVARIATES];	/* treated minus control covariate means */
+	double resid_df;		/* of the pooled regression */
+	double theta_var;		/* variance theta's error adds to the estimate */
+	struct t_interval plain;	/* the unadjusted interval */
+};
+
 struct did_result {
 	struct t_interval ci;	/* of sum_s w_s (mean(a_s) - mean(b_s)) */
 	size_t na, nb;		/* values in strata that have both groups */
 	unsigned int strata;	/* strata used */
+	struct did_adjustment adj;
 };
 
 /*
@@ -172,11 +201,35 @@ int stats_did(const double *a, const unsigned int *sa, size_t na,
 	      struct did_result *ret);
 
 /*
- * The decision rule of every verdict, a host's and the fleet's: lower
- * (higher) when the interval [lo, hi] excludes 0 and the estimate is at
- * least margin below (above) 0; within when the whole interval lies in
- * +-margin; inconclusive otherwise, or when a number is NaN. Relative
- * changes (0.05 is 5 %).
+ * stats_did() with a regression adjustment (ANCOVA; CUPED in A/B testing):
+ * xa and xb hold k covariates per unit (row-major, unit i's at x[i * k]),
+ * measured so that a treatment effect cannot move them. The slopes theta
+ * are estimated by least squares pooled within each group and stratum;
+ * every value becomes v - theta . x and the difference in differences is
+ * taken of those. The interval adds theta's own error and loses k degrees
+ * of freedom (split between the groups by their sizes), so it stays a t
+ * interval however little the covariates explain. Applied only with
+ * STATS_ADJUST_MIN_DF residual degrees of freedom and a non-singular
+ * design; otherwise ret holds the plain interval and adj.applied is false.
+ * Errors as stats_did().
+ */
+int stats_did_adjusted(const double *a, const double *xa, const unsigned int *sa, size_t na,
+		       const double *b, const double *xb, const unsigned int *sb, size_t nb,
+		       size_t k, double level, struct did_result *ret);
+
+/*
+ * The decision rule of every verdict, a host's and the fleet's, on a
+ * relative change (0.05 is 5 %) with its interval at the report's level
+ * [lo, hi] and the equivalence interval [eq_lo, eq_hi] (struct
+ * t_interval's, at 2 * level - 1):
+ *  - lower (higher) when [lo, hi] excludes 0 and the estimate is at least
+ *    margin below (above) 0;
+ *  - otherwise within when [eq_lo, eq_hi] lies inside +-margin: the two
+ *    one-sided tests, each at (1 - level) / 2, reject a change of margin
+ *    or more either way;
+ *  - inconclusive otherwise, or when a number is NaN.
+ * A change exactly at +-margin is called within at most (1 - level) / 2 of
+ * the time, and with no change lower or higher at most 1 - level.
  */
 enum stats_decision {
 	STATS_INCONCLUSIVE,
@@ -185,6 +238,7 @@ enum stats_decision {
 	STATS_HIGHER,
 };
 
-enum stats_decision stats_decide(double est, double lo, double hi, double margin);
+enum stats_decision stats_decide(double est, double lo, double hi, double eq_lo, double eq_hi,
+				 double margin);
 
 #endif

@@ -19,9 +19,18 @@ warm-up rule, and
   - the fleet's Wilcoxon signed-rank test must equal scipy.stats.wilcoxon
     (method="approx") on the per-host log changes, and the paired interval
     scipy.stats.t.interval around scipy.stats.ttest_1samp's mean and sem;
+  - what the fleet takes from each host (its "fleet" object): the windows'
+    levels, scipy.stats.trim_mean(rates, 0.1), their log change, and the
+    covariates, each side's 2 days next to the change against the rest;
+  - every interval's equivalence interval (eq_low, eq_high): the same t
+    interval at level 2 * level - 1 (scipy.stats.t.interval(0.90, ...));
   - with one cohort, the difference in differences must equal Welch's
     interval (ttest_ind(equal_var=False)) of the treated hosts' log changes
-    against the controls' that the JSON lists per host.
+    against the controls' that the JSON lists per host; when it is
+    regression-adjusted, the slopes must equal numpy.linalg.lstsq of the
+    log changes on (1, rolled, covariates), the estimate its coefficient of
+    "rolled", and the standard error and degrees of freedom the ones
+    docs/statistics.md defines.
 
 Usage: report-scipy.py REPORT.json [MIN_DID_CHECKS]
 """
@@ -83,25 +92,85 @@ def rates(db, path, lo, hi, warmup_ns):
     return np.array([r[0] for r in rows], dtype=float)
 
 
-def check_did(rep, fp, p, d, level):
-    """One cohort: the DiD is Welch's interval of treated against control log changes."""
+def fleet_input(db, p, lo, t, hi, warmup_ns, fi, what):
+    """A host's levels (10 %-trimmed means), their log change and the near-days covariates."""
+    near = 2 * DAY
+    level = lambda a, b: stats.trim_mean(rates(db, p, a, b, warmup_ns), 0.1)
+    lb, la = level(lo, t), level(t, hi)
+    check(close(lb, fi["level_before"]) and close(la, fi["level_after"]), "%s: levels" % what)
+    check(close(math.log(la / lb), fi["log_change"]), "%s: level log change" % what)
+    if t - lo <= near or hi - t <= near:
+        check(fi["near"] is None, "%s: covariates without the days" % what)
+        return
+    parts = [level(t - near, t), level(lo, t - near), level(t, t + near), level(t + near, hi)]
+    if not all(v > 0 for v in parts):   # a part without rates (nan) or with a level of 0
+        check(fi["near"] is None, "%s: covariates without rates in each part" % what)
+        return
+    x = [math.log(parts[0] / parts[1]), math.log(parts[2] / parts[3])]
+    check(fi["near"] is not None and np.allclose(x, fi["near"], rtol=1e-9, atol=1e-12),
+          "%s: covariates %r vs %r" % (what, fi["near"], x))
+
+
+def eq_check(est, se, df, level, ci, what):
+    """The equivalence interval: the same t interval at 2 * level - 1."""
+    lo, hi = stats.t.interval(2 * level - 1, df, loc=est, scale=se) if se > 0 else (est, est)
+    check(close(lo, math.log1p(ci["eq_low"]), rel=1e-7, abs_=1e-9) and
+          close(hi, math.log1p(ci["eq_high"]), rel=1e-7, abs_=1e-9), "%s: equivalence interval" % what)
+
+
+def adjusted(ya, xa, yb, xb):
+    """One cohort: the regression-adjusted DiD's estimate, slopes, se and df (docs/statistics.md)."""
+    na, nb, k = len(ya), len(yb), xa.shape[1]
+    n = na + nb
+    design = np.column_stack([np.ones(n), np.r_[np.ones(na), np.zeros(nb)], np.vstack([xa, xb])])
+    beta, *_ = np.linalg.lstsq(design, np.r_[ya, yb], rcond=None)
+    theta = beta[2:]
+    xc = np.vstack([xa - xa.mean(0), xb - xb.mean(0)])
+    resid = np.r_[ya - ya.mean(), yb - yb.mean()] - xc @ theta
+    rdf = n - 2 - k
+    gap = xa.mean(0) - xb.mean(0)
+    vt = resid @ resid / rdf * gap @ np.linalg.solve(xc.T @ xc, gap)
+    aa, bb = ya - xa @ theta, yb - xb @ theta
+    dfa, dfb = na - 1 - k * na / n, nb - 1 - k * nb / n
+    va = ((aa - aa.mean()) ** 2).sum() / dfa / na
+    vb = ((bb - bb.mean()) ** 2).sum() / dfb / nb
+    v = va + vb + vt
+    return beta[1], theta, math.sqrt(v), v * v / (va * va / dfa + vb * vb / dfb + vt * vt / rdf)
+
+
+def check_did(rep, fp, p, d, xd, level):
+    """One cohort: the DiD is Welch's interval of treated against control log changes, or adjusted."""
     if fp["did"] is None or len(rep["cohorts"]) != 1:
         return 0
-    b = []
+    b, xb = [], []
     for h in rep["hosts"]:
         for c in h["paths"][p]["controls"]:
             check(close(c["log_change"], math.log(c["after"]["median"] / c["before"]["median"])),
                   "%s %s: control log change" % (h["hostname"], p))
-            b.append(c["log_change"])
+            db = sqlite3.connect("file:%s?mode=ro" % h["db"], uri=True)
+            fleet_input(db, p, c["before"]["from_ns"], c["before"]["to_ns"], c["after"]["to_ns"],
+                        int(rep["parameters"]["warmup_s"] * 1e9), c["fleet"], "%s %s control" % (h["hostname"], p))
+            db.close()
+            b.append(c["fleet"]["log_change"])
+            xb.append(c["fleet"]["near"])
     b = np.array(b)
-    se, df = welch(d, b)
-    est = d.mean() - b.mean()
+    adj = fp["did"]["adjustment"]
+    if adj["applied"]:
+        est, theta, se, df = adjusted(d, np.array(xd, dtype=float), b, np.array(xb, dtype=float))
+        check(np.allclose(theta, adj["theta"], rtol=1e-7, atol=1e-12), "%s: DiD slopes" % p)
+    else:
+        se, df = welch(d, b)
+        est = d.mean() - b.mean()
     check(close(est, fp["did"]["log_change"], rel=1e-9, abs_=1e-12), "%s: DiD estimate" % p)
     check(close(se, fp["did"]["log_se"], rel=1e-9) and close(df, fp["did"]["df"], rel=1e-9),
           "%s: DiD se/df" % p)
     t_check(0, 0, est, se, df, level, math.log1p(fp["did"]["ci_low"]), math.log1p(fp["did"]["ci_high"]),
             "%s fleet DiD" % p)
-    return 1
+    eq_check(est, se, df, level, fp["did"], "%s fleet DiD" % p)
+    return 1 + adj["applied"]
+
+
+DAY = 86400 * 10**9
 
 
 def main():
@@ -109,7 +178,7 @@ def main():
     par = rep["parameters"]
     level = par["confidence_level"]
     warmup_ns = int(par["warmup_s"] * 1e9)
-    day = 86400 * 10**9
+    day = DAY
     compared = 0
     intervals = 0
     for h in rep["hosts"]:
@@ -128,6 +197,9 @@ def main():
                 check(close(np.median(y), c["after"]["median"]), "%s: median after" % what)
                 check(close(np.percentile(x, 25), c["before"]["p25"]), "%s: p25 before" % what)
                 check(close(np.median(y) / np.median(x) - 1, c["change"]), "%s: change" % what)
+                if np.median(x) > 0 and np.median(y) > 0:
+                    fleet_input(db, p, c["before"]["from_ns"], c["before"]["to_ns"], c["after"]["to_ns"],
+                                warmup_ns, c["fleet"], what)
                 mw = stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")
                 check(close(mw.statistic, c["mann_whitney_u"]),
                       "%s: U %r vs scipy %r" % (what, c["mann_whitney_u"], mw.statistic))
@@ -158,21 +230,23 @@ def main():
                 check(close(se, c["blocks"]["log_se"], rel=1e-9) and close(df, c["blocks"]["df"], rel=1e-9),
                       "%s: se/df %r/%r vs %r/%r" % (what, c["blocks"]["log_se"], c["blocks"]["df"], se, df))
                 t_check(0, 0, est, se, df, level, math.log1p(c["ci_low"]), math.log1p(c["ci_high"]), what)
+                eq_check(est, se, df, level, c, what)
         db.close()
     check(compared >= 8, "only %d comparisons checked" % compared)
     check(intervals >= 8, "only %d intervals checked" % intervals)
 
-    # The fleet: per-host log changes of the chosen comparisons.
+    # The fleet: per-host log changes of the chosen comparisons' levels.
     dids = 0
     for fp in rep["paths"]:
         p = fp["path"]
-        d = []
+        d, xd = [], []
         for h in rep["hosts"]:
             hp = h["paths"][p]
             if hp["chosen"] is None:
                 continue
             c = hp["comparisons"][hp["chosen"]]
-            d.append(math.log(c["after"]["median"] / c["before"]["median"]))
+            d.append(c["fleet"]["log_change"])
+            xd.append(c["fleet"]["near"])
         if not d or fp["paired"] is None:
             continue
         d = np.array(d)
@@ -188,7 +262,8 @@ def main():
               close(hi, math.log1p(fp["paired"]["ci_high"]), rel=1e-7),
               "%s fleet paired: %r..%r vs scipy %r..%r" % (p, fp["paired"]["ci_low"], fp["paired"]["ci_high"],
                                                          math.expm1(lo), math.expm1(hi)))
-        dids += check_did(rep, fp, p, d, level)
+        eq_check(d.mean(), stats.sem(d), len(d) - 1, level, fp["paired"], "%s fleet paired" % p)
+        dids += check_did(rep, fp, p, d, xd, level)
 
     if len(sys.argv) > 2:
         check(dids >= int(sys.argv[2]), "only %d difference-in-differences intervals checked" % dids)

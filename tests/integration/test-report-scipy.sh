@@ -3,8 +3,9 @@
 #
 # The report's statistics against Debian's python3-scipy on the same
 # generated inputs (report-scipy.py says what is compared and how): the
-# scipy fleet's sample shapes, and the mixed fleet's difference in
-# differences against the control hosts the JSON lists.
+# scipy fleet's sample shapes, the mixed fleet's difference in
+# differences against the control hosts the JSON lists, and the drift
+# fleet's regression-adjusted one.
 set -u
 . tests/integration/report-lib.sh
 "$PY" -c 'import scipy.stats' 2>/dev/null || skip "python3-scipy is missing (make deps)"
@@ -26,4 +27,13 @@ fleet mixed
 # Every path has a difference in differences over the one cohort.
 "$PY" -W ignore tests/integration/report-scipy.py "$out/mixed.json" 4 ||
 	fail "the report disagrees with scipy (mixed fleet)"
+
+# 12 rolled hosts against 12 controls: enough for the regression-adjusted
+# difference in differences on every path (each counts twice).
+fleet drift --hosts 12
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --json "$out/drift.json" --quiet \
+	"$FLEET"/*.db || fail "report failed"
+"$PY" -W ignore tests/integration/report-scipy.py "$out/drift.json" 8 ||
+	fail "the report disagrees with scipy (drift fleet)"
 echo "PASS"

@@ -79,6 +79,44 @@ static void test_order(void)
 	}
 }
 
+static void test_trimmed_mean(void)
+{
+	/* scipy.stats.trim_mean(x, 0.1): int(0.1 * n) cut from each end. */
+	double x[] = { 100, 1, 2, 3, 4, 5, 6, 7, 8, 9 }, three[] = { 3, 1, 2 };
+	struct rng r;
+
+	CHECK_NEAR(stats_trimmed_mean(x, 10, 0.1), 5.5, 1e-15);
+	CHECK_NEAR(stats_trimmed_mean(three, 3, 0.1), 2, 1e-15);
+	CHECK(isnan(stats_trimmed_mean(x, 0, 0.1)));
+	rng_init(&r, 2);
+	for (int round = 0; round < 50; round++) {
+		size_t n = 1 + rng_below(&r, 500), k;
+		double v[500], sorted[500], want = 0;
+
+		for (size_t i = 0; i < n; i++)	/* many ties */
+			sorted[i] = v[i] = (double)rng_below(&r, 30);
+		stats_sort(sorted, n);
+		k = (size_t)(0.1 * (double)n);
+		for (size_t i = k; i < n - k; i++)
+			want += sorted[i];
+		CHECK_NEAR(stats_trimmed_mean(v, n, 0.1), want / (double)(n - 2 * k), 1e-12);
+	}
+}
+
+static void test_decide(void)
+{
+	/* Improved and regressed by the 95 % interval, no change by the 90 % one inside +-5 %. */
+	CHECK_INT(stats_decide(-0.2, -0.3, -0.1, -0.28, -0.12, 0.05), ==, STATS_LOWER);
+	CHECK_INT(stats_decide(0.2, 0.1, 0.3, 0.12, 0.28, 0.05), ==, STATS_HIGHER);
+	CHECK_INT(stats_decide(-0.01, -0.055, 0.03, -0.045, 0.025, 0.05), ==, STATS_WITHIN);
+	CHECK_INT(stats_decide(-0.01, -0.07, 0.05, -0.06, 0.04, 0.05), ==, STATS_INCONCLUSIVE);
+	/* At the margin is not inside it; a significant change under the margin is no verdict. */
+	CHECK_INT(stats_decide(0, -0.05, 0.05, -0.05, 0.04, 0.05), ==, STATS_INCONCLUSIVE);
+	CHECK_INT(stats_decide(-0.03, -0.06, -0.001, -0.049, -0.01, 0.05), ==, STATS_WITHIN);
+	CHECK_INT(stats_decide(-0.03, -0.06, -0.001, -0.051, -0.01, 0.05), ==, STATS_INCONCLUSIVE);
+	CHECK_INT(stats_decide(NAN, -0.06, -0.001, -0.04, -0.01, 0.05), ==, STATS_INCONCLUSIVE);
+}
+
 static void test_betainc(void)
 {
 	CHECK_NEAR(stats_betainc(1, 1, 0.3), 0.3, 1e-14);
@@ -149,6 +187,9 @@ static void test_t_intervals(void)
 	CHECK_NEAR(t.p, 0.5637908676455264, 1e-12);
 	CHECK_NEAR(t.lo, -0.2002122534018228, 1e-9);
 	CHECK_NEAR(t.hi, 0.3268789200684895, 1e-9);
+	/* The equivalence interval: t.interval(0.90, 5, mean, sem). */
+	CHECK_NEAR(t.eq_lo, -0.14325690165182337, 1e-9);
+	CHECK_NEAR(t.eq_hi, 0.26992356831848996, 1e-9);
 	CHECK_INT(stats_t_mean(v, 1, 0.95, &t), ==, -EINVAL);
 
 	/* scipy.stats.ttest_ind(a, b, equal_var=False), Welch-Satterthwaite df. */
@@ -240,6 +281,47 @@ static void test_did(void)
 	}
 }
 
+/* ANCOVA on one stratum: numpy.linalg.lstsq of y on (1, treated, x1, x2). */
+static void test_did_adjusted(void)
+{
+	static const double xa[] = {
+		2.040919, -2.555665, 0.418099, -0.567770, -0.452649, -0.215597, -2.019986, -0.231932,
+		-0.865213, 3.323000, 0.225787, -0.352631, -0.281287, -0.668046, -1.055151, -0.390801,
+		0.481945, -0.238554, 0.957759, -0.199802, 0.024260, 1.545821, 0.545106, -0.505229,
+	}, xb[] = {
+		-0.182839, 0.540525, 1.935088, -0.269620, -0.243559, 1.002314, -0.886460, -0.291720,
+		0.882539, 0.580350, 0.091517, 0.670104, -2.828162, 1.021307, -0.959645, -1.668620,
+		0.276446, 0.700545, -0.444767, -1.076406, 0.026125, -0.052747, 1.405598, 0.747408,
+		0.193816, 1.111633, -0.205523, -0.925900,
+	}, ya[] = {
+		1.889998, 0.680857, 0.095312, -0.741887, -0.774291, 0.234030, 0.361978, -0.100278,
+		0.424798, 0.824975, -0.093444, 0.749321,
+	}, yb[] = {
+		-0.402941, 0.930019, -0.251284, -0.269246, 0.109399, -0.138067, -1.585541, -0.207020,
+		0.157178, -0.126225, 0.059065, 0.448477, 0.015177, 0.080253,
+	};
+	unsigned int z[14] = { 0 };
+	struct did_result d, plain;
+
+	CHECK_INT(stats_did_adjusted(ya, xa, z, 12, yb, xb, z, 14, 2, 0.95, &d), ==, 0);
+	CHECK(d.adj.applied);
+	CHECK_NEAR(d.ci.estimate, 0.2991086691507933, 1e-9);
+	CHECK_NEAR(d.adj.theta[0], 0.48572770995524245, 1e-9);
+	CHECK_NEAR(d.adj.theta[1], -0.20131891312086936, 1e-9);
+	CHECK_NEAR(d.adj.resid_df, 22, 0);
+	/* The slopes explain most of the spread: a far narrower interval, still a t interval. */
+	CHECK_INT(stats_did(ya, z, 12, yb, z, 14, 0.95, &plain), ==, 0);
+	CHECK_NEAR(d.adj.plain.se, plain.ci.se, 1e-15);
+	CHECK(d.ci.se < plain.ci.se / 3 && d.ci.df < 24 && d.adj.theta_var > 0);
+	/* Without covariates, or too few residual degrees of freedom: the plain interval. */
+	CHECK_INT(stats_did_adjusted(ya, xa, z, 12, yb, xb, z, 14, 0, 0.95, &d), ==, 0);
+	CHECK(!d.adj.applied && d.ci.se == plain.ci.se);
+	CHECK_INT(stats_did_adjusted(ya, xa, z, 10, yb, xb, z, 12, 2, 0.95, &d), ==, 0);
+	CHECK(!d.adj.applied);
+	CHECK_INT(stats_did(ya, z, 10, yb, z, 12, 0.95, &plain), ==, 0);
+	CHECK_NEAR(d.ci.se, plain.ci.se, 0);
+}
+
 int main(void)
 {
 	RUN(test_rng);
@@ -251,5 +333,8 @@ int main(void)
 	RUN(test_t_intervals);
 	RUN(test_block_change);
 	RUN(test_did);
+	RUN(test_trimmed_mean);
+	RUN(test_decide);
+	RUN(test_did_adjusted);
 	return test_exit();
 }
