@@ -16,21 +16,33 @@
  *    hosts) and by difference in differences against as many controls
  *    with a fleet-wide load step of +8 % at the rollout (the confounder
  *    the controls are there for);
- *  - fleets with -20 % and +15 % effects, for the power.
+ *  - fleets with -20 % and +15 % effects, for the power, and with effects
+ *    of exactly the margin (+-5 %), which must rarely be called "no change".
+ *
+ * Each fleet is decided twice: as the report does (levels, the covariates'
+ * regression adjustment, the equivalence test) and as it did before
+ * (medians, the 95 % interval inside +-margin for "no change"), the
+ * baseline column.
  *
  * Asserted: on null fleets, false improved/regressed verdicts <= 5 % and
  * interval coverage >= 95 %, each within a binomial tolerance of 3
  * standard errors of the number of fleets (pooled over all sizes, 2); per-host
  * false verdicts under drift <= 7 %; effects found at 20+ hosts in >= 90 %
- * of fleets with the right sign. Deterministic (fixed seeds): it cannot
- * flake, and a change of method that breaks calibration fails it.
+ * of fleets with the right sign; null fleets of 20 (40) hosts called "no
+ * change" in >= 40 % (85 %), within 3 standard errors, a bound the
+ * baseline misses where it missed the goal (difference in differences);
+ * effects of the margin called "no change" <= 5 % (3 standard errors).
+ * Deterministic (fixed seeds): it cannot flake, and a change of method that
+ * breaks calibration fails it.
  *
  * CALIBRATION_FLEETS=N in the environment changes the fleets per cell
  * (default 200).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stats.h"
 #include "test.h"
@@ -124,8 +136,57 @@ static int host_change(const double *rates, struct block_change *bc)
 	return stats_block_change(rates, off, rates + DAYS * PER_DAY, off, LEVEL, bc);
 }
 
+/* The trimmed mean of rates[lo, hi), as collect.c's window_level(). */
+static double level(const double *rates, size_t lo, size_t hi, double *scratch)
+{
+	memcpy(scratch, rates + lo, (hi - lo) * sizeof(double));
+	return stats_trimmed_mean(scratch, hi - lo, STATS_TRIM);
+}
+
+/*
+ * What the fleet takes from a host, as collect.c's fleet_input_of(): the
+ * log change of the sides' trimmed means, and the covariates, each side's
+ * NEAR_DAYS days next to the change against the rest of the side.
+ */
+#define NEAR_DAYS 2
+static int fleet_input(const double *rates, double *scratch, double *ret_y, double *ret_x)
+{
+	size_t t = DAYS * PER_DAY, near = NEAR_DAYS * PER_DAY, end = 2 * DAYS * PER_DAY;
+	double b = level(rates, 0, t, scratch), a = level(rates, t, end, scratch);
+	double nb = level(rates, t - near, t, scratch), fb = level(rates, 0, t - near, scratch);
+	double na = level(rates, t, t + near, scratch), fa = level(rates, t + near, end, scratch);
+
+	if (!(b > 0 && a > 0 && nb > 0 && fb > 0 && na > 0 && fa > 0))
+		return -EDOM;
+	*ret_y = log(a / b);
+	ret_x[0] = log(nb / fb);
+	ret_x[1] = log(na / fa);
+	return 0;
+}
+
+/* The rule before the equivalence test: no change when the level's interval lies inside +-margin. */
+static enum stats_decision decide_old(const struct t_interval *t)
+{
+	double est = expm1(t->estimate), lo = expm1(t->lo), hi = expm1(t->hi);
+
+	if (hi < 0 && est <= -MARGIN)
+		return STATS_LOWER;
+	if (lo > 0 && est >= MARGIN)
+		return STATS_HIGHER;
+	if (lo >= -MARGIN && hi <= MARGIN)
+		return STATS_WITHIN;
+	return STATS_INCONCLUSIVE;
+}
+
+static enum stats_decision decide(const struct t_interval *t)
+{
+	return stats_decide(expm1(t->estimate), expm1(t->lo), expm1(t->hi), expm1(t->eq_lo),
+			    expm1(t->eq_hi), MARGIN);
+}
+
 struct tally {
-	unsigned int n, false_verdicts, covered, found, wrong_sign;
+	unsigned int n, false_verdicts, covered, found, wrong_sign, within;
+	unsigned int within_old;	/* the baseline: medians, no adjustment, the 95 % rule */
 };
 
 struct cell {
@@ -134,14 +195,18 @@ struct cell {
 	bool controls;
 	double effect, step;
 	const struct model *m;		/* NULL: drift */
+	double goal;			/* null fleets: the share called "no change" it must reach */
 	struct tally fleet;
 	struct tally host;
 };
 
-static void tally_add(struct tally *t, double truth, double lo, double hi, enum stats_decision d)
+static void tally_add(struct tally *t, double truth, const struct t_interval *ci,
+		      enum stats_decision d, enum stats_decision old)
 {
 	t->n++;
-	t->covered += lo <= truth && truth <= hi;
+	t->covered += ci->lo <= truth && truth <= ci->hi;
+	t->within += d == STATS_WITHIN;
+	t->within_old += old == STATS_WITHIN;
 	if (truth == 0) {
 		t->false_verdicts += d == STATS_LOWER || d == STATS_HIGHER;
 	} else {
@@ -150,63 +215,94 @@ static void tally_add(struct tally *t, double truth, double lo, double hi, enum 
 	}
 }
 
+/* One fleet's hosts' numbers: new (trimmed, covariates) and old (medians), rolled and controls. */
+struct fleet_values {
+	double *a, *b, *xa, *xb, *a_old, *b_old, *rates, *scratch;
+	unsigned int *strata;
+};
+
+/* One host's series: its own verdict (paired cells), and its numbers at index i. */
+static bool fleet_host(struct cell *c, const struct model *m, struct rng *r, struct fleet_values *v,
+		       size_t i)
+{
+	struct block_change bc;
+
+	host_series(r, m, c->effect, c->step, v->rates);
+	if (host_change(v->rates, &bc) < 0 || fleet_input(v->rates, v->scratch, &v->a[i], &v->xa[2 * i]) < 0)
+		return false;
+	v->a_old[i] = bc.log.estimate;
+	/* Per-host verdicts: only where the host's own truth is the kernel's. */
+	if (c->step == 0)
+		tally_add(&c->host, log1p(c->effect), &bc.log, decide(&bc.log), decide_old(&bc.log));
+	if (!c->controls)
+		return true;
+	host_series(r, m, 0, c->step, v->rates);
+	if (host_change(v->rates, &bc) < 0 || fleet_input(v->rates, v->scratch, &v->b[i], &v->xb[2 * i]) < 0)
+		return false;
+	v->b_old[i] = bc.log.estimate;
+	return true;
+}
+
+/* The fleet's interval as the report makes it, and the baseline's. */
+static void fleet_intervals(const struct cell *c, const struct fleet_values *v, struct t_interval *t,
+			    struct t_interval *old)
+{
+	struct did_result d;
+
+	if (c->controls) {
+		CHECK_INT(stats_did_adjusted(v->a, v->xa, v->strata, c->hosts, v->b, v->xb, v->strata,
+					     c->hosts, 2, LEVEL, &d), ==, 0);
+		*t = d.ci;
+		CHECK_INT(stats_did(v->a_old, v->strata, c->hosts, v->b_old, v->strata, c->hosts, LEVEL, &d),
+			  ==, 0);
+		*old = d.ci;
+	} else {
+		CHECK_INT(stats_t_mean(v->a, c->hosts, LEVEL, t), ==, 0);
+		CHECK_INT(stats_t_mean(v->a_old, c->hosts, LEVEL, old), ==, 0);
+	}
+}
+
 static void run_cell(struct cell *c, unsigned int fleets, uint64_t seed)
 {
-	double *rates = malloc(2 * DAYS * PER_DAY * sizeof(double));
-	double *a = malloc(c->hosts * sizeof(double)), *b = malloc(c->hosts * sizeof(double));
-	unsigned int *strata = calloc(c->hosts, sizeof(unsigned int));
-	double truth = log1p(c->effect);
+	size_t n = c->hosts;
+	struct fleet_values v = {
+		.a = calloc(n, sizeof(double)), .b = calloc(n, sizeof(double)),
+		.xa = calloc(2 * n, sizeof(double)), .xb = calloc(2 * n, sizeof(double)),
+		.a_old = calloc(n, sizeof(double)), .b_old = calloc(n, sizeof(double)),
+		.rates = malloc(2 * DAYS * PER_DAY * sizeof(double)),
+		.scratch = malloc(2 * DAYS * PER_DAY * sizeof(double)),
+		.strata = calloc(n, sizeof(unsigned int)),
+	};
 	const struct model *m = c->m ? c->m : &drift;
 	struct rng r;
 
-	if (!rates || !a || !b || !strata) {
+	if (!v.a || !v.b || !v.xa || !v.xb || !v.a_old || !v.b_old || !v.rates || !v.scratch || !v.strata) {
 		CHECK(!"out of memory");
 		goto out;
 	}
 	rng_init(&r, seed);
 	for (unsigned int f = 0; f < fleets; f++) {
-		struct t_interval t;
-		struct did_result d;
+		struct t_interval t, old;
 		bool ok = true;
 
-		for (size_t i = 0; i < c->hosts && ok; i++) {
-			struct block_change bc;
-
-			host_series(&r, m, c->effect, c->step, rates);
-			if (host_change(rates, &bc) < 0) {
-				ok = false;
-				break;
-			}
-			a[i] = bc.log.estimate;
-			/* Per-host verdicts: only where the host's own truth is the kernel's. */
-			if (c->step == 0)
-				tally_add(&c->host, c->effect, expm1(bc.log.lo), expm1(bc.log.hi),
-					  stats_decide(expm1(bc.log.estimate), expm1(bc.log.lo),
-						       expm1(bc.log.hi), MARGIN));
-			if (c->controls) {
-				host_series(&r, m, 0, c->step, rates);
-				if (host_change(rates, &bc) < 0)
-					ok = false;
-				b[i] = bc.log.estimate;
-			}
-		}
+		for (size_t i = 0; i < n && ok; i++)
+			ok = fleet_host(c, m, &r, &v, i);
 		CHECK(ok);
 		if (!ok)
 			continue;
-		if (c->controls) {
-			CHECK_INT(stats_did(a, strata, c->hosts, b, strata, c->hosts, LEVEL, &d), ==, 0);
-			t = d.ci;
-		} else {
-			CHECK_INT(stats_t_mean(a, c->hosts, LEVEL, &t), ==, 0);
-		}
-		tally_add(&c->fleet, truth, t.lo, t.hi,
-			  stats_decide(expm1(t.estimate), expm1(t.lo), expm1(t.hi), MARGIN));
+		fleet_intervals(c, &v, &t, &old);
+		tally_add(&c->fleet, log1p(c->effect), &t, decide(&t), decide_old(&old));
 	}
 out:
-	free(strata);
-	free(b);
-	free(a);
-	free(rates);
+	free(v.strata);
+	free(v.scratch);
+	free(v.rates);
+	free(v.b_old);
+	free(v.a_old);
+	free(v.xb);
+	free(v.xa);
+	free(v.b);
+	free(v.a);
 }
 
 static double share(unsigned int k, unsigned int n)
@@ -225,18 +321,64 @@ static bool at_least(unsigned int k, unsigned int n, double p, double z)
 	return share(k, n) >= p - z * sqrt(p * (1 - p) / (double)n);
 }
 
+static void print_cell(const struct cell *c)
+{
+	bool null = c->effect == 0;
+
+	printf("%-28s %5zu %6u %11.1f%% %8.1f%% %9.1f%% %9.1f%% %7u %11.1f%% %9.1f%% %9.1f%%\n",
+	       c->what, c->hosts, c->fleet.n,
+	       100 * share(null ? c->fleet.false_verdicts : c->fleet.found, c->fleet.n),
+	       100 * share(c->fleet.covered, c->fleet.n), 100 * share(c->fleet.within, c->fleet.n),
+	       100 * share(c->fleet.within_old, c->fleet.n), c->host.n,
+	       100 * share(null ? c->host.false_verdicts : c->host.found, c->host.n),
+	       100 * share(c->host.covered, c->host.n), 100 * share(c->host.within, c->host.n));
+}
+
+/* What a cell must show; the null cells' tallies are pooled into *nf and *nh. */
+static void check_cell(const struct cell *c, struct tally *nf, struct tally *nh)
+{
+	if (c->effect == 0) {
+		/* 3 standard errors per cell: 17 cells must not fail by chance. */
+		CHECK(at_most(c->fleet.false_verdicts, c->fleet.n, 0.05, 3));
+		CHECK(at_least(c->fleet.covered, c->fleet.n, 0.95, 3));
+		if (c->goal > 0)
+			CHECK(at_least(c->fleet.within, c->fleet.n, c->goal, 3));
+		/* Where the rule before the equivalence test missed the goal, the bound still fails it. */
+		if (c->goal > 0 && c->controls)
+			CHECK(!at_least(c->fleet.within_old, c->fleet.n, c->goal, 3));
+		nf->n += c->fleet.n;
+		nf->false_verdicts += c->fleet.false_verdicts;
+		nf->covered += c->fleet.covered;
+		nh->n += c->host.n;
+		nh->false_verdicts += c->host.false_verdicts;
+		nh->covered += c->host.covered;
+		nh->within += c->host.within;
+		nh->within_old += c->host.within_old;
+	} else if (fabs(c->effect) == MARGIN) {
+		/* A change of exactly the margin is "no change" at most 5 % of the time. */
+		CHECK(at_most(c->fleet.within, c->fleet.n, 0.05, 3));
+		CHECK(!c->host.n || at_most(c->host.within, c->host.n, 0.05, 3));
+	} else {
+		CHECK_INT(c->fleet.wrong_sign, ==, 0);
+		CHECK(at_least(c->fleet.covered, c->fleet.n, 0.95, 3));
+		if (c->hosts >= 20)
+			CHECK(share(c->fleet.found, c->fleet.n) >= 0.9);
+	}
+}
+
 static void test_calibration(void)
 {
 	struct cell cells[] = {
 		{ "null, paired", 5, false, 0, 0 },
 		{ "null, paired", 8, false, 0, 0 },
-		{ "null, paired", 20, false, 0, 0 },
-		{ "null, paired", 40, false, 0, 0 },
+		{ "null, paired", 20, false, 0, 0, .goal = 0.40 },
+		{ "null, paired", 40, false, 0, 0, .goal = 0.85 },
 		{ "null, paired, phi 0.95", 20, false, 0, 0, &wander },
 		{ "null, DiD, +8 % load step", 5, true, 0, 0.08 },
 		{ "null, DiD, +8 % load step", 8, true, 0, 0.08 },
-		{ "null, DiD, +8 % load step", 20, true, 0, 0.08 },
-		{ "null, DiD, +8 % load step", 40, true, 0, 0.08 },
+		{ "null, DiD, +8 % load step", 20, true, 0, 0.08, .goal = 0.40 },
+		{ "null, DiD, +8 % load step", 40, true, 0, 0.08, .goal = 0.85 },
+		{ "null, DiD, phi 0.95", 20, true, 0, 0.08, &wander },
 		{ "-20 %, DiD, +8 % load step", 5, true, -0.20, 0.08 },
 		{ "-20 %, DiD, +8 % load step", 8, true, -0.20, 0.08 },
 		{ "-20 %, DiD, +8 % load step", 20, true, -0.20, 0.08 },
@@ -244,6 +386,12 @@ static void test_calibration(void)
 		{ "+15 %, paired", 20, false, 0.15, 0 },
 		{ "+15 %, DiD, +8 % load step", 20, true, 0.15, 0.08 },
 		{ "+15 %, DiD, +8 % load step", 40, true, 0.15, 0.08 },
+		{ "+5 % (margin), paired", 20, false, MARGIN, 0 },
+		{ "-5 % (margin), paired", 40, false, -MARGIN, 0 },
+		{ "+5 % (margin), DiD", 20, true, MARGIN, 0.08 },
+		{ "-5 % (margin), DiD", 20, true, -MARGIN, 0.08 },
+		{ "+5 % (margin), DiD", 40, true, MARGIN, 0.08 },
+		{ "-5 % (margin), DiD", 40, true, -MARGIN, 0.08 },
 	};
 	const char *env = getenv("CALIBRATION_FLEETS");
 	unsigned int fleets = env ? (unsigned int)atoi(env) : 200;
@@ -251,40 +399,22 @@ static void test_calibration(void)
 
 	if (fleets < 20)
 		fleets = 20;
-	printf("%-28s %5s %7s %12s %10s %8s %12s %10s\n", "fleets of", "hosts", "fleets",
-	       "false/found", "coverage", "hosts", "host false", "host cov.");
+	printf("%-28s %5s %6s %12s %9s %10s %10s %7s %12s %10s %10s\n", "fleets of", "hosts", "fleets",
+	       "false/found", "coverage", "no change", "(before)", "hosts", "host false", "host cov.",
+	       "host n.c.");
 	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
-		struct cell *c = &cells[i];
-		bool null = c->effect == 0;
-
-		run_cell(c, fleets, 1000 + i);
-		printf("%-28s %5zu %7u %11.1f%% %9.1f%% %8u %11.1f%% %9.1f%%\n", c->what, c->hosts,
-		       c->fleet.n, 100 * share(null ? c->fleet.false_verdicts : c->fleet.found, c->fleet.n),
-		       100 * share(c->fleet.covered, c->fleet.n), c->host.n,
-		       100 * share(null ? c->host.false_verdicts : c->host.found, c->host.n),
-		       100 * share(c->host.covered, c->host.n));
-		if (null) {
-			/* 3 standard errors per cell: 15 cells must not fail by chance. */
-			CHECK(at_most(c->fleet.false_verdicts, c->fleet.n, 0.05, 3));
-			CHECK(at_least(c->fleet.covered, c->fleet.n, 0.95, 3));
-			null_fleet.n += c->fleet.n;
-			null_fleet.false_verdicts += c->fleet.false_verdicts;
-			null_fleet.covered += c->fleet.covered;
-			null_host.n += c->host.n;
-			null_host.false_verdicts += c->host.false_verdicts;
-			null_host.covered += c->host.covered;
-		} else {
-			CHECK_INT(c->fleet.wrong_sign, ==, 0);
-			if (c->hosts >= 20)
-				CHECK(share(c->fleet.found, c->fleet.n) >= 0.9);
-		}
+		run_cell(&cells[i], fleets, 1000 + i);
+		print_cell(&cells[i]);
+		check_cell(&cells[i], &null_fleet, &null_host);
 		fflush(stdout);
 	}
 	printf("null fleets pooled: %.1f%% false verdicts, %.1f%% coverage of %u; "
-	       "per host under drift: %.1f%% false verdicts, %.1f%% coverage of %u\n",
+	       "per host under drift: %.1f%% false verdicts, %.1f%% coverage, %.1f%% no change "
+	       "(before: %.1f%%) of %u\n",
 	       100 * share(null_fleet.false_verdicts, null_fleet.n), 100 * share(null_fleet.covered, null_fleet.n),
 	       null_fleet.n, 100 * share(null_host.false_verdicts, null_host.n),
-	       100 * share(null_host.covered, null_host.n), null_host.n);
+	       100 * share(null_host.covered, null_host.n), 100 * share(null_host.within, null_host.n),
+	       100 * share(null_host.within_old, null_host.n), null_host.n);
 	CHECK(at_most(null_fleet.false_verdicts, null_fleet.n, 0.05, 2));
 	CHECK(at_least(null_fleet.covered, null_fleet.n, 0.95, 2));
 	/* Thousands of host comparisons: the 7 % bound itself. */
