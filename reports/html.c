@@ -903,7 +903,7 @@ static void write_methods(const struct report *r, FILE *f)
 		"medians, with Student's t at the Welch&ndash;Satterthwaite degrees of freedom. A side shorter "
 		"than %d whole days gives no interval and no verdict (\"too short for a drift-robust "
 		"interval\").</li>", 100 * r->o.level, STATS_HOST_BLOCKS, STATS_HOST_BLOCKS);
-	fprintf(f, "<li><b>Fleet, paired.</b> Per compared host the log ratio of its medians; their mean gives the "
+	fprintf(f, "<li><b>Fleet, paired.</b> Per compared host the log ratio of its levels (10 %% trimmed means); their mean gives the "
 		"geometric-mean change, with Student's t interval over hosts (n &minus; 1 degrees of freedom), "
 		"and the Wilcoxon signed-rank test (zeros dropped, tie-corrected, normal approximation). When a "
 		"host has several qualifying changes, the one with the most measured intervals on its thinner "
@@ -914,17 +914,18 @@ static void write_methods(const struct report *r, FILE *f)
 		"the mean over rolled hosts of (their log ratio &minus; the mean log ratio of their cohort's "
 		"controls); its standard error uses each group's variance within cohorts, with "
 		"Welch&ndash;Satterthwaite degrees of freedom. This removes fleet-wide load changes that a "
-		"before/after comparison alone would credit to the kernel.</li>", co);
+		"before/after comparison alone would credit to the kernel; large enough, it is "
+		"regression-adjusted for the days next to the change (docs/statistics.md).</li>", co);
 	fprintf(f, "<li><b>Verdicts.</b> Difference in differences when at least %u rolled hosts and "
 		"%u control hosts that kept their kernel exist, else the paired estimate; fewer than %u "
 		"compared hosts is insufficient data. Improved (regressed): the %.0f %% interval "
 		"excludes 0 and the change is at least %.0f %% "
-		"down (up). No change: the whole interval lies within &plusmn;%.0f %%. Anything else is "
+		"down (up). No change: the %.0f %% interval lies inside &plusmn;%.0f %% (two one-sided tests). Anything else is "
 		"insufficient data: the interval is too wide to tell. Per-host verdicts use the same rule on "
 		"their own interval. The intervals' calibration on simulated fleets of 5 to 40 hosts is in "
 		"docs/statistics.md.</li>",
 		r->o.min_hosts, r->o.min_hosts, r->o.min_hosts, 100 * r->o.level, 100 * r->o.margin,
-		100 * r->o.margin);
+		100 * (2 * r->o.level - 1), 100 * r->o.margin);
 	fputs("<li><b>Charts.</b> Time series: per time bin, each host's median rate, then the median and "
 	      "quartiles over hosts, split by whether the kernel a host ran then carries the patch; ticks mark "
 	      "each host's kernel change, dashed purple lines the cohorts. Distributions: per-interval rates of "
