@@ -102,6 +102,16 @@ const char *patch_map_file(const struct report *r)
 	return r->o.patches_file ? r->o.patches_file : "the patch map (--patches FILE)";
 }
 
+/* The interval that decided: the 90 % one for "no change" (two one-sided tests), else the report's. */
+static void answer_interval(const struct report *r, struct answer *a, const struct rel_ci *ci)
+{
+	bool eq = a->verdict == VERDICT_NO_CHANGE;
+
+	a->lo = eq ? ci->eq_lo : ci->lo;
+	a->hi = eq ? ci->eq_hi : ci->hi;
+	a->level = eq ? 2 * r->o.level - 1 : r->o.level;
+}
+
 /* The fleet's verdict, its interval and basis, as the headline. */
 static int fleet_answer(const struct report *r, int p, struct answer *a)
 {
@@ -111,8 +121,7 @@ static int fleet_answer(const struct report *r, int p, struct answer *a)
 	a->verdict = f->verdict;
 	if (c->valid && f->verdict != VERDICT_NOT_APPLICABLE) {
 		a->change = c->estimate;
-		a->lo = c->ci.lo;
-		a->hi = c->ci.hi;
+		answer_interval(r, a, &c->ci);
 	}
 	if (f->basis && catf(&a->basis, "", "%s over %zu compared host%s", f->basis, f->nr_treated,
 			     f->nr_treated == 1 ? "" : "s") < 0)
@@ -279,10 +288,8 @@ static int host_answer(const struct report *r, const struct host *h, int p, stru
 	c = &hp->cmp[i];
 	a->verdict = c->verdict;
 	a->change = c->change;
-	if (c->has_ci) {
-		a->lo = c->ci.lo;
-		a->hi = c->ci.hi;
-	}
+	if (c->has_ci)
+		answer_interval(r, a, &c->ci);
 	if (catf(&a->basis, "", "the host's own before/after: %u days before the kernel change, %u after, "
 		 "in %d day blocks a side", c->days_before, c->days_after, STATS_HOST_BLOCKS) < 0)
 		return -ENOMEM;
@@ -303,7 +310,8 @@ int report_answers(struct report *r)
 
 		free(a->basis);
 		free(a->reason);
-		*a = (struct answer){ .verdict = VERDICT_INSUFFICIENT, .change = NAN, .lo = NAN, .hi = NAN };
+		*a = (struct answer){ .verdict = VERDICT_INSUFFICIENT, .change = NAN, .lo = NAN, .hi = NAN,
+					 .level = NAN };
 		if (r->nr_hosts == 1)
 			ret = host_answer(r, &r->hosts[0], p, a);
 		else

@@ -188,7 +188,7 @@ static void write_answers(const struct report *r, FILE *f)
 		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
 			fmt_pct(e, sizeof(e), a->change);
 			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
-			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * r->o.level, ci);
+			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * a->level, ci);
 		}
 		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
 			fputs(", by ", f);
@@ -211,7 +211,7 @@ static void write_summary(const struct report *r, FILE *f)
 {
 	write_answers(r, f);
 	fputs("<section id=\"summary\"><h2>Fleet verdicts</h2><table><tr><th>Path</th><th>Change</th>"
-	      "<th>Verdict</th><th>Fleet change</th><th>95 % CI</th><th>Basis</th>"
+	      "<th>Verdict</th><th>Fleet change</th><th>Deciding interval</th><th>Basis</th>"
 	      "<th>Hosts compared</th><th>HITM typed by</th><th>Why</th></tr>\n", f);
 	for (int p = 0; p < paths_nr(); p++) {
 		const struct fleet_path *fp = &r->fleet[p];
@@ -224,9 +224,13 @@ static void write_summary(const struct report *r, FILE *f)
 		badge(f, fp->verdict);
 		fputs("</td>", f);
 		if (c->valid) {
+			/* "No change" is decided by the 90 % interval (two one-sided tests). */
+			bool eq = fp->verdict == VERDICT_NO_CHANGE;
+
 			td_pct(f, c->estimate);
-			fmt_ci(ci, sizeof(ci), c->ci.lo, c->ci.hi);
-			fprintf(f, "<td class=\"n\">%s</td>", ci);
+			fmt_ci(ci, sizeof(ci), eq ? c->ci.eq_lo : c->ci.lo, eq ? c->ci.eq_hi : c->ci.hi);
+			fprintf(f, "<td class=\"n\">%s (%.0f %%)</td>", ci,
+				100 * (eq ? 2 * r->o.level - 1 : r->o.level));
 		} else {
 			fputs("<td class=\"n\">-</td><td class=\"n\">-</td>", f);
 		}

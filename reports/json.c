@@ -411,6 +411,7 @@ static void answers_json(struct jsonw *w, const struct report *r)
 		jsonw_num(w, "change", a->change);
 		jsonw_num(w, "ci_low", a->lo);
 		jsonw_num(w, "ci_high", a->hi);
+		jsonw_num(w, "ci_level", a->level);
 		jsonw_str(w, "basis", a->basis);
 		jsonw_str(w, "reason", a->reason);
 		if (a->from_ns) {

@@ -493,10 +493,10 @@ char *report_ci_phrase(const struct report *r, double est, const struct rel_ci *
 		k = asprintf(&s, "%s, inside %s)", eqs, m);
 		break;
 	default:
-		k = asprintf(&s, "inconclusive: %s) %s%s; %s) not inside %s", main,
-			     ci->lo <= 0 && ci->hi >= 0 ? "includes 0 and reaches beyond " :
-			     "excludes 0 but its size is uncertain against ", m,
-			     eqs + strcspn(eqs, "("), m);
+		/* "+4.4 % (95 % CI -2.4 % to +11.7 %, includes 0; 90 % CI -1.2 % to +10.4 %, not inside +-5 %)" */
+		k = asprintf(&s, "inconclusive: %s, %s%s; %s, not inside %s)", main,
+			     ci->lo <= 0 && ci->hi >= 0 ? "includes 0" : "excludes 0, the change within ",
+			     ci->lo <= 0 && ci->hi >= 0 ? "" : m, eqs + strcspn(eqs, "(") + 1, m);
 		break;
 	}
 	return k < 0 ? NULL : s;

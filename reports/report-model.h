@@ -245,6 +245,8 @@ struct answer {
 	bool host;			/* the one host's own verdict, not the fleet's */
 	enum verdict verdict;
 	double change, lo, hi;		/* NAN when none */
+	double level;			/* of [lo, hi]: the report's, or 2 level - 1 for "no change"
+					 * (the two one-sided tests' interval decides it) */
 	char *basis;			/* what the interval rests on; NULL: none */
 	char *reason;			/* why, and when it can be judged */
 	bool caveat;			/* a verdict the reason qualifies (the patch map's doubt) */

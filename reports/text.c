@@ -182,7 +182,7 @@ static void answer_lines(const struct report *r, FILE *f)
 		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
 			fmt_pct(e, sizeof(e), a->change);
 			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
-			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * r->o.level, ci);
+			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * a->level, ci);
 		}
 		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
 			fputs(", by ", f);
@@ -202,7 +202,7 @@ static void verdict_table(const struct report *r, FILE *f)
 {
 	char a[40], b[40], c[40];
 
-	fprintf(f, "%-4s %-18s %9s  %-22s %6s\n", "path", "verdict", "change", "95% CI", "hosts");
+	fprintf(f, "%-4s %-18s %9s  %-28s %6s\n", "path", "verdict", "change", "interval", "hosts");
 	for (int p = 0; p < paths_nr(); p++) {
 		const struct fleet_path *fp = &r->fleet[p];
 		const struct fleet_change *ch = fp->basis && strstr(fp->basis, "difference") ?
@@ -210,14 +210,18 @@ static void verdict_table(const struct report *r, FILE *f)
 		char ci[96] = "-";
 
 		if (ch->valid) {
+			/* The interval that decides: 90 % for "no change" (two one-sided tests). */
+			bool eq = fp->verdict == VERDICT_NO_CHANGE;
+
 			fmt_pct(a, sizeof(a), ch->estimate);
-			fmt_pct(b, sizeof(b), ch->ci.lo);
-			fmt_pct(c, sizeof(c), ch->ci.hi);
-			snprintf(ci, sizeof(ci), "%s .. %s", b, c);
+			fmt_pct(b, sizeof(b), eq ? ch->ci.eq_lo : ch->ci.lo);
+			fmt_pct(c, sizeof(c), eq ? ch->ci.eq_hi : ch->ci.hi);
+			snprintf(ci, sizeof(ci), "%s .. %s (%.0f %%)", b, c,
+				 100 * (eq ? 2 * r->o.level - 1 : r->o.level));
 		} else {
 			snprintf(a, sizeof(a), "-");
 		}
-		fprintf(f, "%-4s %-18s %9s  %-22s %6zu\n", path_get(p)->id, verdict_to_string(fp->verdict),
+		fprintf(f, "%-4s %-18s %9s  %-28s %6zu\n", path_get(p)->id, verdict_to_string(fp->verdict),
 			a, ci, fp->nr_treated);
 	}
 	fputc('\n', f);
