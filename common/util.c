@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -203,6 +206,26 @@ int64_t now_ns(int clock_id)
 
 	clock_gettime(clock_id, &ts);
 	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int str_appendf(char **s, const char *sep, const char *fmt, ...)
+{
+	char *add = NULL, *n = NULL;
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vasprintf(&add, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return -ENOMEM;
+	k = asprintf(&n, "%s%s%s", *s ? *s : "", *s && **s ? sep : "", add);
+	free(add);
+	if (k < 0)
+		return -ENOMEM;
+	free(*s);
+	*s = n;
+	return 0;
 }
 
 char *strstrip(char *s)

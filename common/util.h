@@ -59,6 +59,8 @@ int64_t now_ns(int clock_id);
 
 /* Strips leading and trailing whitespace in place. */
 char *strstrip(char *s);
+/* Appends a printf'd text to *s (NULL: empty), after sep when *s holds any: 0 or -ENOMEM. */
+int str_appendf(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 bool startswith(const char *s, const char *prefix);
 
 /* Grows *array (of *size elements of elem bytes) to hold at least need. */

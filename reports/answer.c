@@ -19,28 +19,6 @@
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 
-/* Appends to *s, after sep when *s holds something; -ENOMEM. */
-static int catf(char **s, const char *sep, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int catf(char **s, const char *sep, const char *fmt, ...)
-{
-	char *add = NULL, *n = NULL;
-	va_list ap;
-	int k;
-
-	va_start(ap, fmt);
-	k = vasprintf(&add, fmt, ap);
-	va_end(ap);
-	if (k < 0)
-		return -ENOMEM;
-	k = asprintf(&n, "%s%s%s", *s ? *s : "", *s && **s ? sep : "", add);
-	free(add);
-	if (k < 0)
-		return -ENOMEM;
-	free(*s);
-	*s = n;
-	return 0;
-}
-
 /* Appends to buf of size, *len its length so far; truncates, never overruns. */
 static void bcat(char *buf, size_t size, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void bcat(char *buf, size_t size, size_t *len, const char *fmt, ...)
@@ -123,10 +101,10 @@ static int fleet_answer(const struct report *r, int p, struct answer *a)
 		a->change = c->estimate;
 		answer_interval(r, a, &c->ci);
 	}
-	if (f->basis && catf(&a->basis, "", "%s over %zu compared host%s", f->basis, f->nr_treated,
+	if (f->basis && str_appendf(&a->basis, "", "%s over %zu compared host%s", f->basis, f->nr_treated,
 			     f->nr_treated == 1 ? "" : "s") < 0)
 		return -ENOMEM;
-	return catf(&a->reason, "", "%s", f->reason ? f->reason : "");
+	return str_appendf(&a->reason, "", "%s", f->reason ? f->reason : "");
 }
 
 /* The comparison a host's answer rests on: the chosen one, else the last that gained the patch, else the last. */
@@ -155,10 +133,10 @@ static int patch_why(const struct report *r, const struct host *h, int p, const 
 		const struct kernel_info *k = to->patches[p].state == PATCH_UNKNOWN ? to : from;
 
 		patch_map_line(line, sizeof(line), k, 1u << p);
-		return catf(s, "; ", "the patch map does not say whether %s carries %s: add \"carries %s\" "
+		return str_appendf(s, "; ", "the patch map does not say whether %s carries %s: add \"carries %s\" "
 			    "to %s if it does", k->release, path_get(p)->id, line, patch_map_file(r));
 	}
-	return catf(s, "; ", "the change %s -> %s did not add %s's patch (the patch map: %s, then %s)",
+	return str_appendf(s, "; ", "the change %s -> %s did not add %s's patch (the patch map: %s, then %s)",
 		    from->release, to->release, path_get(p)->id, patch_state_to_string(from->patches[p].state),
 		    patch_state_to_string(to->patches[p].state));
 }
@@ -194,10 +172,10 @@ static int before_side(const struct report *r, const struct comparison *c, int p
 		return 0;
 	side_held(held, sizeof(held), p, &c->before, c->days_before, c->data_days_before,
 		  c->before.hi_ns - c->before.lo_ns);
-	if (catf(why, "; ", "the before-window holds %s", held) < 0)
+	if (str_appendf(why, "; ", "the before-window holds %s", held) < 0)
 		return -ENOMEM;
 	if (r->o.before_ns < STATS_HOST_BLOCKS * DAY_NS)
-		return catf(cond, ", ", "--before %dd or more", STATS_HOST_BLOCKS);
+		return str_appendf(cond, ", ", "--before %dd or more", STATS_HOST_BLOCKS);
 	return 1;
 }
 
@@ -217,7 +195,7 @@ static int after_side(const struct report *r, const struct host *h, const struct
 		return 0;
 	side_held(held, sizeof(held), p, &c->after, c->days_after, c->data_days_after,
 		  (h->last_ns < c->after.hi_ns ? h->last_ns : c->after.hi_ns) - t);
-	if (catf(why, "; ", "the after-window holds %s", held) < 0)
+	if (str_appendf(why, "; ", "the after-window holds %s", held) < 0)
 		return -ENOMEM;
 	if (ro->next_ns < from)
 		return 1;
@@ -228,9 +206,9 @@ static int after_side(const struct report *r, const struct host *h, const struct
 	}
 	*ret_ns = from;
 	if (r->o.after_ns < STATS_HOST_BLOCKS * DAY_NS)
-		return catf(cond, ", ", "--after %dd or more", STATS_HOST_BLOCKS);
+		return str_appendf(cond, ", ", "--after %dd or more", STATS_HOST_BLOCKS);
 	if (r->until_given && r->o.until_ns < from)
-		return catf(cond, ", ", "a later --until");
+		return str_appendf(cond, ", ", "a later --until");
 	return 0;
 }
 
@@ -245,10 +223,10 @@ static int not_yet(const struct report *r, const struct host *h, int p, const st
 
 	if (patch_why(r, h, p, &h->rollouts[c->rollout], &why) < 0)
 		return -ENOMEM;
-	if (why && catf(&cond, ", ", "that patch-map rule") < 0)
+	if (why && str_appendf(&cond, ", ", "that patch-map rule") < 0)
 		return -ENOMEM;
-	if (h->no_pmu && (catf(&why, "; ", "HITM not measured (no PMU on this host)") < 0 ||
-			  catf(&cond, ", ", "a PMU") < 0))
+	if (h->no_pmu && (str_appendf(&why, "; ", "HITM not measured (no PMU on this host)") < 0 ||
+			  str_appendf(&cond, ", ", "a PMU") < 0))
 		return -ENOMEM;
 	b = before_side(r, c, p, &why, &cond);
 	n = b < 0 ? b : after_side(r, h, c, p, &why, &cond, &from);
@@ -256,16 +234,16 @@ static int not_yet(const struct report *r, const struct host *h, int p, const st
 		return -ENOMEM;
 	snprintf(need, sizeof(need), "a verdict needs %d whole days a side", STATS_HOST_BLOCKS);
 	if (b || n)
-		return catf(&a->reason, "", "%s; %s, which %s: no verdict for this kernel change", why, need,
+		return str_appendf(&a->reason, "", "%s; %s, which %s: no verdict for this kernel change", why, need,
 			    b ? "the recording before the change cannot reach" :
 			    "the host's next kernel change cuts off");
 	if (!from && !cond)	/* the windows hold enough: the interval is what is undecided */
-		return catf(&a->reason, "", "%s%s%s", why ? why : "", why ? "; " : "", c->reason);
+		return str_appendf(&a->reason, "", "%s%s%s", why ? why : "", why ? "; " : "", c->reason);
 	if (from)
 		fmt_time(when, sizeof(when), from);
 	if (from && !cond)
 		a->from_ns = from;
-	return catf(&a->reason, "", "%s; %s%s%s%s%s", why, need, from ? ", from " : "", from ? when : "",
+	return str_appendf(&a->reason, "", "%s; %s%s%s%s%s", why, need, from ? ", from " : "", from ? when : "",
 		    cond ? " with " : "", cond ? cond : "");
 }
 
@@ -279,18 +257,18 @@ static int host_answer(const struct report *r, const struct host *h, int p, stru
 	a->host = true;
 	if (hp->na_why) {
 		a->verdict = VERDICT_NOT_APPLICABLE;
-		return catf(&a->reason, "", "%s", hp->na_why);
+		return str_appendf(&a->reason, "", "%s", hp->na_why);
 	}
 	a->verdict = VERDICT_INSUFFICIENT;
 	if (i < 0)
-		return catf(&a->reason, "", "%s", h->q.boots ? "no kernel change in the range" :
+		return str_appendf(&a->reason, "", "%s", h->q.boots ? "no kernel change in the range" :
 			    "no data in the range");
 	c = &hp->cmp[i];
 	a->verdict = c->verdict;
 	a->change = c->change;
 	if (c->has_ci)
 		answer_interval(r, a, &c->ci);
-	if (catf(&a->basis, "", "the host's own before/after: %u days before the kernel change, %u after, "
+	if (str_appendf(&a->basis, "", "the host's own before/after: %u days before the kernel change, %u after, "
 		 "in %d day blocks a side", c->days_before, c->days_after, STATS_HOST_BLOCKS) < 0)
 		return -ENOMEM;
 	if (c->verdict == VERDICT_INSUFFICIENT)
@@ -299,7 +277,7 @@ static int host_answer(const struct report *r, const struct host *h, int p, stru
 	if (hp->chosen < 0 && patch_why(r, h, p, &h->rollouts[c->rollout], &a->reason) < 0)
 		return -ENOMEM;
 	a->caveat = a->reason != NULL;
-	return a->caveat ? 0 : catf(&a->reason, "", "%s", c->reason);
+	return a->caveat ? 0 : str_appendf(&a->reason, "", "%s", c->reason);
 }
 
 int report_answers(struct report *r)

@@ -3,7 +3,6 @@
  * statistics; the model it fills is model.c's. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,27 +16,8 @@
 
 #define DAY_NS (24 * 3600 * NSEC_PER_SEC)
 
-static int appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int appendf(char **s, const char *fmt, ...)
-{
-	char *add = NULL, *n = NULL;
-	va_list ap;
-	int k;
-
-	va_start(ap, fmt);
-	k = vasprintf(&add, fmt, ap);
-	va_end(ap);
-	if (k < 0)
-		return -ENOMEM;
-	if (asprintf(&n, "%s%s%s", *s ? *s : "", *s && **s ? "; " : "", add) < 0) {
-		free(add);
-		return -ENOMEM;
-	}
-	free(add);
-	free(*s);
-	*s = n;
-	return 0;
-}
+/* The reasons' clauses, "; " between them. */
+#define appendf(s, ...) str_appendf(s, "; ", __VA_ARGS__)
 
 /* Tallies the hosts' own verdicts for path p; returns the hosts with data and those without a PMU. */
 static void fleet_path_count(struct report *r, int p, size_t *ret_hosts, size_t *ret_no_pmu)
