@@ -137,13 +137,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 put = dict(e.split("=") for e in sys.argv[2].split(","))
 pct = lambda v: "%+.1f %%" % (100 * v) if isinstance(v, (int, float)) else str(v)
-level = "%g %%" % (100 * r["parameters"]["confidence_level"])
-for p in r["paths"]:
-    c = p["did"] if "difference" in (p["basis"] or "") else p["paired"]
-    ci = "%s CI %s .. %s" % (level, pct(c["ci_low"]), pct(c["ci_high"])) if c else "no interval"
-    truth = pct(float(put[p["path"]])) if p["path"] in put else "none"
-    print("  %s %-18s %9s  %-30s (put in: %s)" % (p["path"], p["verdict"], pct(c["change"]) if c else "-",
-                                                 ci, truth))
+# The answer per path, with the interval that decided it (90 % for "no change")
+for path, a in r["summary"]["paths"].items():
+    ci = ("%g %% CI %s .. %s" % (100 * a["ci_level"], pct(a["ci_low"]), pct(a["ci_high"]))
+          if isinstance(a["ci_level"], (int, float)) else "no interval")
+    truth = pct(float(put[path])) if path in put else "none"
+    print("  %s %-18s %9s  %-30s (put in: %s)" % (path, a["verdict"], pct(a["change"]), ci, truth))
 PY
 else
 	echo "   not here: $(tail -n1 "$DIR/fleetgen.log") (make deps installs python3-numpy)"
