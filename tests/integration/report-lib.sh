@@ -40,3 +40,10 @@ r = json.load(open(sys.argv[1]))
 v = eval(sys.argv[2])
 print(v)' "$@"
 }
+
+# expect FILE EXPRESSION WANT: the JSON expression is WANT
+expect() {	# FILE EXPRESSION WANT
+	got=$(json "$1" "$2") || fail "cannot evaluate $2 on $1"
+	[ "$got" = "$3" ] || fail "$(basename "$1"): $2 is '$got', want '$3'"
+	echo "ok: $(basename "$1"): $2 = $3"
+}

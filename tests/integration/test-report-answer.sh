@@ -16,11 +16,6 @@ out=$O/test-report-answer
 rm -rf "$out"
 mkdir -p "$out"
 
-expect() {	# FILE EXPRESSION WANT
-	got=$(json "$1" "$2") || fail "cannot evaluate $2 on $1"
-	[ "$got" = "$3" ] || fail "$(basename "$1"): $2 is '$got', want '$3'"
-	echo "ok: $(basename "$1"): $2 = $3"
-}
 has() {		# FILE TEXT: TEXT is in FILE
 	grep -qF -- "$2" "$1" || { cat "$1"; fail "$(basename "$1") lacks '$2'"; }
 	echo "ok: $(basename "$1") says '$2'"

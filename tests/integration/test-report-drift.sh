@@ -15,12 +15,6 @@ out=$O/test-report-drift
 rm -rf "$out"
 mkdir -p "$out"
 
-expect() {	# FILE EXPRESSION WANT
-	got=$(json "$1" "$2") || fail "cannot evaluate $2 on $1"
-	[ "$got" = "$3" ] || fail "$(basename "$1"): $2 is '$got', want '$3'"
-	echo "ok: $(basename "$1"): $2 = $3"
-}
-
 false_hosts=0
 for seed in 1 2 3; do
 	fleet drift --hosts 8 --seed $seed

@@ -12,12 +12,6 @@ out=$O/test-report-fleet
 rm -rf "$out"
 mkdir -p "$out"
 
-expect() {	# FILE EXPRESSION WANT
-	got=$(json "$1" "$2") || fail "cannot evaluate $2 on $1"
-	[ "$got" = "$3" ] || fail "$(basename "$1"): $2 is '$got', want '$3'"
-	echo "ok: $(basename "$1"): $2 = $3"
-}
-
 # --- the constructed fleet ------------------------------------------------
 fleet mixed
 # shellcheck disable=SC2086

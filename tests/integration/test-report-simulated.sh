@@ -15,11 +15,6 @@ out=$O/test-report-simulated
 rm -rf "$out"
 mkdir -p "$out"
 
-expect() {	# FILE EXPRESSION WANT
-	got=$(json "$1" "$2") || fail "cannot evaluate $2 on $1"
-	[ "$got" = "$3" ] || fail "$(basename "$1"): $2 is '$got', want '$3'"
-	echo "ok: $(basename "$1"): $2 = $3"
-}
 has() {		# FILE FIXED-STRING WHAT
 	grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks $3: '$2'"
 	echo "ok: $(basename "$1") has $3"
