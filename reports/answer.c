@@ -90,6 +90,22 @@ static void answer_interval(const struct report *r, struct answer *a, const stru
 	a->level = eq ? 2 * r->o.level - 1 : r->o.level;
 }
 
+void answer_parts(const struct answer *a, char *nums, size_t size, const char **basis,
+		  const char **reason)
+{
+	bool decided = a->verdict != VERDICT_INSUFFICIENT;
+	char e[32], ci[80];
+
+	nums[0] = '\0';
+	if (!isnan(a->lo) && decided) {
+		fmt_pct(e, sizeof(e), a->change);
+		fmt_ci(ci, sizeof(ci), a->lo, a->hi);
+		snprintf(nums, size, " %s (%.0f %% CI %s)", e, 100 * a->level, ci);
+	}
+	*basis = decided ? a->basis : NULL;
+	*reason = !decided || a->verdict == VERDICT_NOT_APPLICABLE || a->caveat ? a->reason : NULL;
+}
+
 /* The fleet's verdict, its interval and basis, as the headline. */
 static int fleet_answer(const struct report *r, int p, struct answer *a)
 {

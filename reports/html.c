@@ -180,23 +180,20 @@ static void write_answers(const struct report *r, FILE *f)
 	fprintf(f, "<section id=\"answer\"><h2>%s</h2><ul>",
 		r->nr_hosts == 1 ? "This host's answer" : "The fleet's answer");
 	for (int p = 0; p < paths_nr(); p++) {
-		const struct answer *a = &r->answer[p];
-		char e[32], ci[80];
+		const char *basis, *reason;
+		char nums[128];
 
+		answer_parts(&r->answer[p], nums, sizeof(nums), &basis, &reason);
 		fprintf(f, "<li><b><a href=\"#path-%s\">%s</a></b> ", path_get(p)->id, path_get(p)->id);
-		badge(f, a->verdict);
-		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
-			fmt_pct(e, sizeof(e), a->change);
-			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
-			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * a->level, ci);
-		}
-		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
+		badge(f, r->answer[p].verdict);
+		fputs(nums, f);
+		if (basis) {
 			fputs(", by ", f);
-			html_puts(f, a->basis);
+			html_puts(f, basis);
 		}
-		if (a->verdict == VERDICT_INSUFFICIENT || a->verdict == VERDICT_NOT_APPLICABLE || a->caveat) {
+		if (reason) {
 			fputs(": ", f);
-			html_puts(f, a->reason);
+			html_puts(f, reason);
 		}
 		fputs("</li>", f);
 	}

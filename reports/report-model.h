@@ -345,6 +345,13 @@ ssize_t collect_ch_parse(int kind, const char *data, size_t len, size_t chunk);
 
 /* answer.c: each path's answer, after the fleet verdicts; -ENOMEM. */
 int report_answers(struct report *r);
+/*
+ * What an answer line shows, for every writer: the change and the interval
+ * that decided it in nums ("" when none), and the basis and reason to print
+ * after it (NULL when the verdict leaves them out).
+ */
+void answer_parts(const struct answer *a, char *nums, size_t size, const char **basis,
+		  const char **reason);
 /* "LRU_GEN off or absent": the kernel state path p needs; "" when none. */
 void needs_phrase(char *buf, size_t size, int p);
 /* What a patch-map rule needs after its verb for kernel k and the paths in

@@ -175,22 +175,18 @@ static int patch_map_lines(const struct report *r, FILE *f)
 static void answer_lines(const struct report *r, FILE *f)
 {
 	for (int p = 0; p < paths_nr(); p++) {
-		const struct answer *a = &r->answer[p];
-		char e[32], ci[80];
+		const char *basis, *reason;
+		char nums[128];
 
-		fprintf(f, "%s %s", path_get(p)->id, verdict_to_string(a->verdict));
-		if (!isnan(a->lo) && a->verdict != VERDICT_INSUFFICIENT) {
-			fmt_pct(e, sizeof(e), a->change);
-			fmt_ci(ci, sizeof(ci), a->lo, a->hi);
-			fprintf(f, " %s (%.0f %% CI %s)", e, 100 * a->level, ci);
-		}
-		if (a->basis && a->verdict != VERDICT_INSUFFICIENT) {
+		answer_parts(&r->answer[p], nums, sizeof(nums), &basis, &reason);
+		fprintf(f, "%s %s%s", path_get(p)->id, verdict_to_string(r->answer[p].verdict), nums);
+		if (basis) {
 			fputs(", by ", f);
-			text_puts(f, a->basis);
+			text_puts(f, basis);
 		}
-		if (a->verdict == VERDICT_INSUFFICIENT || a->verdict == VERDICT_NOT_APPLICABLE || a->caveat) {
+		if (reason) {
 			fputs(": ", f);
-			text_puts(f, a->reason);
+			text_puts(f, reason);
 		}
 		fputc('\n', f);
 	}
