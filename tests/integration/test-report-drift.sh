@@ -39,6 +39,10 @@ e=$out/effect.json
 expect "$e" "[p['verdict'] for p in r['paths']][0::3]" "['improved', 'regressed']"
 expect "$e" "[p['verdict'] in ('improved', 'regressed') for p in r['paths']][1:3]" "[False, False]"
 expect "$e" "[p['did']['ci_low'] <= t <= p['did']['ci_high'] for p, t in zip(r['paths'], (-0.2, 0, 0, 0.15))]" "[True, True, True, True]"
+# The answer shows the interval that decided: for "no change" the 90 % one
+# of the two one-sided tests, inside +-5 %; for the others the 95 % one.
+expect "$e" "[(a['verdict'] == 'no change') == (round(a['ci_level'], 2) == 0.9) for a in r['summary']['paths'].values()]" "[True, True, True, True]"
+expect "$e" "all(-0.05 < a['ci_low'] and a['ci_high'] < 0.05 and (a['ci_low'], a['ci_high']) == (p['did']['eq_low'], p['did']['eq_high']) for a, p in zip(r['summary']['paths'].values(), r['paths']) if a['verdict'] == 'no change')" "True"
 # Without the controls the load step would pass for a regression of every path.
 expect "$e" "[p['paired']['change'] > 0.05 for p in r['paths']][1:3]" "[True, True]"
 echo "PASS"
