@@ -415,8 +415,8 @@ static int rules_disable(struct rules *r, const char *name, const char *where)
 
 /*
  * Splits line (its comment cut) into at most max words. Returns the number
- * of words; max when there are too many (logged: the line is ignored,
- * ret_error set).
+ * of words; 0 when there are more (logged: the line is ignored, ret_error
+ * set).
  */
 static size_t split_words(char *line, char **tok, size_t max, const char *where, int *ret_error)
 {
@@ -433,7 +433,7 @@ static size_t split_words(char *line, char **tok, size_t max, const char *where,
 		if (ntok == max) {
 			log_error("%s: more than %zu words", where, max);
 			*ret_error = -EINVAL;
-			break;
+			return 0;	/* the line is refused whole */
 		}
 		tok[ntok++] = p;
 	}
@@ -523,7 +523,7 @@ int rules_parse(struct rules *r, const char *text, const char *origin, unsigned 
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", origin, lineno);
 		ntok = split_words(line, tok, ARRAY_SIZE(tok), where, &ret);
-		if (ntok == 0 || ntok == ARRAY_SIZE(tok))
+		if (ntok == 0)
 			continue;
 		rr = parse_line(r, tok, ntok, where, flags);
 		if (rr == -ENOMEM)

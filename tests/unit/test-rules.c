@@ -388,6 +388,21 @@ static void test_parse_errors(void)
 		test_checks++;
 		rules_free(r);
 	}
+	/* the longest line read, 64 words, is a rule; one word more is an
+	 * error, never a line quietly skipped */
+	char line[1024] = "rule long P1";
+	struct rules *lr = rules_new();
+
+	for (int w = 3; w < 64; w++)
+		strcat(line, " object=page");
+	strcat(line, "\n");
+	CHECK_INT(rules_parse(lr, line, "long", 0), ==, 0);
+	CHECK_INT(rules_count(lr), ==, 1);
+	line[strlen(line) - 1] = '\0';
+	strcat(line, " object=page\n");
+	CHECK_INT(rules_parse(lr, line, "longer", RULES_OVERRIDE), ==, -EINVAL);
+	rules_free(lr);
+
 	/* a disable of a name that does not exist is an error too */
 	struct rules *r = defaults();
 
