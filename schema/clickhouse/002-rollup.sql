@@ -14,7 +14,7 @@
 -- final buckets are sent: the boot has an interval starting at or after
 -- the bucket's end (or the host booted again), and every interval of the
 -- bucket is analyzed; so a bucket is written once, or again with a higher
--- batch after `analyze --rebuild` and `ship --resend`. analyzer/rollup.c
+-- batch after `analyze --rebuild` and `ship --resend`. common/rollup.c
 -- is the one definition (ship and report --rollup). Same exactly-once
 -- rules as 001-tables.sql: read with FINAL (on 18.16, FINAL over the
 -- Distributed table needs the batch column in the select list: select
