@@ -510,11 +510,7 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 		r = store_bases(db, *boot_id, o);
 	if (r >= 0)
 		r = store_recorded_boot(db, *boot_id, o);
-	if (r >= 0)
-		r = db_commit(db);
-	if (r < 0)
-		db_rollback(db);
-	return r;
+	return db_end(db, r);
 }
 
 struct import_args {

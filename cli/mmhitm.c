@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
 #include "exitcode.h"
 #include "opts.h"
 #include "log.h"
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			int r = commands[i].run(argc - 1, argv + 1);
 
+			/* Every failure gets its one line: one nobody below said
+			 * (a statement that failed says nothing above debug). */
+			if (r < 0 && !log_errors_said())
+				log_error("%s failed: %s", commands[i].name, db_error(r));
 			return close_stdout(r > 0 ? r : cli_exit_status(r));
 		}
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -41,9 +42,27 @@ static int open_failed(const char *path, int err, const char *fmt, ...)
 	return -err;
 }
 
+/* Whether the file system holding path has no block left for us. */
+static bool dir_full(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	struct statvfs sv;
+
+	if (!dir)
+		return false;
+	if (slash)
+		slash[slash == dir] = '\0';	/* "/x.db": "/" */
+	return statvfs(slash ? dir : ".", &sv) == 0 && sv.f_bavail == 0;
+}
+
 /* The reason for an SQLite error on the first read of a file. */
 static int open_failed_sqlite(const char *path, int rc, const char *detail)
 {
+	/* The -wal and -shm files are made at the first read: on a full disk
+	 * that fails as an I/O error. */
+	if ((rc & 0xff) == SQLITE_FULL || ((rc & 0xff) == SQLITE_IOERR && dir_full(path)))
+		return open_failed(path, ENOSPC, "the disk is full");
 	switch (rc & 0xff) {
 	case SQLITE_NOTADB:
 		return open_failed(path, EMEDIUMTYPE, "is not an mmhitm database (not SQLite)");
@@ -92,15 +111,56 @@ int db_errno(int rc)
 	}
 }
 
+/* Why this thread's last statement failed, in the user's words, and the error it returned. */
+static _Thread_local char stmt_error[256];
+static _Thread_local int stmt_error_r;
+
+/*
+ * Keeps the reason for a statement's failure and returns -errno. The
+ * statement and SQLite's own words go to debug; the caller that decides
+ * says it once, with db_error().
+ */
+static int stmt_failed(sqlite3 *db, int rc, const char *sql)
+{
+	const char *why;
+
+	switch (rc & 0xff) {
+	case SQLITE_FULL:	why = "the disk is full"; break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:	why = "the database is locked by another writer"; break;
+	case SQLITE_READONLY:	why = "the database is read-only to this process"; break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:	why = "the database file is damaged"; break;
+	case SQLITE_IOERR:	why = "an I/O error on the database file"; break;
+	case SQLITE_NOMEM:	why = "out of memory"; break;
+	case SQLITE_INTERRUPT:	why = "interrupted"; break;
+	default:		why = NULL; break;
+	}
+	if (why)
+		snprintf(stmt_error, sizeof(stmt_error), "%s", why);
+	else	/* ours to fix, or a hand-edited file: what SQLite saw helps */
+		snprintf(stmt_error, sizeof(stmt_error), "the database refused a statement: %s",
+			 sqlite3_errmsg(db));
+	stmt_error_r = db_errno(rc) ?: -EIO;
+	log_debug("SQL failed (%s): \"%.80s\"", sqlite3_errmsg(db), sql ?: "");
+	return stmt_error_r;
+}
+
+const char *db_error(int r)
+{
+	if (r < 0 && r == stmt_error_r && stmt_error[0])
+		return stmt_error;
+	return strerror(r < 0 ? -r : r);
+}
+
 int db_exec(sqlite3 *db, const char *sql)
 {
 	char *err = NULL;
 	int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
 
 	if (rc != SQLITE_OK) {
-		int r = db_errno(rc);
+		int r = stmt_failed(db, rc, sql);
 
-		log_error("SQL failed: %s", err ? err : sqlite3_errstr(rc));
 		sqlite3_free(err);
 		return r;
 	}
@@ -112,8 +172,7 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql)
 	int rc = sqlite3_prepare_v2(db, sql, -1, ret, NULL);
 
 	if (rc != SQLITE_OK)
-		return log_error_errno(db_errno(rc), "Failed to prepare \"%.60s\": %s",
-				       sql, sqlite3_errmsg(db));
+		return stmt_failed(db, rc, sql);
 	return 0;
 }
 
@@ -123,8 +182,7 @@ int db_step_done(sqlite3 *db, sqlite3_stmt *st)
 	int r = 0;
 
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		r = log_error_errno(db_errno(rc), "Failed to run \"%.60s\": %s",
-				    sqlite3_sql(st), sqlite3_errmsg(db));
+		r = stmt_failed(db, rc, sqlite3_sql(st));
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return r;
@@ -148,6 +206,15 @@ void db_rollback(sqlite3 *db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+int db_end(sqlite3 *db, int r)
+{
+	if (r >= 0)
+		r = db_commit(db);
+	if (r < 0)
+		db_rollback(db);
+	return r;
+}
+
 int db_query_int(sqlite3 *db, int64_t *ret, const char *sql)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
@@ -160,8 +227,7 @@ int db_query_int(sqlite3 *db, int64_t *ret, const char *sql)
 	if (rc == SQLITE_DONE)
 		return -ENODATA;
 	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc), "Failed to run \"%.60s\": %s",
-				       sql, sqlite3_errmsg(db));
+		return stmt_failed(db, rc, sql);
 	*ret = sqlite3_column_int64(st, 0);
 	return 0;
 }
@@ -224,7 +290,7 @@ int db_migrate(sqlite3 *db)
 			continue;
 		r = db_exec(db, m->sql);
 		if (r < 0) {
-			log_error("Schema migration %s failed", m->name);
+			log_debug("Schema migration %s failed", m->name);
 			goto fail;
 		}
 	}
@@ -519,7 +585,7 @@ static int open_setup(sqlite3 *db, const char *path, unsigned int flags, int kin
 	r = db_migrate(db);
 	if (r < 0 && !open_error[0])
 		return open_failed(path, -r, "cannot be migrated to schema version %u: %s",
-				   db_schema_version(), strerror(-r));
+				   db_schema_version(), db_error(r));
 	return r;
 }
 
@@ -599,8 +665,7 @@ int db_name_id(sqlite3 *db, const char *table, const char *name, int64_t *ret_id
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to look up %s in %s: %s",
-				       name, table, sqlite3_errmsg(db));
+		return stmt_failed(db, rc, sql);
 	*ret_id = sqlite3_column_int64(st, 0);
 	return 0;
 }

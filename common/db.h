@@ -82,16 +82,34 @@ int db_user_version(sqlite3 *db, unsigned int *ret);
 /* Maps a SQLite result code to -errno (SQLITE_FULL is -ENOSPC, ...). */
 int db_errno(int sqlite_rc);
 
-/* Executes SQL without results; logs sqlite3_errmsg() on failure. */
+/*
+ * The statement helpers below log nothing above debug: a failure returns
+ * -errno and keeps its reason for db_error(), and the caller that decides
+ * says it once ("Failed to write the interval: the disk is full").
+ */
+
+/* Executes SQL without results. */
 int db_exec(sqlite3 *db, const char *sql);
-/* Prepares a statement; logs on failure. */
+/* Prepares a statement. */
 int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql);
 /* Steps a statement to completion (no rows expected) and resets it. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *st);
+/*
+ * Why the last statement of this thread that failed with r did, in the
+ * user's words ("the disk is full", "the database is locked by another
+ * writer"); strerror(-r) when r is not that failure's.
+ */
+const char *db_error(int r);
 
 int db_begin(sqlite3 *db);
 int db_commit(sqlite3 *db);
 void db_rollback(sqlite3 *db);
+/*
+ * Ends the open transaction: commits when r >= 0, else rolls back, and
+ * rolls back too when the commit fails (a busy COMMIT leaves it open).
+ * Returns r, or the commit's error.
+ */
+int db_end(sqlite3 *db, int r);
 
 /*
  * Returns the id of name in a (id INTEGER PRIMARY KEY, name TEXT UNIQUE)

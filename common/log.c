@@ -12,7 +12,7 @@ static const char *log_ident = "mmhitm";
 static int log_max_level = LOG_INFO;
 static int log_prefix_priority;		/* stderr goes to journald */
 static int log_to_syslog;		/* a daemon without a terminal */
-static int log_demoted;			/* errors and warnings at debug */
+static unsigned int log_errors;		/* lines at LOG_ERR or above */
 
 void log_setup(const char *ident)
 {
@@ -59,9 +59,9 @@ int log_level_from_string(const char *s)
 	return -EINVAL;
 }
 
-void log_demote_errors(int on)
+unsigned int log_errors_said(void)
 {
-	log_demoted = on;
+	return log_errors;
 }
 
 int log_internalv(int level, int error, const char *fmt, va_list ap)
@@ -71,10 +71,10 @@ int log_internalv(int level, int error, const char *fmt, va_list ap)
 	char buf[2048];
 	int rc;
 
-	if (log_demoted && level < LOG_NOTICE)
-		level = LOG_DEBUG;
 	if (level > log_max_level)
 		return -err;
+	if (level <= LOG_ERR)
+		log_errors++;
 
 	/* Let "%m" print the error we were handed, not a stale errno. */
 	errno = err;

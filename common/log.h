@@ -22,11 +22,10 @@ void log_setup(const char *ident);
 void log_use_syslog(void);
 void log_set_max_level(int level);
 /*
- * While on, errors and warnings are logged at debug: for a caller retrying
- * an operation whose failure it has reported once already (a full disk),
- * so the layers below don't repeat it on every attempt.
+ * How many lines at error level or above were logged: main() says a
+ * failure nobody below it said (the one line every failure gets).
  */
-void log_demote_errors(int on);
+unsigned int log_errors_said(void);
 int log_get_max_level(void);
 /* Parses "err", "warning", "notice", "info", "debug" or 0..7. */
 int log_level_from_string(const char *s);

@@ -657,7 +657,7 @@ static int run_stop(struct daemon *d)
 	return r;
 }
 
-static int run(struct daemon *d, int ready_fd)
+static int run_loop(struct daemon *d, int ready_fd)
 {
 	struct deadlines t;
 	bool stop = false;
@@ -690,6 +690,29 @@ static int run(struct daemon *d, int ready_fd)
 			return r;
 	}
 	return run_stop(d);
+}
+
+/* Records until told to stop; a failure nobody below said is said here. */
+static int run(struct daemon *d, int ready_fd)
+{
+	int r = run_loop(d, ready_fd);
+
+	if (r < 0 && !log_errors_said())
+		log_error("Stopped: %s", db_error(r));
+	return r;
+}
+
+/* Says why the daemon did not start, to systemd and, if nobody below did, in the log. */
+static int setup_failed(int r)
+{
+	if (r == -ECANCELED) {
+		log_info("Stopped before recording");	/* a signal while waiting for the DB */
+		return r;
+	}
+	sd_notifyf(0, "STATUS=Failed to start: %s\nERRNO=%d", db_error(r), -r);
+	if (!log_errors_said())
+		log_error("Failed to start: %s", db_error(r));
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -760,12 +783,7 @@ int main(int argc, char **argv)
 	/* Setup parsed kallsyms and BTF (megabytes, freed now): give the
 	 * memory back rather than carry it for the daemon's lifetime. */
 	malloc_trim(0);
-	if (r >= 0)
-		r = run(&d, ready_fd);
-	else if (r == -ECANCELED)
-		log_info("Stopped before recording");	/* a signal while waiting for the DB */
-	else
-		sd_notifyf(0, "STATUS=Failed to start: %s\nERRNO=%d", strerror(-r), -r);
+	r = r >= 0 ? run(&d, ready_fd) : setup_failed(r);
 	daemon_teardown(&d);
 	return r < 0 && r != -ECANCELED ? d.exit_status ?: EXIT_FAILURE : EXIT_SUCCESS;
 }

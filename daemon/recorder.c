@@ -852,7 +852,7 @@ static void write_failed(struct recorder *r, int64_t now_wall, int ret)
 	forget_ids(r);
 	if (!r->failed_attempts || ret != r->fail_error)
 		log_error_errno(ret, "Failed to write the interval%s, keeping its data for the next "
-				"one: %m", r->failed_attempts ? " again" : "");
+				"one: %s", r->failed_attempts ? " again" : "", db_error(ret));
 	if (!r->failed_attempts)
 		r->fail_since_ns = now_wall;
 	r->failed_attempts++;
@@ -868,15 +868,13 @@ static int write_transaction(struct recorder *r, int64_t now_wall, bool final,
 	bool partial = final || (now_wall - r->start_ns) < (r->row_interval_ns ?: r->interval_ns) * 9 / 10;
 	int ret;
 
-	/* The first failure is reported in full, by the layers below too;
-	 * retries only when they fail differently, then once on recovery. */
-	log_demote_errors(r->failed_attempts > 0);
+	/* Said by write_failed() the first time, again only when it fails
+	 * differently, then once on recovery (count_folded()). */
 	ret = db_begin(r->db);
 	if (ret >= 0)
 		ret = write_interval(r, now_wall, partial, prev, cur, ru, db_bytes);
 	if (ret >= 0)
 		ret = db_commit(r->db);
-	log_demote_errors(0);
 	if (ret < 0)
 		write_failed(r, now_wall, ret);
 	return ret;

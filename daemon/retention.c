@@ -247,12 +247,9 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_po
 		res->hours += n;
 		break;
 	}
-	if (r >= 0)
-		r = db_commit(db);
-	if (r < 0) {
-		db_rollback(db);
+	r = db_end(db, r);
+	if (r < 0)
 		return r;
-	}
 	res->unshipped += unshipped;
 	*ret_n = n;
 	return 0;

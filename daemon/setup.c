@@ -318,6 +318,12 @@ out:
 	return price;
 }
 
+/* Why a database step failed: opening keeps its own reason. */
+static const char *step_error(int r)
+{
+	return db_open_error()[0] ? db_open_error() : db_error(r);
+}
+
 /*
  * Runs step until it succeeds or fails for a reason waiting can't cure,
  * backing off between tries and telling systemd why it is not ready yet:
@@ -332,10 +338,7 @@ static int retry_db_step(struct daemon *d, const char *what, int (*step)(struct 
 	int r;
 
 	for (;;) {
-		/* The layers below said it in full the first time. */
-		log_demote_errors(tries > 0);
 		r = step(d, arg);
-		log_demote_errors(0);
 		if (r >= 0) {
 			if (tries)
 				log_notice("Could %s after waiting %.0f s", what,
@@ -345,11 +348,11 @@ static int retry_db_step(struct daemon *d, const char *what, int (*step)(struct 
 		if (!db_error_transient(r))
 			return r;
 		if (!tries)
-			log_warning_errno(r, "Cannot %s yet (%m); waiting, retrying with backoff up to "
-					  "every %d s", what, DB_WAIT_MAX_S);
+			log_warning_errno(r, "Cannot %s yet (%s); waiting, retrying with backoff up to "
+					  "every %d s", what, step_error(r), DB_WAIT_MAX_S);
 		/* The busy timeout of the next try counts too: extend by both. */
 		sd_notifyf(0, "STATUS=Waiting to %s: %s (try %u, next in %" PRId64 " s)\n"
-			   "EXTEND_TIMEOUT_USEC=%" PRId64, what, strerror(-r), tries + 1, delay,
+			   "EXTEND_TIMEOUT_USEC=%" PRId64, what, step_error(r), tries + 1, delay,
 			   (delay + 30) * 1000000);
 		r = d->sleep_on_signals(d, delay * 1000);
 		if (r < 0)
@@ -421,11 +424,7 @@ static int store_boot_step(struct daemon *d, void *arg)
 				r = kallsyms_store(d->db, d->boot_id, k);
 		}
 	r = r < 0 ? r : setup_patch_state(d, ks);
-	if (r >= 0)
-		r = db_commit(d->db);
-	if (r < 0)
-		db_rollback(d->db);
-	return r;
+	return db_end(d->db, r);
 }
 
 /* The database, alone: nothing is touched before both locks are held. */
@@ -446,11 +445,11 @@ static int setup_db(struct daemon *d)
 	if (r < 0)
 		return r;
 	r = retry_db_step(d, "open the database", open_db_step, NULL);
-	if (r >= 0 || r == -ECANCELED || !db_open_error()[0])
+	if (r >= 0 || r == -ECANCELED)
 		return r;
 refused:
 	d->exit_status = exit_status_input(r);
-	return log_error_errno(r, "Cannot open the database %s: %s", d->cfg.db_path, db_open_error());
+	return log_error_errno(r, "Cannot open the database %s: %s", d->cfg.db_path, step_error(r));
 }
 
 /* What this boot is, and the recording mode that follows from it. */
@@ -572,8 +571,12 @@ static int setup_recorder(struct daemon *d, struct kallsyms *ks)
 	int r;
 
 	r = retry_db_step(d, "store the boot", store_boot_step, ks);
-	if (r < 0)
+	if (r < 0) {
+		if (r != -ECANCELED)
+			log_error_errno(r, "Cannot store the boot in %s: %s", d->cfg.db_path,
+					db_error(r));
 		goto out;
+	}
 	for (size_t i = 0; i < d->status.n; i++)
 		if (!d->status.v[i].available)
 			log_info("%s (%s): unavailable: %s", d->status.v[i].event, d->status.v[i].role,

@@ -894,10 +894,7 @@ static int store_kallsyms_of(sqlite3 *db, int64_t boot_id, const uint64_t *v, si
 		if (r >= 0)
 			*ret_added += (size_t)sqlite3_changes(db);
 	}
-	if (r >= 0)
-		r = db_commit(db);
-	else
-		db_rollback(db);
+	r = db_end(db, r);
 	if (r >= 0 && *ret_added)
 		log_info("Stored %zu kernel symbols of boot %" PRId64 "'s samples from /proc/kallsyms"
 			 "%s", *ret_added, boot_id, missing ? " (some IPs are in no symbol)" : "");
@@ -1097,12 +1094,7 @@ static int state_start(sqlite3 *db, const char *digest, int64_t boot_id, unsigne
 		r = db_begin(db);
 		if (r < 0)
 			return r;
-		r = forget_boot(db, boot_id);
-		if (r < 0) {
-			db_rollback(db);
-			return r;
-		}
-		r = db_commit(db);
+		r = db_end(db, forget_boot(db, boot_id));
 		if (r < 0)
 			return r;
 		*s = (struct state){};
@@ -1151,12 +1143,7 @@ static int anchors_first(struct ctx *c)
 	r = db_begin(c->db);
 	if (r < 0)
 		return r;
-	r = anchors_from_locks(c);
-	if (r < 0) {
-		db_rollback(c->db);
-		return r;
-	}
-	return db_commit(c->db);
+	return db_end(c->db, anchors_from_locks(c));
 }
 
 /*
@@ -1188,10 +1175,7 @@ static int analyze_batch(struct ctx *c, struct state *s, const struct ival *batc
 		return r;
 	}
 	snprintf(s->knowledge, sizeof(s->knowledge), "%s", before);
-	r = state_write(c, s);
-	if (r >= 0)
-		r = db_commit(c->db);
-	return r;
+	return db_end(c->db, state_write(c, s));
 }
 
 /* The boot's intervals after s->last, BATCH_INTERVALS per transaction. */
@@ -1236,9 +1220,7 @@ static int retry_learned(struct ctx *c, struct state *s, const char *before)
 		r = objects_signature(c->obj, before, s->knowledge, sizeof(s->knowledge));
 	if (r >= 0)
 		r = state_write(c, s);
-	if (r >= 0)
-		r = db_commit(c->db);
-	return r;
+	return db_end(c->db, r);
 }
 
 static int analyze_boot(sqlite3 *db, const struct rules *rules, int64_t boot_id,

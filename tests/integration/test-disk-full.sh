@@ -35,6 +35,11 @@ wait_until 20 grep -q 'Failed to write the interval' "$WORK/daemon.log"
 check "daemon alive while the disk is full" "$(kill -0 $DPID && echo yes)" = yes
 check "no interval written while full" "$(rows)" -le $((before + 1))
 check "the failure logged once" "$(grep -c 'Failed to write the interval' "$WORK/daemon.log")" -eq 1
+# In the user's words, and alone: the statement that failed says nothing
+# above debug (the daemon's log here is at info).
+check_str "the failure says why" "$(grep -o 'Failed to write the interval.*' "$WORK/daemon.log")" \
+	"Failed to write the interval, keeping its data for the next one: the disk is full"
+check "no other line says the failure" "$(grep -ci 'SQL\|database or disk is full' "$WORK/daemon.log")" -eq 0
 
 rm -f "$MNT/filler"
 wait_until 20 sh -c "[ \$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0) -gt $((before + 1)) ]"

@@ -90,4 +90,33 @@ fails "report > /dev/full" 74 "mmhitm: Failed to write the output: No space left
 "$M" status --db "$WORK/ok.db" >/dev/null 2>&1
 check "the same status to /dev/null succeeds" "$?" -eq 0
 
+# A full disk under the database. A statement that fails says nothing
+# above debug; the command says it once, in the user's words.
+MNT=$WORK/small
+mkdir "$MNT"
+if mount -t tmpfs -o size=2m mmhitm-test-errors "$MNT" 2>/dev/null; then
+	trap 'kill $READER 2>/dev/null; umount "$MNT" 2>/dev/null; rm -rf "$WORK"' EXIT
+	"$M" import --db "$MNT/full.db" "$(fixture tracedat_elainecole_sched_switch_4cpu.trace.dat)" \
+		>/dev/null 2>&1 || fail "import the trace.dat fixture"
+	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null
+	fails "open on a full disk" 74 "mmhitm: Cannot open the database $MNT/full.db: the disk is full" \
+		"$M" analyze --db "$MNT/full.db"
+	# A reader keeps the -wal and -shm files: the open works, the first write fails.
+	rm "$MNT/filler"
+	sleep 60 | sqlite3 -cmd 'SELECT count(*) FROM intervals;' "$MNT/full.db" >/dev/null &
+	READER=$!
+	wait_until 10 test -e "$MNT/full.db-shm" || fail "the reader opened the database"
+	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null
+	fails "analyze on a full disk" 74 "mmhitm: analyze failed: the disk is full" \
+		"$M" analyze --db "$MNT/full.db"
+	kill $READER
+	wait $READER 2>/dev/null
+	rm "$MNT/filler"
+	"$M" analyze --db "$MNT/full.db" >/dev/null 2>&1
+	check "analyze once space returns" "$?" -eq 0
+	umount "$MNT"
+else
+	echo "  (cannot mount a small tmpfs: the full-disk cases are not run)"
+fi
+
 finish

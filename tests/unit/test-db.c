@@ -272,6 +272,37 @@ static void test_name_ids(void)
 	unlink(path);
 }
 
+/* A failed statement says nothing above debug and keeps its reason; db_end() closes the transaction either way. */
+static void test_statement_errors(void)
+{
+	sqlite3 *db = NULL;
+	unsigned int said;
+	int r;
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	log_set_max_level(LOG_INFO);
+	said = log_errors_said();
+	r = db_exec(db, "INSERT INTO no_such_table VALUES (1)");
+	CHECK_INT(r, ==, -EIO);
+	CHECK_INT(log_errors_said(), ==, said);
+	CHECK_STR(db_error(r), "the database refused a statement: no such table: no_such_table");
+	CHECK_STR(db_error(-ENOSPC), strerror(ENOSPC));	/* not that failure's */
+	log_set_max_level(LOG_CRIT);
+
+	CHECK_INT(db_begin(db), ==, 0);
+	CHECK_INT(db_exec(db, "INSERT INTO event_names(name) VALUES ('kept')"), ==, 0);
+	CHECK_INT(db_end(db, 0), ==, 0);
+	CHECK_INT(db_begin(db), ==, 0);
+	CHECK_INT(db_exec(db, "INSERT INTO event_names(name) VALUES ('undone')"), ==, 0);
+	CHECK_INT(db_end(db, -EIO), ==, -EIO);
+	CHECK_INT(sqlite3_get_autocommit(db), !=, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM event_names WHERE name IN ('kept', 'undone')"), ==, 1);
+	CHECK_INT(q(db, "SELECT count(*) FROM event_names WHERE name = 'kept'"), ==, 1);
+	db_close(db);
+	unlink(path);
+}
+
 int main(void)
 {
 	log_set_max_level(LOG_CRIT);	/* the failures we provoke log errors */
@@ -284,5 +315,6 @@ int main(void)
 	RUN(test_refuse_newer);
 	RUN(test_not_a_database);
 	RUN(test_name_ids);
+	RUN(test_statement_errors);
 	return test_exit();
 }
