@@ -58,7 +58,7 @@ DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 # requires): test-kernelshark.sh loads the snapshots through KernelShark.
 # ship tests: two clickhouse-server shards on loopback (tests/integration/
 # clickhouse-lib.sh), started and stopped by each test.
-DEB_TEST	:= $(DEB_BUILD) python3 python3-numpy python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd \
+DEB_TEST	:= $(DEB_BUILD) python3 python3-numpy python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd strace \
 		   kernelshark libkshark-dev libjson-c-dev \
 		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
 		   $(DEB_KERNELS)

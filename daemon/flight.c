@@ -406,11 +406,16 @@ static int start_extract(struct flight *f, const char *trigger, int64_t mono)
 
 	argv[0] = f->trace_cmd;
 	argv[1] = (char *)"extract";
-	argv[2] = (char *)"-B";
-	argv[3] = f->name;
-	argv[4] = (char *)"-o";
-	argv[5] = f->tmp;
-	argv[6] = NULL;
+	/* Keep: without it trace-cmd 3.1 resets the top level once it has
+	 * read the instance: every top-level event disabled, every system's
+	 * filter cleared, the top-level ring emptied and its tracer set to
+	 * nop. Another tool's tracing, gone at each snapshot. */
+	argv[2] = (char *)"-k";
+	argv[3] = (char *)"-B";
+	argv[4] = f->name;
+	argv[5] = (char *)"-o";
+	argv[6] = f->tmp;
+	argv[7] = NULL;
 	fflush(NULL);
 	f->child = fork();
 	if (f->child < 0) {
@@ -648,7 +653,8 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 		r = 0;
 	}
 	remove_child_files(f);
-	/* trace-cmd extract removes the instance it read: a fresh ring. */
+	/* A fresh ring for the next snapshot (without -k trace-cmd would
+	 * have removed the instance itself). */
 	instance_close(f);
 	if (instance_open(f) < 0)
 		instance_close(f);

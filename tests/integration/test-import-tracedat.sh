@@ -114,7 +114,11 @@ while [ $i -lt $N ]; do
 	i=$((i + 1))
 done
 echo 0 >"$DIR/tracing_on"
-# extract removes the instance on this trace-cmd; the trap covers both.
+# -k (keep), as mmhitmd's flight recorder runs it: without it trace-cmd
+# 3.1 resets the top level after the read (its events disabled, filters
+# cleared, ring emptied, tracer set; on a fresh boot that also grew the
+# top-level ring, and this test's own check caught it) and removes the
+# instance; the trap covers both.
 # trace-cmd 3.1's extract also writes 0 to the top-level tracing_on as it
 # exits (seen turning it off for half a second, until something of the
 # host's turned it back on, and this test's own check caught it once in
@@ -126,7 +130,7 @@ unshare --mount --propagation private sh -c '
 		mount --bind "$2" "$m/tracing_on" || exit 125
 	done
 	shift 2
-	exec trace-cmd extract "$@"' sh "$TRACING/tracing_on" "$TMP/tracing_on" -B "$INST" -o "$TMP/made.dat" \
+	exec trace-cmd extract "$@"' sh "$TRACING/tracing_on" "$TMP/tracing_on" -k -B "$INST" -o "$TMP/made.dat" \
 	>"$TMP/extract.log" 2>&1 ||
 	fail "trace-cmd extract -B $INST (top-level tracing_on shielded): $(cat "$TMP/extract.log")"
 check_str "top-level tracing_on right after trace-cmd extract" "$(cat "$TRACING/tracing_on")" "$on_before"

@@ -35,10 +35,15 @@ FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
 # event in between made the trace.dat unreadable, report printing nothing
 # (exit 0): the extract must see a copy that holds still, not tracefs's file.
 mkdir "$TMP/bin"
+# Second, what it writes: under strace, every file it opens to write.
+STRACE=$(command -v strace || true)
 cat >"$TMP/bin/trace-cmd" <<EOF
 #!/bin/sh
 if [ "\$1" = extract ] && [ "\$(stat -f -c %T '$TRACING/saved_cmdlines')" = tracefs ]; then
 	echo "saved_cmdlines is tracefs's own, not a frozen copy" >&2; exit 1
+fi
+if [ "\$1" = extract ] && [ -n "$STRACE" ]; then
+	exec $STRACE -f -qq -e trace=openat -o "$TMP/extract-opens.\$\$" $(command -v trace-cmd) "\$@"
 fi
 exec $(command -v trace-cmd) "\$@"
 EOF
@@ -242,5 +247,19 @@ check_str "gone: top-level tracing_on after a failing extract" "$(top_level_stat
 stop_daemon gone
 
 check_str "top-level tracing instance untouched" "$(top_level_state)" "$top_before"
+# What the state above cannot show on a machine where nothing else
+# traces: a top level reset to what it already was. trace-cmd extract
+# without -k disables every top-level event, clears each system's
+# filter, empties the top-level ring and sets its tracer. Only the
+# top-level tracing_on may be opened (bound over with our own file).
+if [ -n "$STRACE" ]; then
+	written=$(cat "$TMP"/extract-opens.* 2>/dev/null | grep -E 'O_WRONLY|O_RDWR' |
+		grep -o "\"$TRACING/[^\"]*\"" | grep -v -e "^\"$TRACING/instances/" -e '/tracing_on"$' |
+		sort -u | head -5)
+	check_str "the extracts wrote no top-level tracefs file" "$written" ""
+	check "the extracts were traced" "$(ls "$TMP"/extract-opens.* 2>/dev/null | wc -l)" -ge 2
+else
+	echo "  (no strace: what the extracts write is not checked)"
+fi
 [ -s "$TMP/diag" ] && cat "$TMP/diag"
 finish
