@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "csvw.h"
@@ -21,23 +22,30 @@ static void sep(struct csvw *w)
 
 void csvw_str(struct csvw *w, const char *s)
 {
-	char buf[1024];
+	char small[1024], *big = NULL, *buf = small;
+	size_t n;
 
 	sep(w);
 	if (!s)
 		return;
-	text_safe(buf, sizeof(buf), s);
+	/* text_safe() never lengthens: a long field (a report's reason) is
+	 * written whole, cut at 1 KiB only when there is no memory for it */
+	n = strlen(s) + 1;
+	if (n > sizeof(small) && (big = malloc(n)))
+		buf = big;
+	text_safe(buf, big ? n : sizeof(small), s);
 	if (!strpbrk(buf, ",\"\r\n")) {
 		fputs(buf, w->f);
-		return;
+	} else {
+		fputc('"', w->f);
+		for (const char *p = buf; *p; p++) {
+			if (*p == '"')
+				fputc('"', w->f);
+			fputc(*p, w->f);
+		}
+		fputc('"', w->f);
 	}
-	fputc('"', w->f);
-	for (const char *p = buf; *p; p++) {
-		if (*p == '"')
-			fputc('"', w->f);
-		fputc(*p, w->f);
-	}
-	fputc('"', w->f);
+	free(big);
 }
 
 void csvw_int(struct csvw *w, int64_t v)
