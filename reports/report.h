@@ -73,5 +73,8 @@ const char *report_fleet_verdict(const struct report *r, int p, const char **ret
 int report_write_html(const struct report *r, FILE *f);
 int report_write_json(const struct report *r, FILE *f);
 int report_write_text(const struct report *r, FILE *f);
+/* Each path's answer (the summary's first lines), a row each under a header
+ * of the JSON's summary.paths keys. */
+int report_write_csv(const struct report *r, FILE *f);
 
 #endif
