@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,7 +33,7 @@
 
 void cmd_report_help(void)
 {
-	printf("Usage: mmhitm report [OPTIONS] [--source SOURCE]... [DB...]\n\n"
+	printf("Usage: mmhitm report [OPTIONS] [--json|--csv] [--source SOURCE]... [DB...]\n\n"
 	       "Compares each path's normalized HITM rate (HITM per unit of the path's own\n"
 	       "work, the analyzer's path_rates.hitm_per_work) before and after every kernel\n"
 	       "change in the range, per host and across hosts, and says per path: improved,\n"
@@ -43,7 +44,8 @@ void cmd_report_help(void)
 	       "at a time. Without any, the database is $MMHITM_DB or\n"
 	       "/var/lib/mmhitm/mmhitm.db. Or the fleet's\n"
 	       "ClickHouse cluster, where mmhitm ship sends every host's roll-ups.\n\n"
-	       "Output: a summary on stdout, and with --html/--json the full report.\n\n"
+	       "Output: a summary on stdout; with --json or --csv that output instead, and\n"
+	       "with --html, --output or --output-dir files beside the summary.\n\n"
 	       "  --source SOURCE       where to read (may be repeated): a host database, a\n"
 	       "                        glob of them ('hosts/*.db'), or the cluster,\n"
 	       "                        clickhouse://[USER@]HOST[:PORT]/DATABASE (HTTP, port\n"
@@ -61,7 +63,18 @@ void cmd_report_help(void)
 	       "                        TIME: YYYY-MM-DD[THH:MM[:SS]] (UTC), @SECONDS, now, -7d,\n"
 	       "                        YYYY-Www, today, yesterday, this-week, last-week\n"
 	       "  --html FILE           write the self-contained HTML report\n"
-	       "  --json FILE           write the numbers as JSON ('-': stdout, no summary)\n"
+	       "  --json                the whole report as JSON on stdout, no summary\n"
+	       "  --csv                 the answer per path as CSV on stdout (summary.paths of\n"
+	       "                        the JSON: a header, then one row per path), no summary\n"
+	       "  --output FILE         write the --json or --csv output to FILE, whole, and\n"
+	       "                        the summary on stdout; without either, the summary\n"
+	       "                        to FILE. The flags choose the format, never the\n"
+	       "                        name: a FILE named .json, .csv or .html for another\n"
+	       "                        format is refused\n"
+	       "  --json FILE           the old spelling of --json --output FILE, kept with a\n"
+	       "                        note: the word after --json is FILE unless it starts\n"
+	       "                        with '-', is a glob, or names a database (ends in .db,\n"
+	       "                        is SQLite, is a URL), which is then read\n"
 	       "  --output-dir DIR      write DIR/report-YYYY-MM-DD.html and .json (the\n"
 	       "                        date of --until) and point DIR/latest.* at them\n"
 	       "  --follow-symlinks     write into an --output-dir that is a symbolic link\n"
@@ -91,10 +104,10 @@ void cmd_report_help(void)
 }
 
 enum {
-	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_JSON, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
+	OPT_SINCE = 0x100, OPT_UNTIL, OPT_HTML, OPT_PATCHES, OPT_BEFORE, OPT_AFTER,
 	OPT_WARMUP, OPT_COHORT, OPT_MARGIN, OPT_LEVEL, OPT_BOOTSTRAP, OPT_SEED, OPT_MIN_INTERVALS,
 	OPT_MIN_HOSTS, OPT_QUIET, OPT_NO_PROGRESS, OPT_OUTPUT_DIR, OPT_FOLLOW_SYMLINKS,
-	OPT_FAIL_ON, OPT_ROLLUP,
+	OPT_FAIL_ON, OPT_ROLLUP, OPT_OUTPUT,
 };
 
 enum fail_on { FAIL_NEVER, FAIL_REGRESSION, FAIL_ANY_CHANGE };
@@ -132,19 +145,34 @@ static int output_job_write(FILE *f, void *userdata)
 	return job->writer(job->rep, f);
 }
 
+/* On stdout: a write that failed there is close_stdout()'s to say, once. */
+static int write_stdout(int (*write)(FILE *f, void *userdata), void *userdata)
+{
+	int r = write(stdout, userdata);
+
+	return r == -EIO && ferror(stdout) ? 0 : r;
+}
+
 /* A regular file through a temporary one, so a reader never sees half a
- * report; a device or FIFO in place (output_write()). */
+ * report; a device or FIFO in place (output_write()); "-" is stdout. */
+static int write_to(const char *path, int (*write)(FILE *f, void *userdata), void *userdata)
+{
+	int r;
+
+	if (strcmp(path, "-") == 0)
+		return write_stdout(write, userdata);
+	r = output_write(path, 0, write, userdata);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write %s: %m", path);
+	return 0;
+}
+
 static int write_output(const char *path, const struct report *rep,
 			int (*writer)(const struct report *, FILE *))
 {
 	struct output_job job = { .rep = rep, .writer = writer };
-	int r;
 
-	r = output_write(path, 0, output_job_write, &job);
-	if (r < 0)
-		return log_error_errno(r, "Failed to write %s: %m",
-				       strcmp(path, "-") == 0 ? "to stdout" : path);
-	return 0;
+	return write_to(path, output_job_write, &job);
 }
 
 /*
@@ -243,11 +271,49 @@ static int parse_percent(const char *s, double min, double max, double *ret)
 	return parse_double(s, min, max, ret);
 }
 
+/* What --json and --csv choose, for stdout or --output FILE. */
+static const struct report_format {
+	const char *name;	/* "JSON: FILE" after the summary */
+	const char *suffix;	/* a FILE named so holds this format */
+	const char *flag;
+	int (*write)(const struct report *, FILE *);
+} formats[] = {
+	[FORMAT_TEXT] = { "the summary", NULL, NULL, report_write_text },
+	[FORMAT_JSON] = { "JSON", ".json", "--json", report_write_json },
+	[FORMAT_CSV] = { "CSV", ".csv", "--csv", report_write_csv },
+};
+
+/*
+ * --output FILE holds what --json or --csv chose, else the summary; its
+ * name never chooses. A name that says another format is refused rather
+ * than written: r.json holding the text summary would mislead its reader.
+ */
+static int check_output_name(const char *path, enum opts_format format)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return 0;
+	if (strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0)
+		return log_error_errno(EINVAL, "--output %s: the HTML report is written with --html %s",
+				       path, path);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (formats[i].suffix && strcasecmp(dot, formats[i].suffix) == 0 && i != format)
+			return log_error_errno(EINVAL, "--output %s: the name says %s, but the output is %s: "
+					       "%s chooses %s (--output only says where it goes)", path,
+					       formats[i].name, formats[format].name, formats[i].flag,
+					       formats[i].name);
+	return 0;
+}
+
 /* What the command line asked for, beside the report's own options. */
 struct report_cli {
 	struct report_options o;
-	const char *html, *json, *patches, *since, *until, *outdir;
+	const char *html, *patches, *since, *until, *outdir;
 	const char *rollup, *credentials, *config;
+	const char *output;		/* --output FILE; NULL: stdout */
+	const char *json_file;		/* --json FILE, the old spelling of --json --output FILE */
+	enum opts_format format;	/* --json, --csv: what stdout or --output gets */
 	struct sources src;
 	bool quiet, progress, follow_symlinks;
 	enum fail_on fail_on;
@@ -257,7 +323,6 @@ static const struct option report_opts[] = {
 	{ "since",         required_argument, NULL, OPT_SINCE },
 	{ "until",         required_argument, NULL, OPT_UNTIL },
 	{ "html",          required_argument, NULL, OPT_HTML },
-	{ "json",          required_argument, NULL, OPT_JSON },
 	{ "patches",       required_argument, NULL, OPT_PATCHES },
 	{ "before",        required_argument, NULL, OPT_BEFORE },
 	{ "after",         required_argument, NULL, OPT_AFTER },
@@ -271,6 +336,7 @@ static const struct option report_opts[] = {
 	{ "min-hosts",     required_argument, NULL, OPT_MIN_HOSTS },
 	{ "quiet",         no_argument,       NULL, OPT_QUIET },
 	{ "no-progress",   no_argument,       NULL, OPT_NO_PROGRESS },
+	{ "output",        required_argument, NULL, OPT_OUTPUT },
 	{ "output-dir",    required_argument, NULL, OPT_OUTPUT_DIR },
 	{ "follow-symlinks", no_argument,     NULL, OPT_FOLLOW_SYMLINKS },
 	{ "fail-on",       required_argument, NULL, OPT_FAIL_ON },
@@ -291,7 +357,6 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 	case OPT_SINCE: cli->since = arg; break;
 	case OPT_UNTIL: cli->until = arg; break;
 	case OPT_HTML: cli->html = arg; break;
-	case OPT_JSON: cli->json = arg; break;
 	case OPT_PATCHES: cli->patches = arg; break;
 	case OPT_BEFORE: r = parse_duration_ns(arg, &o->before_ns); *allowed = DURATION; break;
 	case OPT_AFTER: r = parse_duration_ns(arg, &o->after_ns); *allowed = DURATION; break;
@@ -335,6 +400,7 @@ static int report_option(struct report_cli *cli, int c, const char *arg, const c
 			r = -EINVAL;
 		*allowed = "whole seconds from 1s to 1d";
 		break;
+	case OPT_OUTPUT: cli->output = arg; break;
 	case OPT_OUTPUT_DIR: cli->outdir = arg; break;
 	case OPT_FOLLOW_SYMLINKS: cli->follow_symlinks = true; break;
 	case OPT_FAIL_ON:
@@ -371,7 +437,8 @@ static int report_parse_one(int c, const char *arg, void *userdata)
 static int report_parse(int argc, char **argv, struct report_cli *cli)
 {
 	const struct cmd_options c = {
-		.prog = "mmhitm report", .sets = OPTS_SOURCES | OPTS_CLUSTER, .opts = report_opts,
+		.prog = "mmhitm report", .opts = report_opts,
+		.sets = OPTS_SOURCES | OPTS_CLUSTER | OPTS_FORMAT | OPTS_JSON_FILE,
 		.parse = report_parse_one, .userdata = cli, .help = cmd_report_help,
 	};
 	int64_t now = now_ns(CLOCK_REALTIME);
@@ -382,6 +449,8 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 	cli->src = co.src;	/* cli takes them: freed with sources_done() */
 	cli->credentials = co.credentials;
 	cli->config = co.config_given ? co.config : NULL;
+	cli->format = co.format;
+	cli->json_file = co.json_file;
 	if (r != 0)
 		return r;
 	if (cli->o.before_ns <= 0 || cli->o.after_ns <= 0 || cli->o.cohort_ns <= 0 ||
@@ -403,7 +472,12 @@ static int report_parse(int argc, char **argv, struct report_cli *cli)
 		log_error("--since must be before --until");
 		return EXIT_USAGE;
 	}
-	if (cli->json && strcmp(cli->json, "-") == 0)
+	if (cli->output && strcmp(cli->output, "-") == 0)
+		cli->output = NULL;
+	if (cli->output && check_output_name(cli->output, cli->format) < 0)
+		return EXIT_USAGE;
+	/* stdout carries the JSON or CSV: no summary beside it */
+	if (cli->format != FORMAT_TEXT && !cli->output)
 		cli->quiet = true;
 	if (cli->outdir && check_output_dir(cli->outdir, cli->follow_symlinks) < 0)
 		return EXIT_USAGE;
@@ -426,10 +500,37 @@ static int load_patch_map(struct report_cli *cli, struct patch_map *map)
 	return patch_map_load_default(map);
 }
 
-/* Every output asked for: the dated pair, --html, --json, the summary. */
+/* The summary, then where each file went: stdout's, or --output's without --json or --csv. */
+struct summary {
+	const struct report_cli *cli;
+	const struct report *rep;
+	const char *dated_html, *dated_json;
+};
+
+static int summary_write(FILE *f, void *userdata)
+{
+	const struct summary *s = userdata;
+	const struct report_cli *cli = s->cli;
+	int r = report_write_text(s->rep, f);
+
+	if (r < 0)
+		return r;
+	if (cli->html)
+		fprintf(f, "HTML report: %s\n", cli->html);
+	if (cli->json_file)
+		fprintf(f, "JSON: %s\n", cli->json_file);
+	if (cli->output && cli->format != FORMAT_TEXT)
+		fprintf(f, "%s: %s\n", formats[cli->format].name, cli->output);
+	if (s->dated_html)
+		fprintf(f, "HTML report: %s\nJSON: %s\n", s->dated_html, s->dated_json);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Every output asked for: the dated pair, --html, --json FILE, --json or --csv, the summary. */
 static int report_outputs(const struct report_cli *cli, const struct report *rep)
 {
 	_cleanup_free_ char *dated_html = NULL, *dated_json = NULL;
+	struct summary sum = { .cli = cli, .rep = rep };
 	int r;
 
 	if (cli->outdir) {
@@ -447,20 +548,16 @@ static int report_outputs(const struct report_cli *cli, const struct report *rep
 	}
 	if (cli->html && (r = write_output(cli->html, rep, report_write_html)) < 0)
 		return r;
-	if (cli->json && (r = write_output(cli->json, rep, report_write_json)) < 0)
+	if (cli->json_file && (r = write_output(cli->json_file, rep, report_write_json)) < 0)
 		return r;
-	if (cli->quiet)
-		return 0;
-	r = report_write_text(rep, stdout);
-	if (r < 0)
+	if (cli->format != FORMAT_TEXT &&
+	    (r = write_output(cli->output ? cli->output : "-", rep, formats[cli->format].write)) < 0)
 		return r;
-	if (cli->html)
-		printf("HTML report: %s\n", cli->html);
-	if (cli->json)
-		printf("JSON: %s\n", cli->json);
-	if (cli->outdir)
-		printf("HTML report: %s\nJSON: %s\n", dated_html, dated_json);
-	return 0;
+	sum.dated_html = dated_html;
+	sum.dated_json = dated_json;
+	if (cli->format == FORMAT_TEXT && cli->output)
+		return write_to(cli->output, summary_write, &sum);
+	return cli->quiet ? 0 : write_stdout(summary_write, &sum);
 }
 
 /*

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The options several commands share: one table, one meaning each. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -50,7 +52,11 @@ static struct option *options_table(const struct cmd_options *c, char *shortopts
 	len = (size_t)snprintf(shortopts, size, "%s", c->shortopts ?: "");
 	for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
 		if (shared[i].sets & c->sets) {
-			all[n++] = shared[i].opt;
+			all[n] = shared[i].opt;
+			/* --json FILE: taken by hand, see json_option() */
+			if (all[n].val == OPT_JSON && (c->sets & OPTS_JSON_FILE))
+				all[n].has_arg = optional_argument;
+			n++;
 			if (shared[i].shortopt && len < size)
 				len += (size_t)snprintf(shortopts + len, size - len, "%s", shared[i].shortopt);
 		}
@@ -80,6 +86,73 @@ static int shared_option(int opt, const char *arg, struct cli_opts *o, unsigned 
 static bool is_shared(int opt)
 {
 	return opt == OPT_DB || opt == OPT_CREDENTIALS || (opt >= OPT_SOURCE && opt <= OPT_CONFIG);
+}
+
+/* A regular file that begins as every SQLite database does. */
+static bool is_sqlite_file(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";	/* with its NUL */
+	char head[sizeof(magic)];
+	struct stat st;
+	bool yes;
+	FILE *f;
+
+	/* stat first: opening a FIFO to read would wait for its writer */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	yes = fread(head, 1, sizeof(head), f) == sizeof(head) && memcmp(head, magic, sizeof(magic)) == 0;
+	fclose(f);
+	return yes;
+}
+
+/* A name that says database: one ending in .db, a cluster's URL, an SQLite file. */
+static bool names_database(const char *word)
+{
+	size_t n = strlen(word);
+
+	return strstr(word, "://") || (n >= 3 && strcmp(word + n - 3, ".db") == 0) || is_sqlite_file(word);
+}
+
+/*
+ * Whether the word after a bare --json is the old spelling's FILE: '-', or
+ * a word that is no option and cannot be a source the command reads (a
+ * database's name, a glob). A database is read, never written over as
+ * the old form did; any other FILE still works.
+ */
+static bool json_file_word(const char *word)
+{
+	if (strcmp(word, "-") == 0)
+		return true;
+	return *word && word[0] != '-' && !strpbrk(word, "*?[") && !names_database(word);
+}
+
+/*
+ * --json under OPTS_JSON_FILE: the stdout flag, or --json FILE (FILE the
+ * next word, or --json=FILE) as before it, with one note saying the new
+ * spelling. 0 or -EINVAL (said).
+ */
+static int json_option(int argc, char **argv, const char *arg, struct cli_opts *o, const char *prog)
+{
+	if (!arg && optind < argc && json_file_word(argv[optind]))
+		arg = argv[optind++];
+	if (arg && strcmp(arg, "-") == 0)
+		log_notice("note: '%s --json -' is now '%s --json'", prog, prog);
+	if (!arg || strcmp(arg, "-") == 0) {
+		o->format = FORMAT_JSON;
+		return 0;
+	}
+	if (!*arg || names_database(arg)) {
+		log_error("--json=%s: %s", arg, *arg ? "a database is not written over (--json alone prints "
+			  "the report on stdout)" : "names no file");
+		return -EINVAL;
+	}
+	log_notice("note: '%s --json %s' is now '%s --json --output %s' (--json alone prints to stdout)",
+		   prog, arg, prog, arg);
+	o->json_file = arg;
+	return 0;
 }
 
 /* What follows the options, and the defaults: 0 or EXIT_USAGE (said). */
@@ -117,14 +190,17 @@ int cli_opts_parse(int argc, char **argv, const struct cmd_options *c, struct cl
 		}
 		if (opt == '?')
 			return EXIT_USAGE;
-		if (is_shared(opt)) {
-			seen |= opt == OPT_JSON ? 1 : opt == OPT_CSV ? 2 : 0;
+		if (opt == OPT_JSON && (c->sets & OPTS_JSON_FILE))
+			r = json_option(argc, argv, optarg, ret, c->prog);
+		else if (is_shared(opt))
 			r = shared_option(opt, optarg, ret, c->sets);
-		} else {
+		else
 			r = c->parse ? c->parse(opt, optarg, c->userdata) : -EINVAL;
-		}
 		if (r < 0)
 			return EXIT_USAGE;
+		/* the format flags given, not --json FILE: one format on stdout */
+		if (opt == OPT_JSON || opt == OPT_CSV)
+			seen |= ret->format == FORMAT_JSON ? 1 : ret->format == FORMAT_CSV ? 2 : 0;
 	}
 	return finish(argc, argv, c, ret, seen);
 }

@@ -23,6 +23,10 @@ enum {
 	OPTS_FORMAT	= 1 << 2,
 	/* --credentials FILE, --config FILE: how to reach a cluster */
 	OPTS_CLUSTER	= 1 << 3,
+	/* with OPTS_FORMAT: --json FILE too, report's spelling before --json
+	 * meant stdout everywhere, kept for scripts with a note (see
+	 * json_file_word() for which word is FILE) */
+	OPTS_JSON_FILE	= 1 << 4,
 };
 
 enum opts_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
@@ -31,6 +35,7 @@ struct cli_opts {
 	struct sources src;		/* OPTS_SOURCES */
 	const char *db;			/* OPTS_DB */
 	enum opts_format format;	/* OPTS_FORMAT */
+	const char *json_file;		/* OPTS_JSON_FILE: --json FILE, or NULL */
 	const char *credentials;	/* OPTS_CLUSTER: --credentials, or NULL */
 	const char *config;		/* OPTS_CLUSTER: --config, or the default */
 	bool config_given;
