@@ -45,6 +45,14 @@ says "top, --since after --until" 2 "--since must be before --until" \
 says "mmhitm, a mistyped command" 2 "Unknown command 'statsu'; did you mean 'status'?" $M statsu
 says "mmhitm, two letters swapped" 2 "Unknown command 'tpo'; did you mean 'top'?" $M tpo
 says "report, two letters swapped" 2 "unknown option '--hmtl'; did you mean '--html'?" $M report --hmtl x
+says "report, --json and --csv, as top says" 2 "--json or --csv, not both" $M report --json --csv
+says "top, --json and --csv" 2 "--json or --csv, not both" $M top --json --csv
+says "report, --json - and --csv: both stdout" 2 "--json or --csv, not both" $M report --json - --csv
+says "report, --output named for another format" 2 \
+	"--output x.csv: the name says CSV, but the output is JSON: --csv chooses CSV" \
+	$M report --json --output x.csv
+says "report, --json= without a file" 2 "--json=: names no file" $M report --json=
+says "top, --json takes no file" 2 "option '--json' takes no value" $M top --json=x
 says "mmhitm, an unknown command" 2 "'mmhitm --help' lists them" $M xyzzy
 says "status, no database" 66 "Cannot open the database $WORK/none.db: no such file (mmhitmd creates it" \
 	$M status --db "$WORK/none.db"

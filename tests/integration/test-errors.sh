@@ -81,7 +81,7 @@ for p in mmhitm mmhitmd mmhitm-load; do
 done
 
 # Output nobody can write: a full disk under stdout.
-for c in "status" "status --json" "status --csv" "top" "analyze"; do
+for c in "status" "status --json" "status --csv" "top" "analyze" "report --json" "report --csv"; do
 	fails "$c > /dev/full" 74 "mmhitm: Failed to write the output: No space left on device" \
 		sh -c "\"$M\" $c --db \"$WORK/ok.db\" >/dev/full"
 done

@@ -6,6 +6,9 @@
 # replaced it with a regular file), --json to a FIFO reaches its reader and
 # leaves a FIFO, a regular file is replaced whole with nothing left beside
 # it, and a symlinked --output-dir is refused unless --follow-symlinks.
+# --json alone is stdout, and which word after it is the old --json FILE:
+# a database there is read, never written over; --output FILE's name never
+# chooses the format and cannot say another.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -54,7 +57,52 @@ else
 fi
 
 # "-" is stdout
-check "--json -: on stdout" "$(report --json - | grep -c mmhitm_report)" -eq 1
+check "--json -: on stdout" "$(report --json - 2>/dev/null | grep -c mmhitm_report)" -eq 1
+
+# --json alone prints to stdout; the word after it is the old form's FILE
+# only when it cannot be a database: a database there is read, never
+# written over (each case: what stdout starts with, what stderr says).
+cp "$DB" "$TMP/db/noext"	# SQLite without the .db a name usually has
+sum=$(cat "$DB" "$TMP/db/noext" | md5sum)
+json_case() {	# DESCRIPTION WANT_STDOUT_START WANT_STDERR ARGS...
+	what=$1 want_out=$2 want_err=$3; shift 3
+	"$MMHITM" report --no-progress "$@" >"$TMP/case.out" 2>"$TMP/case.err"
+	check_str "$what: stdout" "$(head -c 16 "$TMP/case.out")" "$want_out"
+	check_str "$what: stderr" "$(cat "$TMP/case.err")" "$want_err"
+}
+json_case "--json at the end" '{"mmhitm_report"' "" --db "$DB" --json
+json_case "--json DB.db reads it" '{"mmhitm_report"' "" --json "$DB"
+json_case "--json SQLITE-FILE reads it" '{"mmhitm_report"' "" --json "$TMP/db/noext"
+json_case "--json 'GLOB' reads it" '{"mmhitm_report"' "" --json "$TMP/db/*.db"
+json_case "--json -- DB" '{"mmhitm_report"' "" --json -- "$DB"
+json_case "--json --option" '{"mmhitm_report"' "" --json --db "$DB"
+json_case "--json -" '{"mmhitm_report"' "mmhitm: note: 'mmhitm report --json -' is now 'mmhitm report --json'" \
+	--db "$DB" --json -
+json_case "--json FILE" "P1 insufficient " "mmhitm: note: 'mmhitm report --json $TMP/out/new' is now 'mmhitm report --json --output $TMP/out/new' (--json alone prints to stdout)" \
+	--db "$DB" --json "$TMP/out/new"
+check "--json FILE: JSON written" "$(grep -c mmhitm_report "$TMP/out/new")" -eq 1
+check_str "--json FILE: the summary names it" "$(tail -n 1 "$TMP/case.out")" "JSON: $TMP/out/new"
+json_case "--json=FILE" "" "mmhitm: note: 'mmhitm report --json $TMP/out/eq.json' is now 'mmhitm report --json --output $TMP/out/eq.json' (--json alone prints to stdout)" \
+	--db "$DB" --quiet --json="$TMP/out/eq.json"
+check "--json=FILE: JSON written" "$(grep -c mmhitm_report "$TMP/out/eq.json")" -eq 1
+json_case "--json=DB refused" "" "mmhitm: --json=$DB: a database is not written over (--json alone prints the report on stdout)" \
+	--json="$DB"
+json_case "--json=SQLITE-FILE refused" "" "mmhitm: --json=$TMP/db/noext: a database is not written over (--json alone prints the report on stdout)" \
+	--json="$TMP/db/noext"
+check_str "no database was written over" "$(cat "$DB" "$TMP/db/noext" | md5sum)" "$sum"
+rm -f "$TMP/out/new" "$TMP/out/eq.json"
+
+# --output FILE: the flags choose the format, a name for another is refused
+json_case "--output FILE --json" "P1 insufficient " "" --db "$DB" --json --output "$TMP/out/o.json"
+check "--output FILE --json: JSON written" "$(grep -c mmhitm_report "$TMP/out/o.json")" -eq 1
+json_case "--output FILE.json without --json" "" "mmhitm: --output $TMP/out/x.json: the name says JSON, but the output is the summary: --json chooses JSON (--output only says where it goes)" \
+	--db "$DB" --output "$TMP/out/x.json"
+json_case "--output FILE.html" "" "mmhitm: --output $TMP/out/x.html: the HTML report is written with --html $TMP/out/x.html" \
+	--db "$DB" --json --output "$TMP/out/x.html"
+json_case "--output FILE.txt" "" "" --db "$DB" --output "$TMP/out/s.txt"
+check "--output FILE: the summary in it" "$(grep -c '^P1 insufficient' "$TMP/out/s.txt")" -eq 1
+rm -f "$TMP/out/o.json" "$TMP/out/s.txt"
+check_str "refused: nothing written" "$(ls -A "$TMP/out" | grep -c '^x\.')" "0"
 
 # a symlinked --output-dir
 mkdir "$TMP/real-dir"

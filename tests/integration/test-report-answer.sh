@@ -9,7 +9,10 @@
 # change they say when it can be judged; a path the boots' LRU_GEN state
 # cannot run is "not applicable", on the host and in the fleet; a kernel
 # the patch map does not know gets the line to add and the file; and
-# --min-hosts below 2 is a usage error instead of a silent 2.
+# --min-hosts below 2 is a usage error instead of a silent 2. The answer is
+# the same however it is asked for: --json on stdout is the report the old
+# --json FILE writes (which says its new spelling once), --csv's rows and
+# columns are the JSON's summary.paths, and --output FILE holds the CSV.
 set -u
 . tests/integration/report-lib.sh
 out=$O/test-report-answer
@@ -28,7 +31,7 @@ first_answer() { grep -v '^simulated data:' "$1" | head -n 1; }
 fleet one --effect P1=-0.4 --days-after 7
 # shellcheck disable=SC2086
 "$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --json "$out/week.json" "$FLEET/rolled-00.db" \
-	>"$out/week.txt" || fail "report on one host failed"
+	>"$out/week.txt" 2>"$out/week.err" || fail "report on one host failed"
 first_answer "$out/week.txt" | grep -Eq '^P1 improved -[0-9.]+ % \(95 % CI -[0-9.]+ % \.\. -[0-9.]+ %\), by the host'"'"'s own before/after' ||
 	{ cat "$out/week.txt"; fail "the first answer line is not P1's own verdict with its interval"; }
 echo "ok: the first line: $(first_answer "$out/week.txt" | cut -c1-60)..."
@@ -39,6 +42,64 @@ expect "$out/week.json" "r['summary']['paths']['P1']['ci_low'] < -0.4 < r['summa
 # LRU_GEN on in every boot: P3's route cannot run there.
 expect "$out/week.json" "r['summary']['paths']['P3']['verdict'], r['paths'][2]['verdict'], r['hosts'][0]['paths']['P3']['comparisons'][0]['verdict']" "('not applicable', 'not applicable', 'not applicable')"
 has "$out/week.txt" "P3 not applicable: LRU_GEN on in every boot: with multi-gen LRU enabled, folio_mark_accessed() returns after folio_inc_refs()"
+
+# The same report the other ways it is written (issue "The house,
+# redesigned", 4): --json on stdout, --csv on stdout, --output FILE.
+# The old --json FILE above still wrote the file, with one note.
+[ "$(cat "$out/week.err")" = "mmhitm: note: 'mmhitm report --json $out/week.json' is now 'mmhitm report --json --output $out/week.json' (--json alone prints to stdout)" ] ||
+	{ cat "$out/week.err"; fail "report --json FILE: not the one note on stderr"; }
+echo "ok: --json FILE: the file, and the note"
+tail -n 1 "$out/week.txt" | grep -qxF "JSON: $out/week.json" || fail "--json FILE: the summary does not end with the file"
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --json "$FLEET/rolled-00.db" \
+	>"$out/stdout.json" 2>"$out/stdout.err" || fail "report --json (stdout) failed"
+[ -s "$out/stdout.err" ] && { cat "$out/stdout.err"; fail "report --json (stdout): stderr not empty"; }
+same_json() {	# A B: the same report but for when it ran and how long it took
+	"$PY" -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for r in (a, b):
+    del r["generated"], r["generated_ns"], r["summary"]["seconds"]
+sys.exit(a != b)' "$1" "$2"
+}
+same_json "$out/week.json" "$out/stdout.json" || fail "--json on stdout is not the report --json FILE wrote"
+echo "ok: --json on stdout: the report --json FILE wrote, no summary beside it"
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --csv "$FLEET/rolled-00.db" \
+	>"$out/week.csv" 2>"$out/week-csv.err" || fail "report --csv failed"
+[ -s "$out/week-csv.err" ] && { cat "$out/week-csv.err"; fail "report --csv: stderr not empty"; }
+# Every column a summary.paths key, every row a path's answer: equal.
+"$PY" -c 'import csv, json, math, sys
+r = json.load(open(sys.argv[1]))["summary"]["paths"]
+rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+want = ["path"] + list(next(iter(r.values())).keys())
+got = list(rows[0].keys()) if rows else []
+if got != want:
+    sys.exit("columns %s, want %s" % (got, want))
+if [row["path"] for row in rows] != list(r):
+    sys.exit("rows %s, want %s" % ([row["path"] for row in rows], list(r)))
+for row in rows:
+    for k, v in r[row["path"]].items():
+        c = row[k]
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            ok = float(c) == v
+        elif v in ("inf", "-inf"):
+            ok = float(c) == float(v)
+        else:
+            ok = c == ("" if v is None else v)
+        if not ok:
+            sys.exit("%s %s: csv %r, json %r" % (row["path"], k, c, v))
+print("ok: --csv: %d rows of %d columns, each the JSON summary.paths value" % (len(rows), len(want)))' \
+	"$out/week.json" "$out/week.csv" || fail "--csv is not the JSON's summary.paths"
+grep -q '^P1,host,improved,-0\.' "$out/week.csv" || { cat "$out/week.csv"; fail "--csv: P1 is not improved"; }
+# --output FILE: the CSV there, whole; the summary on stdout names it.
+# shellcheck disable=SC2086
+"$MMHITM" report $RANGE --patches "$FLEET/patches.conf" --csv --output "$out/out.csv" "$FLEET/rolled-00.db" \
+	>"$out/out-csv.txt" || fail "report --csv --output FILE failed"
+cmp -s "$out/week.csv" "$out/out.csv" || fail "--csv --output FILE is not what --csv printed"
+first_answer "$out/out-csv.txt" | grep -q '^P1 improved' || fail "--output FILE: no summary on stdout"
+tail -n 1 "$out/out-csv.txt" | grep -qxF "CSV: $out/out.csv" || fail "--output FILE: the summary does not name it"
+echo "ok: --csv --output FILE: the CSV in FILE, the summary on stdout"
+
 # The fleet verdict stays what it was, and says what --min-hosts says.
 expect "$out/week.json" "r['paths'][0]['verdict']" "insufficient data"
 has "$out/week.json" "1 host with a before/after comparison, 3 needed (--min-hosts)"
