@@ -55,9 +55,9 @@ n=$(ls "$fleet"/*.db | wc -l)
 
 # shellcheck disable=SC2086
 /usr/bin/time -v -o "$out/time.txt" "$O/mmhitm" report $range --patches "$fleet/patches.conf" \
-	--html "$out/report.html" --json "$out/report.json" --no-progress "$fleet"/*.db > "$out/summary.txt"
+	--html "$out/report.html" --json --output "$out/report.json" --no-progress "$fleet"/*.db > "$out/summary.txt"
 cat "$out/summary.txt"
 echo
-echo "command: $O/mmhitm report $range --patches $fleet/patches.conf --html $out/report.html --json $out/report.json $fleet/*.db"
+echo "command: $O/mmhitm report $range --patches $fleet/patches.conf --html $out/report.html --json --output $out/report.json $fleet/*.db"
 echo "databases: $n ($(du -sh "$fleet" | cut -f1)), HTML $(du -h "$out/report.html" | cut -f1), JSON $(du -h "$out/report.json" | cut -f1)"
 grep -E 'Elapsed|Maximum resident|User time|System time' "$out/time.txt"

@@ -100,7 +100,7 @@ echo "== before/after report over what was recorded: this machine, the imports a
 # The newest data sets the range's end; a week before it covers all three.
 # shellcheck disable=SC2086
 "$O/mmhitm" report $dbs --before 1h --after 1h --warmup 0 --no-progress --quiet \
-	--html "$DIR/report.html" --json "$DIR/report.json" || true
+	--html "$DIR/report.html" --json --output "$DIR/report.json" || true
 if [ -f "$DIR/report.json" ]; then
 	python3 - "$DIR/report.json" <<'PY' || true
 import json, sys

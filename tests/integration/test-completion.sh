@@ -42,6 +42,8 @@ offers "mmhitm commands" status mmhitm st
 offers "mmhitm commands" report mmhitm re
 offers "top's options" --limit mmhitm top --li
 offers "report's options" --output-dir mmhitm report --out
+offers "report's options" --output mmhitm report --out
+offers "report's --csv" --csv mmhitm report --cs
 not_offered "an option of another command" --output-dir mmhitm top --out
 offers "status's options" --check mmhitm status --ch
 offers "top's --source" --source mmhitm top --sou
