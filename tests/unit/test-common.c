@@ -366,6 +366,29 @@ static void test_csvw(void)
 	fclose(f);
 	CHECK_STR(buf, "plain,\"a,b\",\"say \"\"hi\"\"\",,-7,,0.5,esc?[31m\n1\n");
 	free(buf);
+
+	/* A field past the 1 KiB on the stack (a report's reason): whole, quoted, escaped. */
+	{
+		char lng[3001], want[3100];
+
+		memset(lng, 'x', sizeof(lng) - 1);
+		lng[sizeof(lng) - 1] = '\0';
+		lng[0] = ',';
+		lng[2998] = '\n';
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		CHECK(f != NULL);
+		if (!f)
+			return;
+		csvw_init(&w, f);
+		csvw_str(&w, lng);
+		csvw_end(&w);
+		fclose(f);
+		lng[2998] = '?';
+		snprintf(want, sizeof(want), "\"%s\"\n", lng);
+		CHECK_STR(buf, want);
+		free(buf);
+	}
 }
 
 static void test_sources(void)
