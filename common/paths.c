@@ -99,7 +99,42 @@ static int unit_of(struct path_def *p, char *value)
 	return 0;
 }
 
-static int set_key(struct path_def *p, const char *key, char *value)
+static const char *const free_files[NR_PATH_FREE_FILES] = {
+	[PATH_FREE_STAT] = "stat",
+	[PATH_FREE_VMSTAT] = "vmstat",
+	[PATH_FREE_INTERRUPTS] = "interrupts",
+};
+
+const char *path_free_file_name(enum path_free_file f)
+{
+	return f < NR_PATH_FREE_FILES ? free_files[f] : "?";
+}
+
+/* "free SOURCE FILE:FIELD": FILE one of free_files[], FIELD a word. */
+static int free_key(struct path_def *p, char *value, unsigned int line)
+{
+	const char *w[PATH_MAX_LIST];
+	size_t n = 0, file;
+	char *field;
+
+	if (words(value, w, &n) < 0 || n != 2 || p->nr_free == PATH_MAX_LIST)
+		return -EINVAL;
+	field = strchr(w[1], ':');
+	if (!field || !field[1])
+		return -EINVAL;
+	*field++ = '\0';
+	for (const char *c = field; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return -EINVAL;
+	for (file = 0; file < NR_PATH_FREE_FILES && strcmp(w[1], free_files[file]) != 0; file++)
+		;
+	if (file == NR_PATH_FREE_FILES)
+		return -EINVAL;
+	p->free[p->nr_free++] = (struct path_free){ w[0], (enum path_free_file)file, field, line };
+	return 0;
+}
+
+static int set_key(struct path_def *p, const char *key, char *value, unsigned int line)
 {
 	static const struct {
 		const char *key;
@@ -133,6 +168,8 @@ static int set_key(struct path_def *p, const char *key, char *value)
 		return needs_words(value, p);
 	if (strcmp(key, "unit_of") == 0)
 		return unit_of(p, value);
+	if (strcmp(key, "free") == 0)
+		return free_key(p, value, line);
 	return -ENOENT;
 }
 
@@ -161,8 +198,35 @@ static int resolve_units(struct path_def *p, const char *origin)
 	return 0;
 }
 
+/*
+ * Each `free` names a work source of its path, one free counter per
+ * source (the spike watch and the counting read the same one), and the
+ * table holds at most PATHS_MAX_FREE (the spike watch reads them all);
+ * *total counts the table's so far.
+ */
+static int check_free(const struct path_def *p, const char *origin, size_t *total)
+{
+	for (size_t k = 0; k < p->nr_free; k++) {
+		const struct path_free *f = &p->free[k];
+		size_t i = 0;
+
+		while (i < p->nr_work && strcmp(p->work[i], f->source) != 0)
+			i++;
+		if (i == p->nr_work)
+			return log_error_errno(EINVAL, "%s:%u: free %s: not a work source of path %s",
+					       origin, f->line, f->source, p->id);
+		if (path_work_free(p, f->source) != f)
+			return log_error_errno(EINVAL, "%s:%u: a second free for %s", origin, f->line,
+					       f->source);
+		if (++*total > PATHS_MAX_FREE)
+			return log_error_errno(EINVAL, "%s:%u: more than %d free counters in the table",
+					       origin, f->line, PATHS_MAX_FREE);
+	}
+	return 0;
+}
+
 /* What every path must have for its users not to trip over a NULL. */
-static int check_complete(struct path_def *p, const char *origin)
+static int check_complete(struct path_def *p, const char *origin, size_t *nr_free)
 {
 	if (!p->title || !p->unit || !p->per || !p->nr_work)
 		return log_error_errno(EINVAL, "%s: path %s lacks %s", origin, p->id,
@@ -170,7 +234,7 @@ static int check_complete(struct path_def *p, const char *origin)
 				       !p->per ? "per" : "work");
 	if (p->nr_needs && !p->needs_why)
 		return log_error_errno(EINVAL, "%s: path %s has needs but no needs_why", origin, p->id);
-	return resolve_units(p, origin);
+	return check_free(p, origin, nr_free) ?: resolve_units(p, origin);
 }
 
 int paths_parse(const char *text, size_t len, const char *origin)
@@ -178,7 +242,7 @@ int paths_parse(const char *text, size_t len, const char *origin)
 	struct path_def *cur = NULL;
 	unsigned int lineno = 0;
 	char *copy = strndup(text, len), *line, *next;
-	size_t n = 0;
+	size_t n = 0, nr_free = 0;
 	int r;
 
 	if (!copy)
@@ -199,7 +263,7 @@ int paths_parse(const char *text, size_t len, const char *origin)
 			*value++ = '\0';
 		value = strstrip(value);
 		if (strcmp(key, "path") == 0) {
-			if (cur && (r = check_complete(cur, origin)) < 0)
+			if (cur && (r = check_complete(cur, origin, &nr_free)) < 0)
 				goto fail;
 			if (!*value || strchr(value, ' ') || strchr(value, '\t') || n == MAX_PATHS ||
 			    find(value) >= 0) {
@@ -216,7 +280,7 @@ int paths_parse(const char *text, size_t len, const char *origin)
 			r = log_error_errno(EINVAL, "%s:%u: '%s' before the first 'path'", origin, lineno, key);
 			goto fail;
 		}
-		r = set_key(cur, key, value);
+		r = set_key(cur, key, value, lineno);
 		if (r < 0) {
 			log_error_errno(EINVAL, "%s:%u: %s '%s'", origin, lineno,
 					r == -ENOENT ? "unknown key" :
@@ -229,7 +293,7 @@ int paths_parse(const char *text, size_t len, const char *origin)
 		r = log_error_errno(EINVAL, "%s: no path", origin);
 		goto fail;
 	}
-	r = check_complete(cur, origin);
+	r = check_complete(cur, origin, &nr_free);
 	if (r < 0)
 		goto fail;
 	free(text_copy);
@@ -301,6 +365,14 @@ const char *path_work_unit(const struct path_def *p, const char *source)
 	for (size_t i = 0; i < p->nr_work; i++)
 		if (strcmp(p->work[i], source) == 0)
 			return p->work_unit[i];
+	return NULL;
+}
+
+const struct path_free *path_work_free(const struct path_def *p, const char *source)
+{
+	for (size_t i = 0; i < p->nr_free; i++)
+		if (strcmp(p->free[i].source, source) == 0)
+			return &p->free[i];
 	return NULL;
 }
 

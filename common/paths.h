@@ -15,6 +15,23 @@
 
 #define MAX_PATHS 8		/* for arrays sized per path */
 #define PATH_MAX_LIST 16	/* functions, objects or work sources per path */
+#define PATHS_MAX_FREE 16	/* free counters in the whole table (`free` lines) */
+
+/* The files a free counter is read from: /proc/stat, /proc/vmstat, /proc/interrupts. */
+enum path_free_file {
+	PATH_FREE_STAT,		/* the line FIELD's first number */
+	PATH_FREE_VMSTAT,	/* the line FIELD's number */
+	PATH_FREE_INTERRUPTS,	/* the row FIELD, summed over CPUs */
+	NR_PATH_FREE_FILES,
+};
+
+/* A `free` line: the counter the kernel keeps anyway for a work source. */
+struct path_free {
+	const char *source;		/* the work source: "sched:sched_switch" */
+	enum path_free_file file;
+	const char *field;		/* "ctxt" */
+	unsigned int line;		/* in the table, for messages */
+};
 
 struct path_def {
 	const char *id;			/* "P1" */
@@ -29,6 +46,8 @@ struct path_def {
 	size_t nr_objects, nr_functions, nr_work, nr_needs;
 	const char *unit_of_source[PATH_MAX_LIST], *unit_of[PATH_MAX_LIST];	/* unit_of lines */
 	size_t nr_unit_of;
+	struct path_free free[PATH_MAX_LIST];	/* at most one per work source */
+	size_t nr_free;
 };
 
 /* Loads the table: 0, or -errno after saying why (the file, or the line
@@ -47,6 +66,10 @@ int path_index(const char *id);
 /* The unit of a work source of the path ("sched:sched_switch": "context
  * switches, all tasks"), or NULL when the path has no such source. */
 const char *path_work_unit(const struct path_def *p, const char *source);
+/* The free counter of a work source of the path (`free`), or NULL: none. */
+const struct path_free *path_work_free(const struct path_def *p, const char *source);
+/* "stat", "vmstat", "interrupts": the file's name in the table, under /proc. */
+const char *path_free_file_name(enum path_free_file f);
 /* "P1 P2 P3 P4": the ids, space-separated, for SQL's instr() and messages. */
 const char *paths_ids(void);
 /* "P1..P4": the first and the last id, for the words of messages. */
