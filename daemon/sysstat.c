@@ -47,13 +47,7 @@ int vmstat_parse(const char *text, struct kv_list *ret)
 
 int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks)
 {
-	const char *c = strstr(text, "\nctxt "), *f = strstr(text, "\nprocesses ");
-
-	if (!c || !f)
-		return -EBADMSG;
-	*ret_ctxt = strtoull(c + 6, NULL, 10);
-	*ret_forks = strtoull(f + 11, NULL, 10);
-	return 0;
+	return proc_line_parse(text, "ctxt", ret_ctxt) ?: proc_line_parse(text, "processes", ret_forks);
 }
 
 /*
@@ -99,32 +93,56 @@ const char *free_counter_name(enum free_counter i)
 	return i < NR_FREE_COUNTERS ? names[i] : NULL;
 }
 
-/* "TLB:  16173  14663   TLB shootdowns": one column per CPU. */
+int proc_line_parse(const char *text, const char *name, uint64_t *ret)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, name, len) == 0 && p[len] == ' ') {
+			p += len;
+			while (*p == ' ')
+				p++;
+			if (*p < '0' || *p > '9')
+				return -EBADMSG;
+			*ret = strtoull(p, NULL, 10);
+			return 0;
+		}
+	return -EBADMSG;
+}
+
+/* "  TLB:  16173  14663   TLB shootdowns": right-aligned, one column per CPU. */
+int interrupts_row_parse(const char *text, const char *row, uint64_t *ret_sum)
+{
+	size_t len = strlen(row);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		uint64_t sum = 0;
+		char *end;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, row, len) != 0 || p[len] != ':')
+			continue;
+		for (p += len + 1;; p = end) {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (*p < '0' || *p > '9')
+				break;
+			sum += strtoull(p, &end, 10);
+		}
+		*ret_sum = sum;
+		return 0;
+	}
+	return -EBADMSG;
+}
+
 int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap)
 {
-	const char *p = strstr(text, "\n TLB:");
-	uint64_t sum = 0;
-	char *end;
+	int r = interrupts_row_parse(text, "TLB", &snap->free[FREE_TLB_SHOOTDOWNS]);
 
-	if (!p)
-		p = strstr(text, "\nTLB:");
-	if (!p)
-		return -EBADMSG;
-	p = strchr(p, ':') + 1;
-	for (;;) {
-		unsigned long long v;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
-			break;
-		v = strtoull(p, &end, 10);
-		sum += v;
-		p = end;
-	}
-	snap->free[FREE_TLB_SHOOTDOWNS] = sum;
-	snap->free_present |= 1u << FREE_TLB_SHOOTDOWNS;
-	return 0;
+	if (r == 0)
+		snap->free_present |= 1u << FREE_TLB_SHOOTDOWNS;
+	return r;
 }
 
 /*

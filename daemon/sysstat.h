@@ -60,6 +60,13 @@ int procstat_parse(const char *text, uint64_t *ret_ctxt, uint64_t *ret_forks);
 /* The first line ("cpu ..."): the host's busy and total time. */
 int procstat_cpu_parse(const char *text, uint64_t *ret_busy, uint64_t *ret_total);
 int lru_gen_parse(const char *text, struct sys_snapshot *snap);
+/*
+ * A path's free counter (common/paths.h): the number after "NAME " at the
+ * start of a line (/proc/stat, /proc/vmstat), or the /proc/interrupts row
+ * "NAME:" summed over its CPU columns; -EBADMSG when there is none.
+ */
+int proc_line_parse(const char *text, const char *name, uint64_t *ret);
+int interrupts_row_parse(const char *text, const char *row, uint64_t *ret_sum);
 /* Each sets its counters and their free_present bits; -EBADMSG if none. */
 int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap);
 int schedstat_parse(const char *text, struct sys_snapshot *snap);

@@ -160,6 +160,36 @@ static void test_free_counters(void)
 	CHECK_STR(free_counter_name(FREE_TLB_SHOOTDOWNS), "free:tlb_shootdowns");
 }
 
+/* A path's free counter (paths.conf `free`): a line's number or a row's sum. */
+static void test_free_fields(void)
+{
+	static const char interrupts[] =
+		"            CPU0       CPU1\n"
+		"   0:         40          0   IO-APIC   2-edge      timer\n"
+		" NMI:          3          4   Non-maskable interrupts\n"
+		" TLB:         10         20   TLB shootdowns\n";
+	static const char vmstat[] = "nr_free_pages 1234\npgactivate 77\npgactivate_x 5\npgdeactivate 9\n";
+	uint64_t v = 0;
+
+	CHECK_INT(interrupts_row_parse(interrupts, "TLB", &v), ==, 0);
+	CHECK_INT(v, ==, 30);
+	CHECK_INT(interrupts_row_parse(interrupts, "NMI", &v), ==, 0);
+	CHECK_INT(v, ==, 7);
+	CHECK_INT(interrupts_row_parse(interrupts, "0", &v), ==, 0);
+	CHECK_INT(v, ==, 40);	/* not the "2" of "2-edge" */
+	CHECK_INT(interrupts_row_parse(interrupts, "TL", &v), ==, -EBADMSG);
+	CHECK_INT(interrupts_row_parse(interrupts, "CPU0", &v), ==, -EBADMSG);
+	CHECK_INT(proc_line_parse(vmstat, "pgactivate", &v), ==, 0);
+	CHECK_INT(v, ==, 77);
+	CHECK_INT(proc_line_parse(vmstat, "nr_free_pages", &v), ==, 0);	/* the first line */
+	CHECK_INT(v, ==, 1234);
+	CHECK_INT(proc_line_parse(vmstat, "activate", &v), ==, -EBADMSG);
+	CHECK_INT(proc_line_parse(vmstat, "pgactivat", &v), ==, -EBADMSG);
+	CHECK_INT(proc_line_parse("intr 5 1 2\n", "intr", &v), ==, 0);	/* /proc/stat: the first number */
+	CHECK_INT(v, ==, 5);
+	CHECK_INT(proc_line_parse("ctxt x\n", "ctxt", &v), ==, -EBADMSG);
+}
+
 static void test_live(void)
 {
 	struct sys_snapshot a = {}, b = {};
@@ -215,6 +245,7 @@ int main(void)
 	RUN(test_procstat_cpu);
 	RUN(test_lru_gen);
 	RUN(test_free_counters);
+	RUN(test_free_fields);
 	RUN(test_live);
 	RUN(test_interval_math);
 	return test_exit();
