@@ -114,8 +114,8 @@ void schedule_watch_spikes(struct daemon *d)
 {
 	d->sched->spike = spike_watch_new();
 	if (!d->sched->spike)
-		log_warning("Cannot read /proc/stat, /proc/interrupts or /proc/vmstat: no spike "
-			    "windows, continuing");
+		log_warning("No free counter of the path table can be read: no spike windows, "
+			    "continuing");
 }
 
 bool schedule_in_window(const struct daemon *d)
@@ -803,7 +803,7 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 	char what[128], note[192];
 
 	snprintf(what, sizeof(what), "%s %.3g/s, %.0fx its median %.3g/s",
-		 spike_counter_name(hit->counter), hit->rate,
+		 spike_counter_name(s->spike, hit->counter), hit->rate,
 		 hit->median > 0 ? hit->rate / hit->median : 0.0, hit->median);
 	refused = spike_refused(d, t, mono);
 	if (refused) {

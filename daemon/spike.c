@@ -6,48 +6,88 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "spike.h"
 #include "sysstat.h"
 #include "util.h"
 
-/* The files, kept open: a reading is one pread each from offset 0. */
-static const char *const spike_files[NR_SPIKE_COUNTERS] = {
-	[SPIKE_CTXT] = "/proc/stat",
-	[SPIKE_TLB] = "/proc/interrupts",
-	[SPIKE_PGACTIVATE] = "/proc/vmstat",
+/*
+ * The files a free counter is read from, kept open: a reading is one
+ * pread each from offset 0. /proc/stat (7 us) every reading;
+ * /proc/interrupts (60 us here, more with more CPUs and IRQs) and
+ * /proc/vmstat (20 us) every SPIKE_SLOW_EVERY readings.
+ */
+static const struct {
+	const char *path;
+	bool every_reading;
+} spike_files[NR_PATH_FREE_FILES] = {
+	[PATH_FREE_STAT] = { "/proc/stat", true },
+	[PATH_FREE_VMSTAT] = { "/proc/vmstat", false },
+	[PATH_FREE_INTERRUPTS] = { "/proc/interrupts", false },
 };
 
+_Static_assert(SPIKE_MAX_COUNTERS <= 32, "struct spike_reading's present is 32 bits");
+
 struct spike_watch {
-	int fd[NR_SPIKE_COUNTERS];
+	int fd[NR_PATH_FREE_FILES];	/* -1: not needed or not readable */
+	bool tried[NR_PATH_FREE_FILES];	/* opened (or failed to) already */
 	char *buf;
 	size_t size;
 	unsigned int reads;		/* spike_watch_read() calls */
+	size_t n;
 	struct {
+		const struct path_free *def;	/* the table's: its file and field */
 		uint64_t v;		/* the last reading ... */
 		int64_t mono_ns;	/* ... and when; 0: none yet */
 		double hist[SPIKE_HISTORY];	/* rates, a ring */
 		size_t n_hist, pos;
-	} c[NR_SPIKE_COUNTERS];
+	} c[SPIKE_MAX_COUNTERS];
 };
 
-const char *spike_counter_name(enum spike_counter c)
+size_t spike_watch_count(const struct spike_watch *w)
 {
-	static const char *const names[NR_SPIKE_COUNTERS] = {
-		[SPIKE_CTXT] = "ctxt",
-		[SPIKE_TLB] = "tlb_shootdowns",
-		[SPIKE_PGACTIVATE] = "pgactivate",
-	};
+	return w ? w->n : 0;
+}
 
-	return c < NR_SPIKE_COUNTERS ? names[c] : "?";
+const char *spike_counter_name(const struct spike_watch *w, size_t c)
+{
+	return w && c < w->n ? w->c[c].def->field : "?";
+}
+
+/* The file of a free counter, opened on first use; -1 when it cannot be. */
+static int file_fd(struct spike_watch *w, enum path_free_file f)
+{
+	if (!w->tried[f]) {
+		w->tried[f] = true;
+		w->fd[f] = open(spike_files[f].path, O_RDONLY | O_CLOEXEC);
+	}
+	return w->fd[f];
+}
+
+/* Path p's free counter f, unless a path named it already. */
+static void watch_counter(struct spike_watch *w, const struct path_def *p, const struct path_free *f)
+{
+	for (size_t c = 0; c < w->n; c++)
+		if (w->c[c].def->file == f->file && strcmp(w->c[c].def->field, f->field) == 0)
+			return;
+	if (w->n == SPIKE_MAX_COUNTERS)	/* paths.c keeps the table within it */
+		return;
+	if (file_fd(w, f->file) < 0) {
+		log_info("Cannot open %s: no spike watch on %s's %s, ignoring", spike_files[f->file].path,
+			 p->id, f->field);
+		return;
+	}
+	w->c[w->n++].def = f;
 }
 
 struct spike_watch *spike_watch_new(void)
 {
 	struct spike_watch *w = calloc(1, sizeof(*w));
-	int opened = 0;
 
 	if (!w)
 		return NULL;
+	for (int f = 0; f < NR_PATH_FREE_FILES; f++)
+		w->fd[f] = -1;
 	/* /proc/interrupts of a big host is tens of KiB; grown on demand. */
 	w->size = 16384;
 	w->buf = malloc(w->size);
@@ -55,11 +95,13 @@ struct spike_watch *spike_watch_new(void)
 		free(w);
 		return NULL;
 	}
-	for (int c = 0; c < NR_SPIKE_COUNTERS; c++) {
-		w->fd[c] = open(spike_files[c], O_RDONLY | O_CLOEXEC);
-		opened += w->fd[c] >= 0;
+	for (size_t i = 0; i < paths_count(); i++) {
+		const struct path_def *p = path_get(i);
+
+		for (size_t k = 0; k < p->nr_free; k++)
+			watch_counter(w, p, &p->free[k]);
 	}
-	if (!opened) {
+	if (!w->n) {
 		spike_watch_free(w);
 		return NULL;
 	}
@@ -70,9 +112,9 @@ void spike_watch_free(struct spike_watch *w)
 {
 	if (!w)
 		return;
-	for (int c = 0; c < NR_SPIKE_COUNTERS; c++)
-		if (w->fd[c] >= 0)
-			close(w->fd[c]);
+	for (int f = 0; f < NR_PATH_FREE_FILES; f++)
+		if (w->fd[f] >= 0)
+			close(w->fd[f]);
 	free(w->buf);
 	free(w);
 }
@@ -99,42 +141,28 @@ static int read_whole(struct spike_watch *w, int fd)
 	}
 }
 
+/* Counter c's value in w->buf, its file's text; 0 or -EBADMSG. */
+static int counter_parse(const struct spike_watch *w, size_t c, uint64_t *ret)
+{
+	const struct path_free *f = w->c[c].def;
+
+	return f->file == PATH_FREE_INTERRUPTS ? interrupts_row_parse(w->buf, f->field, ret) :
+						 proc_line_parse(w->buf, f->field, ret);
+}
+
 int spike_watch_read(struct spike_watch *w, struct spike_reading *ret)
 {
 	struct timespec ts;
 
 	memset(ret, 0, sizeof(*ret));
-	for (int c = 0; c < NR_SPIKE_COUNTERS; c++) {
-		struct sys_snapshot snap = {};
-		uint64_t forks;
-		const char *p;
-
-		/* /proc/interrupts (60 us here, more with more CPUs and IRQs)
-		 * and /proc/vmstat (20 us) every SPIKE_SLOW_EVERY readings;
-		 * /proc/stat (7 us) every time. */
-		if (c != SPIKE_CTXT && w->reads % SPIKE_SLOW_EVERY)
+	for (int f = 0; f < NR_PATH_FREE_FILES; f++) {
+		if (!spike_files[f].every_reading && w->reads % SPIKE_SLOW_EVERY)
 			continue;
-		if (w->fd[c] < 0 || read_whole(w, w->fd[c]) < 0)
+		if (w->fd[f] < 0 || read_whole(w, w->fd[f]) < 0)
 			continue;
-		switch (c) {
-		case SPIKE_CTXT:
-			if (procstat_parse(w->buf, &ret->v[c], &forks) == 0)
+		for (size_t c = 0; c < w->n; c++)
+			if (w->c[c].def->file == (enum path_free_file)f && counter_parse(w, c, &ret->v[c]) == 0)
 				ret->present |= 1u << c;
-			break;
-		case SPIKE_TLB:
-			if (interrupts_tlb_parse(w->buf, &snap) == 0) {
-				ret->v[c] = snap.free[FREE_TLB_SHOOTDOWNS];
-				ret->present |= 1u << c;
-			}
-			break;
-		case SPIKE_PGACTIVATE:
-			p = strstr(w->buf, "\npgactivate ");
-			if (p) {
-				ret->v[c] = strtoull(p + 12, NULL, 10);
-				ret->present |= 1u << c;
-			}
-			break;
-		}
 	}
 	w->reads++;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -163,7 +191,7 @@ bool spike_watch_ready(const struct spike_watch *w)
 	bool any = false;
 
 	/* Every counter this host has must have its baseline. */
-	for (int c = 0; w && c < NR_SPIKE_COUNTERS; c++) {
+	for (size_t c = 0; w && c < w->n; c++) {
 		if (!w->c[c].mono_ns)
 			continue;
 		if (w->c[c].n_hist < SPIKE_MIN_HISTORY)
@@ -179,10 +207,10 @@ int spike_watch_feed(struct spike_watch *w, const struct spike_reading *r, doubl
 	double best = 0, floor = min_rate * (cpus > 0 ? cpus : 1);
 	int hit = 0;
 
-	for (int c = 0; c < NR_SPIKE_COUNTERS; c++)
+	for (size_t c = 0; c < w->n; c++)
 		if ((r->present & (1u << c)) && w->c[c].mono_ns && r->mono_ns <= w->c[c].mono_ns)
 			return -EINVAL;
-	for (int c = 0; c < NR_SPIKE_COUNTERS; c++) {
+	for (size_t c = 0; c < w->n; c++) {
 		typeof(w->c[0]) *k = &w->c[c];
 		double rate, limit;
 		uint64_t d;

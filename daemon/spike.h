@@ -6,15 +6,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "paths.h"
+
 /*
  * Spikes in the free counters between windows. A storm that starts and
  * ends between two windows is never seen by them: no learning event, no
- * flight-recorder ring. So between windows a few counters the kernel
- * keeps anyway are read every spike_check (one pread of /proc/stat, kept
- * open; /proc/interrupts and /proc/vmstat every SPIKE_SLOW_EVERY
- * readings, dearer), and when one's rate
- * jumps well above its recent baseline the daemon opens an extra window
- * at once (schedule.c: spike_window_open()).
+ * flight-recorder ring. So between windows the counters the kernel keeps
+ * anyway that the path table names for the paths' work (common/paths.conf,
+ * `free`: /proc/stat ctxt for P1, /proc/vmstat pgactivate for P3, the TLB
+ * row of /proc/interrupts for P4) are read every spike_check (/proc/stat
+ * in one pread, kept open; /proc/interrupts and /proc/vmstat every
+ * SPIKE_SLOW_EVERY readings, dearer; each file once for all its counters),
+ * and when one's rate jumps well above its recent baseline the daemon
+ * opens an extra window at once (schedule.c: spike_window_open()).
  *
  * The rule, per counter: the rate since the last reading is a spike when
  * it is above spike_factor times the median of the last SPIKE_HISTORY
@@ -32,33 +36,36 @@
  * here against 7 us for /proc/stat alone. */
 #define SPIKE_SLOW_EVERY 4
 
-enum spike_counter {
-	SPIKE_CTXT,		/* /proc/stat ctxt: P1's switches */
-	SPIKE_TLB,		/* /proc/interrupts TLB: P4's remote flushes */
-	SPIKE_PGACTIVATE,	/* /proc/vmstat pgactivate: P3's activations */
-	NR_SPIKE_COUNTERS,
-};
-
-/* "ctxt", "tlb_shootdowns", "pgactivate": the names notes and logs use. */
-const char *spike_counter_name(enum spike_counter c);
+#define SPIKE_MAX_COUNTERS PATHS_MAX_FREE	/* the table's free counters, at most */
 
 struct spike_reading {
-	uint64_t v[NR_SPIKE_COUNTERS];
+	uint64_t v[SPIKE_MAX_COUNTERS];	/* by the watch's counter index */
 	uint32_t present;	/* bit c: v[c] was read */
 	int64_t mono_ns;	/* CLOCK_MONOTONIC when read */
 };
 
 struct spike_hit {
-	enum spike_counter counter;
+	size_t counter;		/* the watch's counter index */
 	double rate;		/* per second, all CPUs */
 	double median;		/* the baseline it was judged against */
 };
 
 struct spike_watch;
 
-/* Opens the counters' files. NULL on failure. Caller frees with spike_watch_free(). */
+/*
+ * Opens the files of the path table's free counters, each counter once
+ * however many paths name it; a counter whose file cannot be opened is
+ * left out (one info line). NULL when none is left, or out of memory.
+ * The path table must outlive the watch. Caller frees with
+ * spike_watch_free().
+ */
 struct spike_watch *spike_watch_new(void);
 void spike_watch_free(struct spike_watch *w);
+
+/* The counters watched, and counter c's name in notes and logs: the
+ * table's FIELD ("ctxt", "pgactivate", "TLB"); "?" past the end. */
+size_t spike_watch_count(const struct spike_watch *w);
+const char *spike_counter_name(const struct spike_watch *w, size_t c);
 
 /* Reads the counters due now (present says which); -errno when none could be. */
 int spike_watch_read(struct spike_watch *w, struct spike_reading *ret);
