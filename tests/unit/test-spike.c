@@ -398,5 +398,5 @@ int main(void)
 	RUN(test_rule);
 	RUN(test_read);
 	unlink(table_path);
-	return test_failures ? 1 : 0;
+	return test_exit();
 }
