@@ -103,7 +103,7 @@ sort -n "$W/ship.txt" | awk '{ s += $1; r += $2; v[NR] = $1 } END {
 run() {
 	name=$1; shift
 	if /usr/bin/time -f '%e %M' -o "$W/time" "$MMHITM" report --config /dev/null $range \
-		--patches "$W/sub/patches.conf" --json "$W/$name.json" --quiet --no-progress "$@" \
+		--patches "$W/sub/patches.conf" --json --output "$W/$name.json" --quiet --no-progress "$@" \
 		> "$W/$name.out" 2>&1; then
 		tail -1 "$W/time" >> "$W/$name.runs"
 	else

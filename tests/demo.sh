@@ -128,7 +128,7 @@ if range=$("$PY" "$TOP/tests/integration/fleetgen.py" drift "$SIM" --hosts 20 --
 	# shellcheck disable=SC2046
 	"$O/mmhitm" report "$SIM"/*.db $(echo "$range" | sed 's/since=/--since /; s/ until=/ --until /') \
 		--patches "$SIM/patches.conf" --no-progress --html "$DIR/simulated.html" \
-		--json "$DIR/simulated.json" >"$DIR/simulated.txt" || true
+		--json --output "$DIR/simulated.json" >"$DIR/simulated.txt" || true
 	echo "   HTML report: $DIR/simulated.html"
 	echo
 	grep '^simulated data:' "$DIR/simulated.txt" || true
