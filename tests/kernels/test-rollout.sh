@@ -69,6 +69,10 @@ check_snapshot() {	# results-dir label
 	check "$l snapshot: daemon exit status" "$(cat "$r/snap.mmhitmd.rc" 2>/dev/null || echo none)" = 0
 	check "$l snapshot: flight instance removed" \
 		-z "$(grep -x "mmhitm-snap-flight" "$r/snap.instances.after" 2>/dev/null)"
+	check "$l snapshot: another tool's top-level event was set ($(cat "$r/snap.top.before" 2>/dev/null))" \
+		-n "$(grep -F 'enable:1 filter:pid > 1 tracing_on:1' "$r/snap.top.before" 2>/dev/null)"
+	check "$l snapshot: and is as it was ($(cat "$r/snap.top.after" 2>/dev/null))" \
+		"$(cat "$r/snap.top.after" 2>/dev/null)" = "$(cat "$r/snap.top.before" 2>/dev/null)"
 	check "$l snapshot: rows in table snapshots" \
 		"$(sqlite3 -batch "$r/snap.db" 'SELECT count(*) FROM snapshots')" -eq 1
 	IFS='|' read -r trig path start end off bytes < "$r/snap.row"

@@ -39,8 +39,21 @@ wait_for() {
 	return 1
 }
 
+# Another tool's tracing on this guest's top level, which a snapshot must
+# leave alone: trace-cmd 3.1's extract without -k disables every
+# top-level event and clears each system's filter once it has read ours.
+other_top() {
+	echo "enable:$(cat "$other/enable" 2>/dev/null) filter:$(cat "$other/filter" 2>/dev/null)" \
+		"tracing_on:$(cat "$tracefs/tracing_on" 2>/dev/null)"
+}
+
 snapshot_step() {
 	t0=$(up)
+	tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	other=$tracefs/events/sched/sched_process_exit
+	echo 'pid > 1' > "$other/filter" 2>/dev/null
+	echo 1 > "$other/enable" 2>/dev/null
+	other_top > "$out/snap.top.before"
 	mmhitmd --db "$snap_db" --interval 10s --window 5s --window-slices 1 --overhead-budget 100% \
 		--quiet-cpu 0 --snapshots yes --snapshot-dir "$snap_dir" --snapshot-buffer-kb 512 --analyze no \
 		--duration 120s --instance "$snap_inst" --foreground > "$out/snap.mmhitmd.log" 2>&1 &
@@ -53,7 +66,6 @@ snapshot_step() {
 		return 1
 	fi
 	echo "snapshot step [$(up)]: recording"
-	tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
 	en=$tracefs/instances/$snap_inst-flight/events/sched/sched_process_fork/enable
 	armed() { [ "$(cat "$en" 2>/dev/null)" = 1 ]; }
 	# The forks must fall inside one window: if it closed under them,
@@ -88,6 +100,9 @@ snapshot_step() {
 	wait $sd
 	echo $? > "$out/snap.mmhitmd.rc"
 	echo "snapshot step [$(up)]: mmhitmd stopped"
+	other_top > "$out/snap.top.after"
+	echo 0 > "$other/enable" 2>/dev/null
+	echo 0 > "$other/filter" 2>/dev/null
 	ls "$tracefs/instances" > "$out/snap.instances.after" 2>/dev/null
 	snap_sql "SELECT trigger, path, start_ns, end_ns, trace_offset_ns, bytes FROM snapshots
 		  ORDER BY snapshot_id LIMIT 1" > "$out/snap.row"
