@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ struct flight {
 	pid_t child;
 	int64_t child_start;		/* monotonic */
 	char trigger[32];
-	char path[4096], tmp[4200], log[4200], on[4200];
+	char path[4096], tmp[4200], log[4200], on[4200], empty[4200];
 	char frozen[N_FROZEN][4200];	/* the copies run_extract() binds */
 	int64_t snap_start_ns, snap_end_ns, snap_offset_ns;
 };
@@ -267,16 +268,63 @@ static int copy_once(const char *from, const char *to)
 	return n < 0 ? -errno : 0;
 }
 
+/* Binds src over path in the child's mount namespace, or ends the child. */
+static void shield(const char *src, const char *path)
+{
+	if (mount(src, path, NULL, MS_BIND, NULL) < 0) {
+		fprintf(stderr, "cannot shield %s: %m\n", path);
+		_exit(CHILD_NO_SHIELD);
+	}
+}
+
+/* One tracefs mount's top level, as run_extract() says. */
+static void shield_top(const struct flight *f, const char *dir, bool copied[N_FROZEN])
+{
+	struct dirent *de;
+	char p[PATH_MAX];
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s/tracing_on", dir);
+	shield(f->on, p);
+	/* what trace-cmd reads twice, as it was once (frozen_files[]) */
+	for (size_t k = 0; k < N_FROZEN; k++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, frozen_files[k]);
+		if (access(p, R_OK) < 0)
+			continue;
+		if (!copied[k] && copy_once(p, f->frozen[k]) < 0) {
+			fprintf(stderr, "cannot copy %s to %s: %m\n", p, f->frozen[k]);
+			_exit(CHILD_NO_SHIELD);
+		}
+		copied[k] = true;
+		shield(f->frozen[k], p);
+	}
+	snprintf(p, sizeof(p), "%s/per_cpu", dir);
+	d = opendir(p);
+	if (!d) {
+		fprintf(stderr, "cannot list %s: %m\n", p);
+		_exit(CHILD_NO_SHIELD);
+	}
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, "cpu", 3) == 0) {
+			snprintf(p, sizeof(p), "%s/per_cpu/%s/trace_pipe_raw", dir, de->d_name);
+			shield(f->empty, p);
+		}
+	closedir(d);
+}
+
 /*
  * The child: trace-cmd extract, shielded. trace-cmd 3.1's extract sets the
  * top-level instance's tracing_on to 0 whenever it fails (a full disk, the
- * instance gone): another tool's tracing stopped. In a mount namespace of
- * its own, over every tracefs mount's top-level
- * tracing_on is bound a file of our own holding "1" (trace-cmd reads it
- * first), so that write goes nowhere; where that cannot be done
- * (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
+ * instance gone), and 3.1.6 reads the top-level ring whatever -B names
+ * (fixed in 3.2, "trace-cmd extract: Do not extract top level unless told
+ * to"): trace_pipe_raw's reads consume, so another tool's trace would be
+ * drained into our snapshot. In a mount namespace of its own, over every
+ * tracefs mount's top-level tracing_on is bound a file of our own holding
+ * "1" (trace-cmd reads it first), so that write goes nowhere, and over
+ * each top-level per-CPU trace_pipe_raw an empty file; where that cannot
+ * be done (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
  */
-static void run_extract(const char *log, const char *on, char frozen[][4200], char **argv)
+static void run_extract(const struct flight *f, char **argv)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	bool copied[N_FROZEN] = { false };
@@ -285,7 +333,7 @@ static void run_extract(const char *log, const char *on, char frozen[][4200], ch
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		dup2(fd, STDIN_FILENO);
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd >= 0) {
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
@@ -296,31 +344,11 @@ static void run_extract(const char *log, const char *on, char frozen[][4200], ch
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
 		struct statfs sfs;
-		char p[64];
 
 		if (statfs(dirs[i], &sfs) < 0 || sfs.f_type != TRACEFS_MAGIC_NR)
 			continue;
-		snprintf(p, sizeof(p), "%s/tracing_on", dirs[i]);
-		if (mount(on, p, NULL, MS_BIND, NULL) < 0) {
-			fprintf(stderr, "cannot shield %s: %m\n", p);
-			_exit(CHILD_NO_SHIELD);
-		}
+		shield_top(f, dirs[i], copied);
 		shielded++;
-		/* what trace-cmd reads twice, as it was once (frozen_files[]) */
-		for (size_t k = 0; k < N_FROZEN; k++) {
-			snprintf(p, sizeof(p), "%s/%s", dirs[i], frozen_files[k]);
-			if (access(p, R_OK) < 0)
-				continue;
-			if (!copied[k] && copy_once(p, frozen[k]) < 0) {
-				fprintf(stderr, "cannot copy %s to %s: %m\n", p, frozen[k]);
-				_exit(CHILD_NO_SHIELD);
-			}
-			copied[k] = true;
-			if (mount(frozen[k], p, NULL, MS_BIND, NULL) < 0) {
-				fprintf(stderr, "cannot bind a copy over %s: %m\n", p);
-				_exit(CHILD_NO_SHIELD);
-			}
-		}
 	}
 	if (!shielded) {
 		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
@@ -382,20 +410,27 @@ static int snapshot_paths(struct flight *f, int64_t wall, const char *trigger)
 	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", f->path);
 	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
 	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
+	snprintf(f->empty, sizeof(f->empty), "%s.empty", f->path);
 	for (size_t k = 0; k < N_FROZEN; k++)
 		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path, frozen_files[k]);
 	return 0;
 }
 
-/* A tracing_on that says 1, which run_extract() binds over the real one. */
+/* A tracing_on that says 1 and an empty file, which run_extract() binds
+ * over the top level's tracing_on and trace_pipe_raw files. */
 static int write_on_mark(const struct flight *f, const char *trigger)
 {
 	_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	_cleanup_close_ int efd = -1;
 	int r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
 
 	if (r < 0)
 		return log_warning_errno(r, "Snapshot (%s) not taken: failed to write %s: %m, ignoring",
 					 trigger, f->on);
+	efd = open(f->empty, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (efd < 0)
+		return log_warning_errno(errno, "Snapshot (%s) not taken: failed to create %s: %m, "
+					 "ignoring", trigger, f->empty);
 	return 0;
 }
 
@@ -423,7 +458,7 @@ static int start_extract(struct flight *f, const char *trigger, int64_t mono)
 		return log_warning_errno(errno, "Snapshot (%s) not taken: fork: %m, ignoring", trigger);
 	}
 	if (f->child == 0)
-		run_extract(f->log, f->on, f->frozen, argv);
+		run_extract(f, argv);
 	f->child_start = mono;
 	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
 	return 0;
@@ -582,6 +617,7 @@ static void remove_child_files(const struct flight *f)
 {
 	unlink(f->log);
 	unlink(f->on);
+	unlink(f->empty);
 	for (size_t k = 0; k < N_FROZEN; k++)
 		unlink(f->frozen[k]);
 }

@@ -85,6 +85,10 @@ check_snapshot() {	# results-dir label
 	events_of "$r/snap.report" > "$r/snap.events"
 	awk '{ n[$2]++ } END { for (e in n) printf "    %s %d\n", e, n[e] }' "$r/snap.events" | sort
 	check "$l snapshot: events in it" "$(wc -l < "$r/snap.events")" -ge "$SNAPSHOT_FORKS"
+	# trace-cmd 3.1.6's extract reads (and drains) the top-level ring too,
+	# whatever -B says: the other tool's sched_process_exit must stay there.
+	check "$l snapshot: none of the top level's events (sched_process_exit)" \
+		"$(grep -c ' sched_process_exit' "$r/snap.events")" -eq 0
 	check "$l snapshot: forks run" "$(wc -l < "$r/snap.pids")" -eq "$SNAPSHOT_FORKS"
 	missing=0
 	while read -r pid; do
