@@ -159,8 +159,19 @@ check "intervals compared with the reference" "$m" -ge 8
 # itself estimated from four, and Student's t is in the stderr).
 check "intervals whose 95 % interval misses the all-along count (of $m)" \
 	"$(q "SELECT count(*) FROM cmp WHERE abs(est - truth) > 1.96 * se")" -le $(( m / 5 + 1 ))
-check "over the run: |sum(est) - sum(all along)| within 3 sd" \
-	"$(q "SELECT abs(sum(est) - sum(truth)) <= 3 * sqrt(sum(se * se)) FROM cmp")" -eq 1
+# Over the run the estimate runs a few percent low, and not by chance:
+# while a window is open its own sched_switch counter makes each switch
+# dearer, so a load that does nothing but switch runs slower while it is
+# watched (sum(est) / sum(all along): 0.958, 0.975, 0.975, 0.980 in four
+# runs of this test, on this code and on d5d2506's; the run that failed
+# the bare 3-sd bound in CI was 0.975, 2.9 sd). What is checked: within
+# 3 sd of the all-along count plus 5 % for that cost, and never above it
+# by more than 3 sd (the windows' cost can only slow the load).
+check "over the run: sum(est) within 3 sd + 5 % below, 3 sd above, sum(all along)" \
+	"$(q "SELECT sum(truth) - sum(est) <= 3 * sqrt(sum(se * se)) + 0.05 * sum(truth)
+		AND sum(est) - sum(truth) <= 3 * sqrt(sum(se * se)) FROM cmp")" -eq 1
+q "SELECT printf('  over the run: sum(est) / sum(all along) %.4f, %.1f sd', sum(est) * 1.0 / sum(truth),
+	(sum(est) - sum(truth)) / sqrt(sum(se * se))) FROM cmp"
 check "the estimate is not the truth copied (it varies around it)" \
 	"$(q "SELECT count(*) FROM cmp WHERE est != truth")" -ge 5
 
