@@ -37,6 +37,14 @@ storm=$(q "SELECT max(count) FROM event_rates WHERE event = 'lock:contention_beg
 check "a storm was counted (contentions in one interval)" "$storm" -ge 10000
 check "lock learning moved into the windows" "$(grep -c 'Lock contention storm' "$WORK/daemon.log")" -ge 1
 check "and back once it was over" "$(grep -c 'Lock contention calm again' "$WORK/daemon.log")" -ge 1
+# Not caused yet: once in a CI run the storm was counted (44,811 in an
+# interval) and never seen as one. What the next failure needs: the
+# contentions per interval and the daemon's own words.
+if ! grep -q 'Lock contention storm' "$WORK/daemon.log"; then
+	q "SELECT interval_id, count FROM event_rates WHERE event = 'lock:contention_begin'" |
+		sed 's/^/  interval|contentions: /'
+	sed 's/^/  daemon: /' "$WORK/daemon.log" | tail -15
+fi
 check "no mm learning event lost" "$(q 'SELECT sum(events_lost) FROM intervals')" -eq 0
 check "contended locks still learned" "$(q 'SELECT count(*) FROM lock_objects WHERE contentions > 0')" -ge 1
 check "forks after the storm learned" \
