@@ -101,18 +101,18 @@ static inline bool db_error_transient(int r)
  * Lock contention floods in a storm. Streamed all the time while a drain
  * period's worth of it stays under an eighth of what one CPU's ring buffer
  * holds (as if it all came on one CPU), it moves into the sample windows
- * as soon as a drain reads more, and back once an interval's rate is
- * under half that again.
+ * as soon as the drains of a period (stream_lock_period()) read more, and
+ * back once an interval's rate is under half that again.
  */
 static inline uint64_t lock_burst(const struct daemon *d)
 {
 	return d->cfg.buffer_size_kb * 1024 / LOCK_RECORD_BYTES / 8;
 }
 
-/* flight recorder: a storm seen in a drain is worth a snapshot */
-static inline void storm_check(struct daemon *d)
+/* flight recorder: a storm seen in a drain period's records is worth a snapshot */
+static inline void storm_check(struct daemon *d, uint64_t lock_records)
 {
-	if (d->flight && stream_last_lock_records(d->stream) > lock_burst(d))
+	if (d->flight && lock_records > lock_burst(d))
 		flight_request(d->flight, "lock-storm");
 }
 

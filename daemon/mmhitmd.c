@@ -330,13 +330,19 @@ static bool windows_wanted(const struct daemon *d)
 	return d->stream && (d->cfg.switch_sample_ns || d->cfg.learn_locks);
 }
 
-static void lock_mode_after_drain(struct daemon *d)
+/* Once a drain period has passed: its lock records, or 0. */
+static uint64_t lock_mode_after_drain(struct daemon *d, int64_t mono)
 {
-	if (stream_locks_are_windowed(d->stream) || stream_last_lock_records(d->stream) <= lock_burst(d))
-		return;
+	uint64_t per_drain;
+
+	if (stream_lock_period(d->stream, mono, d->cfg.drain_ns, &per_drain) < 0)
+		return 0;
+	if (stream_locks_are_windowed(d->stream) || per_drain <= lock_burst(d))
+		return per_drain;
 	if (stream_locks_windowed(d->stream, true) == 0)
-		log_info("Lock contention storm (%" PRIu64 " records in one drain): learning lock "
-			 "addresses in the sample windows only", stream_last_lock_records(d->stream));
+		log_info("Lock contention storm (%" PRIu64 " records a drain period): learning lock "
+			 "addresses in the sample windows only", per_drain);
+	return per_drain;
 }
 
 static void lock_mode_after_flush(struct daemon *d)
@@ -539,9 +545,7 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 		final_flush(d);
 		return r;
 	}
-	if (!d->windowed)
-		lock_mode_after_drain(d);
-	storm_check(d);
+	storm_check(d, d->windowed ? stream_last_lock_records(d->stream) : lock_mode_after_drain(d, mono));
 	t->drain = d->windowed && !schedule_in_window(d) ? INT64_MAX : mono + d->cfg.drain_ns;
 	return 0;
 }

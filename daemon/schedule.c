@@ -472,7 +472,7 @@ int schedule_disarm_finish(struct daemon *d, bool wait)
 		 * slice shorter than drain_interval) has no other drain to
 		 * see a storm. */
 		if (r >= 0)
-			storm_check(d);
+			storm_check(d, stream_last_lock_records(d->stream));
 	}
 	/* What the slice streamed, read: part of what it cost. */
 	cpu0 = process_cpu_time_ns() - cpu0;

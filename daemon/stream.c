@@ -208,6 +208,8 @@ struct stream {
 	bool armed;
 	bool skip_pages;		/* stream_arm() leaves the page events alone */
 	uint64_t lock_records;		/* read by the last drain */
+	uint64_t lock_period_records;	/* ... and by every drain since */
+	int64_t lock_period_start;	/* CLOCK_MONOTONIC; 0: no period yet */
 };
 
 static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
@@ -470,8 +472,10 @@ static int ring_read(struct stream *s, struct ring *rg)
 				for (int i = 0; i < s->nsrc; i++) {
 					if (s->src[i].dec.id != id)
 						continue;
-					if (s->src[i].dec.type == LEARN_LOCK)
+					if (s->src[i].dec.type == LEARN_LOCK) {
 						s->lock_records++;
+						s->lock_period_records++;
+					}
 					r = decode(s, &s->src[i], data, rec.size, last, main);
 					if (r < 0)
 						return r;
@@ -589,6 +593,26 @@ bool stream_locks_are_windowed(const struct stream *s)
 uint64_t stream_last_lock_records(const struct stream *s)
 {
 	return s ? s->lock_records : 0;
+}
+
+int stream_lock_period(struct stream *s, int64_t now, int64_t period_ns, uint64_t *ret)
+{
+	int64_t span;
+
+	if (!s || period_ns <= 0)
+		return -EINVAL;
+	span = now - s->lock_period_start;
+	if (!s->lock_period_start || span < period_ns) {
+		if (!s->lock_period_start) {
+			s->lock_period_start = now;
+			s->lock_period_records = 0;
+		}
+		return -EAGAIN;
+	}
+	*ret = (uint64_t)((double)s->lock_period_records * period_ns / span);
+	s->lock_period_start = now;
+	s->lock_period_records = 0;
+	return 0;
 }
 
 static uint64_t stats_value(const char *stats, const char *key)

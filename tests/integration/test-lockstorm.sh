@@ -6,6 +6,14 @@
 # events: contention is streamed in the side instance, and moves into its
 # sample windows while the storm lasts (less for mmhitmd to read) and back
 # afterwards; no mm learning event is lost, and the storm's lock is learned.
+#
+# A storm is a drain period (drain_interval, 1 s) whose contention records
+# exceed an eighth of a CPU's ring in records (lock_burst: 3276 at the
+# default 1024 KiB). It is judged over all the drains of a period: it was
+# judged on one drain, and drains also come at each interval's flush
+# (not judged) and after each window, so the judged ones could cover a
+# tenth of a second each. Beside make stress's load, where the storm runs
+# at 13k/s, 2 runs in 10 never saw one, and once a CI run.
 
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -34,12 +42,11 @@ wait $DPID
 check "clean exit" $? -eq 0
 
 storm=$(q "SELECT max(count) FROM event_rates WHERE event = 'lock:contention_begin'")
-check "a storm was counted (contentions in one interval)" "$storm" -ge 10000
+# Twice the threshold: a storm by the daemon's definition, with room.
+check "a storm was counted (contentions in one interval)" "$storm" -ge 6552
 check "lock learning moved into the windows" "$(grep -c 'Lock contention storm' "$WORK/daemon.log")" -ge 1
 check "and back once it was over" "$(grep -c 'Lock contention calm again' "$WORK/daemon.log")" -ge 1
-# Not caused yet: once in a CI run the storm was counted (44,811 in an
-# interval) and never seen as one. What the next failure needs: the
-# contentions per interval and the daemon's own words.
+# Should it fail again: the contentions per interval and the daemon's words.
 if ! grep -q 'Lock contention storm' "$WORK/daemon.log"; then
 	q "SELECT interval_id, count FROM event_rates WHERE event = 'lock:contention_begin'" |
 		sed 's/^/  interval|contentions: /'
