@@ -102,8 +102,8 @@ int db_errno(int rc)
 	case SQLITE_PERM:
 	case SQLITE_AUTH:	return -EACCES;
 	case SQLITE_CANTOPEN:	return -ENOENT;
-	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB:	return -EBADMSG;
+	case SQLITE_CORRUPT:	/* what file systems say of damaged metadata */
+	case SQLITE_NOTADB:	return -EUCLEAN;
 	case SQLITE_CONSTRAINT:	return -EEXIST;
 	case SQLITE_TOOBIG:	return -E2BIG;
 	case SQLITE_INTERRUPT:	return -EINTR;

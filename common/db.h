@@ -79,7 +79,10 @@ int db_daemon_active(const char *db_path);
 int db_migrate(sqlite3 *db);
 int db_user_version(sqlite3 *db, unsigned int *ret);
 
-/* Maps a SQLite result code to -errno (SQLITE_FULL is -ENOSPC, ...). */
+/*
+ * Maps a SQLite result code to -errno (SQLITE_FULL is -ENOSPC, a damaged
+ * file -EUCLEAN: not -EBADMSG, which says an imported file is malformed).
+ */
 int db_errno(int sqlite_rc);
 
 /*

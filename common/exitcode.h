@@ -13,7 +13,7 @@
 #define EXIT_USAGE	2	/* a usage error, said with the option */
 #define EXIT_UNHEALTHY	3	/* mmhitm status --check: not recording well */
 #define EXIT_GATE	4	/* mmhitm report --fail-on: a path changed so */
-#define EXIT_DATAERR	65	/* not an mmhitm database, or a schema it cannot read */
+#define EXIT_DATAERR	65	/* not an mmhitm database, a schema it cannot read, or damaged */
 #define EXIT_NOINPUT	66	/* the database is missing, a directory, or not readable */
 #define EXIT_IOERR	74	/* a write failed: stdout, an output file, the disk */
 #define EXIT_CONFIG	78	/* mmhitm.conf or an option's value is wrong */
@@ -24,7 +24,7 @@ static inline int exit_status(int r)
 	switch (-r) {
 	case ENOENT: case EISDIR: case ENOTDIR: case ENODATA:
 		return EXIT_NOINPUT;
-	case EMEDIUMTYPE: case EPROTONOSUPPORT: case EROFS:
+	case EMEDIUMTYPE: case EPROTONOSUPPORT: case EROFS: case EUCLEAN:
 		return EXIT_DATAERR;
 	case EIO: case ENOSPC: case EPIPE: case EFBIG: case EDQUOT:
 		return EXIT_IOERR;
