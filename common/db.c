@@ -188,6 +188,11 @@ int db_step_done(sqlite3 *db, sqlite3_stmt *st)
 	return r;
 }
 
+int db_step_failed(sqlite3_stmt *st, int rc)
+{
+	return stmt_failed(sqlite3_db_handle(st), rc, sqlite3_sql(st));
+}
+
 int db_begin(sqlite3 *db)
 {
 	/* IMMEDIATE: take the write lock now, so a busy writer is seen here

@@ -98,6 +98,13 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql);
 /* Steps a statement to completion (no rows expected) and resets it. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *st);
 /*
+ * After sqlite3_step(st) returned rc, neither SQLITE_ROW nor SQLITE_DONE
+ * (a read loop that stopped on an error): keeps the reason for db_error(),
+ * logs st's SQL and SQLite's words at debug only, and returns -errno
+ * (db_errno(), -EIO when rc names no error). Valid after sqlite3_reset(st).
+ */
+int db_step_failed(sqlite3_stmt *st, int rc);
+/*
  * Why the last statement of this thread that failed with r did, in the
  * user's words ("the disk is full", "the database is locked by another
  * writer"); strerror(-r) when r is not that failure's.
