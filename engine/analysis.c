@@ -80,9 +80,9 @@ static int add_totals(struct analysis *a, sqlite3 *db, int64_t boot_id)
 		}
 		t->work[k] += sqlite3_column_double(st, 6);
 	}
+	/* not ignored: analysis_step() fails, and mmhitmd says so once */
 	if (rc != SQLITE_DONE)
-		return log_warning_errno(db_errno(rc), "Failed to read path totals: %s, ignoring",
-					 sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 

@@ -155,8 +155,7 @@ static int chain_get(struct ctx *c, int64_t id, const struct chain **ret)
 		}
 	} else if (rc != SQLITE_DONE) {
 		chain_free(ch);
-		return log_error_errno(db_errno(rc), "Failed to read callchain %" PRId64 ": %s", id,
-				       sqlite3_errmsg(c->db));
+		return db_step_failed(c->get_chain, rc);
 	}
 	ch->syms = calloc(ch->n + 1, sizeof(*ch->syms));
 	ch->text = calloc(1, ch->n * 96 + 1);
@@ -529,7 +528,7 @@ static int anchors_scan(struct ctx *c, int64_t lo, int64_t hi)
 			goto out;
 	}
 	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read mem_lines: %s", sqlite3_errmsg(c->db));
+		r = db_step_failed(c->rows, rc);
 		goto out;
 	}
 	sqlite3_reset(c->rows);
@@ -582,7 +581,7 @@ static int anchors_from_locks(struct ctx *c)
 			goto out;
 	}
 	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read lock_objects: %s", sqlite3_errmsg(c->db));
+		r = db_step_failed(st, rc);
 		goto out;
 	}
 	r = anchors_store(c, &h);
@@ -614,7 +613,7 @@ static int attribute_intervals(struct ctx *c, int64_t lo, int64_t hi)
 		c->stats->rows++;
 	}
 	if (rc != SQLITE_DONE)
-		r = log_error_errno(db_errno(rc), "Failed to read mem_lines: %s", sqlite3_errmsg(c->db));
+		r = db_step_failed(c->rows, rc);
 out:
 	sqlite3_reset(c->rows);
 	return r;
@@ -674,8 +673,7 @@ static int rows_collect(struct ctx *c, sqlite3_stmt *st, struct row **rows, size
 		row_read(st, &(*rows)[(*n)++]);
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s",
-				       sqlite3_errmsg(c->db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -765,7 +763,7 @@ static int retry_near_learned(struct ctx *c, int64_t mm_id, int64_t lock_id)
 		r = rows_collect(c, near, &rows, &n, &alloc);
 	}
 	if (r >= 0 && rc != SQLITE_DONE)
-		r = log_error_errno(db_errno(rc), "Failed to read learned objects: %s", sqlite3_errmsg(c->db));
+		r = db_step_failed(objs, rc);
 	sqlite3_reset(near);
 	if (r >= 0 && n) {
 		/* objects side by side find the same rows */
@@ -828,7 +826,7 @@ static int unknown_ips(sqlite3 *db, const struct symtab *have, int64_t boot_id, 
 			return log_oom();
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -864,7 +862,7 @@ static int unknown_frames(sqlite3 *db, const struct symtab *have, int64_t boot_i
 		}
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to list sampled IPs: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -966,7 +964,7 @@ static int state_read(sqlite3 *db, int64_t boot_id, struct state *s)
 		return 0;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read analysis_state: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -1046,7 +1044,7 @@ static int next_batch(sqlite3 *db, int64_t boot_id, int64_t after, struct ival *
 		v[n++] = (struct ival){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 					sqlite3_column_int64(st, 2) };
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret_n = n;
 	return 0;
 }
@@ -1072,8 +1070,7 @@ static int boot_unchanged(sqlite3 *db, int64_t boot_id, int64_t last, bool *ret)
 	sqlite3_bind_int64(st, 2, last);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read boot %" PRId64 ": %s", boot_id,
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
 	return 0;
 }
@@ -1340,12 +1337,15 @@ int analyze_db(sqlite3 *db, const struct rules *rules, unsigned int flags,
 	}
 	if (rc != SQLITE_DONE) {
 		free(boots);
-		return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	}
 	for (size_t i = 0; i < n; i++) {
 		r = analyze_boot(db, rules, boots[i], flags, ret);
-		if (r < 0)
+		if (r < 0) {
+			/* the caller says why; which boot is for a developer */
+			log_debug("Analyzing boot %" PRId64 " failed: %s", boots[i], db_error(r));
 			break;
+		}
 		ret->boots++;
 	}
 	free(boots);

@@ -479,11 +479,10 @@ static size_t upper(const void *base, size_t n, size_t esize, size_t addr_off, u
 
 /* --- reading objects near an address ---------------------------------------- */
 
-static void fetch_failed(struct objects *o, int rc)
+static void fetch_failed(struct objects *o, sqlite3_stmt *st, int rc)
 {
 	if (!o->err)
-		o->err = log_error_errno(db_errno(rc), "Failed to read learned objects: %s",
-					 sqlite3_errmsg(o->db));
+		o->err = db_step_failed(st, rc);
 }
 
 /*
@@ -535,7 +534,7 @@ static int fetch_range(struct objects *o, sqlite3_stmt *st, struct u64map *ids, 
 			}
 			sqlite3_reset(st);
 			if (rc != SQLITE_DONE) {
-				fetch_failed(o, rc);
+				fetch_failed(o, st, rc);
 				return o->err;
 			}
 		}
@@ -941,8 +940,7 @@ static int find_object_boots(struct objects *o, sqlite3 *db, int64_t boot_id)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && o->n_boot_ids < ARRAY_SIZE(o->boot_ids))
 		o->boot_ids[o->n_boot_ids++] = sqlite3_column_int64(st, 0);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc), "Failed to find object boots: %s",
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	o->boots[0] = '\0';
 	for (size_t i = 0; i < o->n_boot_ids; i++) {
 		len = strlen(o->boots);
@@ -974,8 +972,7 @@ static int for_each_boot_row(struct objects *o, sqlite3 *db, const char *sql, bo
 				return log_oom();
 		}
 		if (rc != SQLITE_DONE)
-			return log_error_errno(db_errno(rc), "Failed to load objects: %s",
-					       sqlite3_errmsg(db));
+			return db_step_failed(st, rc);
 		if (any && first_only)
 			break;
 	}
@@ -1049,7 +1046,7 @@ static int vmemmap_given(struct objects *o, sqlite3 *db)
 		if (rc == SQLITE_DONE)
 			continue;
 		if (rc != SQLITE_ROW)
-			return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+			return db_step_failed(st, rc);
 		snprintf(pairs, sizeof(pairs), "%.*s", (int)sizeof(pairs) - 1, o->cal.text);
 		if (!page || !page->size) {
 			snprintf(o->cal.text, sizeof(o->cal.text), "vmemmap base known (%s) but no "
@@ -1152,9 +1149,8 @@ static int max_id_since(struct objects *o, const char *table, const char *id_col
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		*id = sqlite3_column_int64(st, 0);
-	else if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc), "Failed to read learned objects: %s",
-				       sqlite3_errmsg(o->db));
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)	/* max(): a row, always */
+		return db_step_failed(st, rc);
 	return 0;
 }
 

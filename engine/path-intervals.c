@@ -165,8 +165,7 @@ static int borrow(struct path_intervals *p, sqlite3_stmt *st, const char *event,
 		}
 		sqlite3_reset(st);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return log_error_errno(db_errno(rc), "Failed to read counters: %s",
-					       sqlite3_errmsg(p->db));
+			return db_step_failed(st, rc);
 	}
 	return 0;
 }
@@ -191,8 +190,7 @@ static int interval_count(struct path_intervals *p, int64_t interval_id, int64_t
 	}
 	sqlite3_reset(p->count);
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read event_counts: %s",
-				       sqlite3_errmsg(p->db));
+		return db_step_failed(p->count, rc);
 	return borrow(p, p->count_borrowed, event, t0, t1, ret, source, size);
 }
 
@@ -231,9 +229,8 @@ static int aging_work(struct path_intervals *p, int64_t interval_id, int64_t t0,
 		ret->share = 1;
 		snprintf(source, size, "%s", MAX_SEQ_DELTA);
 		r = 1;
-	} else if (rc != SQLITE_ROW) {
-		r = log_error_errno(db_errno(rc), "Failed to read lru_gen_progress: %s",
-				    sqlite3_errmsg(p->db));
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {	/* sum(): a row, always */
+		r = db_step_failed(p->aging, rc);
 	}
 	sqlite3_reset(p->aging);
 	if (r == 0)
@@ -363,7 +360,7 @@ static int write_sampled(struct path_intervals *p, sqlite3_stmt *ins, int64_t in
 	}
 	sqlite3_reset(p->path_sums);
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to sum attributions: %s", sqlite3_errmsg(p->db));
+		return db_step_failed(p->path_sums, rc);
 	return 0;
 }
 

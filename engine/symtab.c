@@ -80,7 +80,7 @@ int symtab_load(struct symtab *t, sqlite3 *db, int64_t boot_id)
 			return log_oom();
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read ksyms: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
