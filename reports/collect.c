@@ -72,7 +72,7 @@ static int boot_markers(sqlite3 *db, const struct patch_map *map, int64_t boot_i
 			if (r < 0)
 				return r;
 		} else if (rc != SQLITE_DONE) {
-			return log_error_errno(db_errno(rc), "Failed to read ksyms: %s", sqlite3_errmsg(db));
+			return db_step_failed(st, rc);
 		}
 	}
 	return 0;
@@ -173,7 +173,7 @@ static int host_boots(struct report *r, struct host *h, sqlite3 *db)
 			return ret;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -237,7 +237,7 @@ int collect_host_add(struct report *r, const char *origin, const char *machine_i
  * 'simulated', schema 13); the first generator's name is kept for the
  * report's label.
  */
-static int db_simulated(struct report *r, const char *path, sqlite3 *db, bool *ret)
+static int db_simulated(struct report *r, sqlite3 *db, bool *ret)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int rc, err;
@@ -247,8 +247,7 @@ static int db_simulated(struct report *r, const char *path, sqlite3 *db, bool *r
 		return err;
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read what %s says about itself: %s", path,
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret = rc == SQLITE_ROW;
 	if (*ret && !r->simulated_by[0]) {
 		const char *by = (const char *)sqlite3_column_text(st, 0);
@@ -264,7 +263,7 @@ int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 	bool simulated = false;
 	int rc, ret;
 
-	ret = db_simulated(r, path, db, &simulated);
+	ret = db_simulated(r, db, &simulated);
 	if (ret < 0)
 		return ret;
 	ret = db_prepare(db, &st, "SELECT host_id, machine_id, hostname FROM hosts ORDER BY host_id");
@@ -290,8 +289,7 @@ int collect_hosts(struct report *r, const char *path, sqlite3 *db)
 			return ret;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read hosts of %s: %s", path,
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -548,7 +546,7 @@ static int read_intervals(struct report *r, struct host *h, sqlite3 *db, struct 
 			return ret;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read intervals: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return collect_rows_index(r, h, w);
 }
 
@@ -692,7 +690,7 @@ static int read_rates(struct report *r, struct host *h, sqlite3 *db, struct rows
 			return ret;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read path_rates: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -1334,7 +1332,7 @@ static int collect_lines(struct report *r, size_t host_index, sqlite3 *db, int p
 		top_line_add(top, nr, &l);
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc), "Failed to read top lines: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -1347,29 +1345,26 @@ static int collect_grades(struct report *r, struct host *h, sqlite3 *db)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	bool graded = true;
-	int rc;
+	int rc, ret;
 
-	rc = sqlite3_prepare_v2(db,
+	ret = db_prepare(db, &st,
 		"SELECT a.path, coalesce(a.grade, 'none'), sum(l.lcl_hitm + l.rmt_hitm)"
 		" FROM line_attribution a"
 		" JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 		" JOIN intervals i USING (interval_id)"
 		" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
 		"   AND i.start_ns >= ?2 AND i.start_ns < ?3"
-		" GROUP BY 1, 2", -1, &st, NULL);
-	if (rc != SQLITE_OK) {
+		" GROUP BY 1, 2");
+	if (ret < 0) {
 		graded = false;
-		sqlite3_finalize(st);
-		st = NULL;
-		rc = sqlite3_prepare_v2(db,
+		ret = db_prepare(db, &st,
 			"SELECT a.path, 'none', sum(l.lcl_hitm + l.rmt_hitm) FROM line_attribution a"
 			" JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 			" JOIN intervals i USING (interval_id)"
 			" WHERE i.boot_id IN (SELECT boot_id FROM boots WHERE host_id = ?1)"
-			"   AND i.start_ns >= ?2 AND i.start_ns < ?3 GROUP BY 1", -1, &st, NULL);
-		if (rc != SQLITE_OK)
-			return log_warning_errno(db_errno(rc), "%s: no attributions to grade: %s, ignoring",
-						 h->db, sqlite3_errmsg(db));
+			"   AND i.start_ns >= ?2 AND i.start_ns < ?3 GROUP BY 1");
+		if (ret < 0)
+			goto fail;
 	}
 	sqlite3_bind_int64(st, 1, h->db_host_id);
 	sqlite3_bind_int64(st, 2, r->o.since_ns);
@@ -1386,10 +1381,12 @@ static int collect_grades(struct report *r, struct host *h, sqlite3 *db)
 				k = i;
 		r->fleet[p].grade_hitm[k] += sqlite3_column_int64(st, 2);
 	}
-	if (rc != SQLITE_DONE)
-		return log_warning_errno(db_errno(rc), "%s: failed to read grades: %s, ignoring", h->db,
-					 sqlite3_errmsg(db));
-	return 0;
+	if (rc == SQLITE_DONE)
+		return 0;
+	ret = db_step_failed(st, rc);
+fail:
+	/* The report goes on without them: said, in the user's words. */
+	return log_warning_errno(ret, "Cannot read the grades of %s: %s, ignoring", h->db, db_error(ret));
 }
 
 int collect_host_begin(struct report *r, struct host *h)

@@ -454,8 +454,8 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 		}
 		ret = collect_hosts(r, dbs[i], db);
 		db_close(db);
-		if (ret < 0)
-			return ret;
+		if (ret < 0)	/* the caller says why; which file is for a developer */
+			return log_debug_errno(ret, "Reading %s failed: %s", dbs[i], db_error(ret));
 	}
 	report_progress(r, "", nr_dbs, nr_dbs, NULL);
 	if (r->nr_hosts == 0 && r->nr_errors == nr_dbs) {
@@ -489,7 +489,7 @@ int report_run(struct report *r, const char *const *dbs, size_t nr_dbs)
 		}
 		if (ret < 0) {
 			db_close(db);
-			return ret;
+			return log_debug_errno(ret, "Reading %s failed: %s", dbs[i], db_error(ret));
 		}
 		db_rollback(db);	/* nothing was written */
 		db_close(db);
