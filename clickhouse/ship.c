@@ -156,7 +156,7 @@ static int cursor_get(sqlite3 *db, const char *table, struct cursor *ret)
 		return 0;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read ship_cursors: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret = (struct cursor){ .last_key = 0, .batch = 0 };
 	return 0;
 }
@@ -276,8 +276,7 @@ static int read_batch(sqlite3 *db, const struct ship_table *t, const struct curs
 		out = NULL;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read %s for shipping: %s", t->name,
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	/* Read to the end: the intervals past the last row have none here. */
 	if (rc == SQLITE_DONE && t->key != KEY_ALL && bound != INT64_MAX && bound > key)
 		key = bound;

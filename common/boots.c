@@ -39,8 +39,7 @@ int host_store(sqlite3 *db, const char *machine_id, const char *hostname, int64_
 	sqlite3_bind_text(st, 2, hostname, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store host: %s",
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret = sqlite3_column_int64(st, 0);
 	return 0;
 }
@@ -116,8 +115,7 @@ int boot_row_store(sqlite3 *db, const struct boot_row *b, int64_t *ret)
 	if (!live && (rc & 0xff) == SQLITE_CONSTRAINT)
 		return existing_boot(db, host_id, b->boot_uuid, ret);
 	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to store boot: %s",
-				       sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	*ret = sqlite3_column_int64(st, 0);
 	return 0;
 }

@@ -441,8 +441,7 @@ static int write_chains(struct mem_agg *a, sqlite3 *db, int64_t boot_id)
 		} else {
 			free(text);
 			sqlite3_reset(sel);
-			return log_error_errno(db_errno(rc), "Failed to look up a callchain: %s",
-					       sqlite3_errmsg(db));
+			return db_step_failed(sel, rc);
 		}
 		c->db_boot = boot_id;
 		sqlite3_reset(sel);

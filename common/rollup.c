@@ -133,7 +133,7 @@ int rollup_buckets(sqlite3 *db, const struct rollup_query *q,
 			return r;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to roll up intervals: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -170,7 +170,7 @@ int rollup_paths(sqlite3 *db, const struct rollup_query *q,
 			return r;
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to roll up path rows: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	return 0;
 }
 
@@ -189,8 +189,9 @@ int rollup_pending_from(sqlite3 *db, int64_t grain_ns, int64_t from_ns, int64_t 
 	sqlite3_bind_int64(st, 2, 0);
 	sqlite3_bind_int64(st, 3, from_ns);
 	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc), "Failed to find pending buckets: %s", sqlite3_errmsg(db));
-	*ret = sqlite3_column_type(st, 0) == SQLITE_NULL ? INT64_MAX : sqlite3_column_int64(st, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)	/* min(): a row, always */
+		return db_step_failed(st, rc);
+	*ret = rc != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL ? INT64_MAX :
+	       sqlite3_column_int64(st, 0);
 	return 0;
 }

@@ -275,13 +275,13 @@ static void after_flush(struct daemon *d, int64_t now)
 	if (d->analysis) {
 		r = analysis_step(d->analysis, d->db, d->boot_id);
 		if (r < 0)
-			log_warning_errno(r, "Attribution failed: %m, retrying next interval");
+			log_warning_errno(r, "Attribution failed: %s, retrying next interval", db_error(r));
 		d->paths.totals = analysis_totals(d->analysis);
 	}
 
 	r = retention_enforce(d->db, now, &pol, &res);
 	if (r < 0) {
-		log_warning_errno(r, "Retention failed: %m, retrying next interval");
+		log_warning_errno(r, "Retention failed: %s, retrying next interval", db_error(r));
 	} else {
 		if (res.intervals || res.detail_intervals || res.hours)
 			log_info("Retention: dropped %" PRId64 " intervals, the detail of %" PRId64

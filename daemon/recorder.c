@@ -747,8 +747,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 		sqlite3_bind_text(st, 18, r->window_note, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
-		return log_error_errno(db_errno(rc) ?: -EIO, "Failed to insert interval: %s",
-				       sqlite3_errmsg(r->db));
+		return db_step_failed(st, rc);	/* said by write_failed() */
 	interval_id = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
 
