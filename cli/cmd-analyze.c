@@ -256,13 +256,13 @@ static int print_summary(sqlite3 *db, enum summary_format fmt, struct jsonw *jw,
 	if (fmt == SUMMARY_JSON)
 		jsonw_end(jw);
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read path_intervals: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 	if (fmt == SUMMARY_TEXT && !measured)
 		explain_empty(db);
 	return 0;
 }
 
-/* One database analyzed, and its summary; -errno (said). */
+/* One database analyzed, and its summary; -errno (a failure to open said). */
 static int analyze_one(const char *path, const struct rules *rules, bool rebuild,
 		       enum summary_format fmt, struct jsonw *jw, struct csvw *cw, bool many)
 {
@@ -376,8 +376,11 @@ int cmd_analyze(int argc, char **argv)
 	}
 	/* each in turn; the first error is the exit's, the others still run */
 	for (size_t i = 0; i < o.src.n; i++) {
+		unsigned int said = log_errors_said();
 		int k = analyze_one(o.src.v[i].path, rules, a.rebuild, fmt, &jw, &cw, many && i > 0);
 
+		if (k < 0 && many)
+			cli_many_failed("analyze", o.src.v[i].path, k, said);
 		if (k < 0 && r == 0)
 			r = k;
 	}

@@ -296,8 +296,7 @@ static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *r
 		n++;
 	}
 	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to list kernel addresses: %s",
-				    sqlite3_errmsg(db));
+		r = db_step_failed(ips, rc);
 		goto out;
 	}
 	*ret_n = n;

@@ -294,8 +294,7 @@ static int sqlite_numbers(sqlite3 *db, const char *sql, int64_t boot_id, bool sh
 			v[n++].count = sqlite3_column_int64(st, 1);
 	}
 	if (rc != SQLITE_DONE) {
-		r = log_error_errno(db_errno(rc), "Failed to read %s: %s",
-				    shares ? "run_share" : "event_counts", sqlite3_errmsg(db));
+		r = db_step_failed(st, rc);
 		goto fail;
 	}
 	*ret = v;
@@ -364,7 +363,7 @@ static int sqlite_boot(sqlite3 *db, sqlite3_stmt *b, bool totals, struct boot_vi
 	return r;
 }
 
-/* One database's block; -errno (said). */
+/* One database's block; -errno (a failure to open said). */
 static int status_db(struct status_out *o, const char *path, bool many)
 {
 	_cleanup_finalize_ sqlite3_stmt *b = NULL;
@@ -389,7 +388,7 @@ static int status_db(struct status_out *o, const char *path, bool many)
 		sqlite_boot_done(&v);
 	}
 	if (rc != SQLITE_DONE)
-		r = log_error_errno(db_errno(rc), "Failed to read boots: %s", sqlite3_errmsg(db));
+		r = db_step_failed(b, rc);
 out:
 	end_db(o);
 	sqlite3_finalize(b);
@@ -767,12 +766,16 @@ int cmd_status(int argc, char **argv)
 			jsonw_array(&o->w, NULL);
 	}
 	for (size_t i = 0; i < opt.src.n; i++) {
+		unsigned int said = log_errors_said();
 		int k;
 
-		if (opt.src.v[i].kind == SOURCE_CLICKHOUSE)
+		if (opt.src.v[i].kind == SOURCE_CLICKHOUSE) {
 			k = status_cluster(o, &opt.src.v[i], opt.credentials, opt.config, opt.config_given);
-		else
+		} else {
 			k = status_db(o, opt.src.v[i].path, many && i > 0);
+			if (k < 0 && many)
+				cli_many_failed("status", opt.src.v[i].path, k, said);
+		}
 		if (k < 0 && r == 0)
 			r = k;
 	}

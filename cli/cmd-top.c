@@ -179,7 +179,7 @@ static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t 
 			append(k->fields, sizeof(k->fields), field);
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s", sqlite3_errmsg(db));
+		return db_step_failed(st, rc);
 
 	bind_range(paths, rg);
 	sqlite3_bind_int64(paths, 4, boot);
@@ -196,7 +196,7 @@ static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t 
 		append(k->paths, sizeof(k->paths), buf);
 	}
 	if (rc != SQLITE_DONE)
-		return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s", sqlite3_errmsg(db));
+		return db_step_failed(paths, rc);
 	if (!k->object[0])
 		snprintf(k->object, sizeof(k->object), "-");
 	if (!k->fields[0])
@@ -267,8 +267,7 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 				printf("  %48s why: %s\n", "", sqlite3_column_text(st, 13));
 		}
 		if (rc != SQLITE_DONE)
-			return log_error_errno(db_errno(rc), "Failed to read line_attribution: %s",
-					       sqlite3_errmsg(db));
+			return db_step_failed(st, rc);
 		sqlite3_reset(st);
 	}
 	return 0;
@@ -571,7 +570,7 @@ static int top_fetch_lines(sqlite3 *db, const struct range *rg, int limit, struc
 		n++;
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		r = log_error_errno(db_errno(rc), "Failed to read lines: %s", sqlite3_errmsg(db));
+		r = db_step_failed(lines, rc);
 		goto fail;
 	}
 	*ret = tl;
@@ -615,7 +614,7 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 	return 0;
 }
 
-/* One database's top lines, text or into w; -errno (said). */
+/* One database's top lines, text or into w; -errno (a failure to open said). */
 static int top_db(const char *path, const struct range *rg, int limit, bool detail, bool many,
 		  struct jsonw *w, struct csvw *cw)
 {
@@ -634,7 +633,7 @@ static int top_db(const char *path, const struct range *rg, int limit, bool deta
 	db_close(db);
 	if (w) {
 		if (r < 0)
-			jsonw_str(w, "error", strerror(-r));
+			jsonw_str(w, "error", db_error(r));
 		jsonw_end(w);
 	}
 	return r;
@@ -1190,14 +1189,18 @@ int cmd_top(int argc, char **argv)
 	}
 	/* every database, each on its own; the first error is the exit's */
 	for (size_t i = 0; i < o.src.n; i++) {
+		unsigned int said = log_errors_said();
 		int k;
 
-		if (o.src.v[i].kind == SOURCE_CLICKHOUSE)
+		if (o.src.v[i].kind == SOURCE_CLICKHOUSE) {
 			k = top_cluster(&o.src.v[i], &a.rg, (int)a.limit, a.detail, json ? &w : NULL,
 					csv ? &cw : NULL, o.credentials, o.config, o.config_given);
-		else
+		} else {
 			k = top_db(o.src.v[i].path, &a.rg, (int)a.limit, a.detail, o.src.n > 1,
 				   json ? &w : NULL, csv ? &cw : NULL);
+			if (k < 0 && o.src.n > 1)
+				cli_many_failed("top", o.src.v[i].path, k, said);
+		}
 
 		if (k < 0 && r == 0)
 			r = k;

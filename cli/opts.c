@@ -220,6 +220,13 @@ int cli_db_failed(const char *path, int r)
 	return r;
 }
 
+int cli_many_failed(const char *command, const char *path, int r, unsigned int said)
+{
+	if (r < 0 && log_errors_said() == said)
+		log_error("%s failed on %s: %s", command, path, db_error(r));
+	return r;
+}
+
 int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db)
 {
 	int r = db_open(path, flags, ret_db);

@@ -67,6 +67,14 @@ void cli_opts_done(struct cli_opts *o);
 int cli_db_open(const char *path, unsigned int flags, sqlite3 **ret_db);
 /* What cli_db_open() says and keeps when db_open() failed elsewhere. */
 int cli_db_failed(const char *path, int r);
+/*
+ * One of several databases a command works through in turn failed with r,
+ * and nothing was said since said (log_errors_said() before its turn):
+ * says "COMMAND failed on PATH: REASON" (db_error()), as main() says the
+ * failure of one database, which names no path and only the first error.
+ * Returns r.
+ */
+int cli_many_failed(const char *command, const char *path, int r, unsigned int said);
 
 /* The exit status of a command's failure r: a database cli_db_open() could
  * not open is its input (exit_status_input()), anything else exit_status(). */
