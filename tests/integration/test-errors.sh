@@ -55,6 +55,28 @@ fails "a newer schema" 65 \
 	"mmhitm: Cannot open the database $WORK/new.db: has schema version 999, newer than this mmhitm reads ($(sqlite3 "$WORK/ok.db" 'PRAGMA user_version')): upgrade mmhitm" \
 	"$M" status --db "$WORK/new.db"
 
+# A damaged database: the open reads only the schema and succeeds, a read
+# meets a page of garbage (the boots table's). A failed statement says
+# nothing above debug; the command says it once, in the user's words, not
+# SQLite's, and exits 65, a data error.
+cp "$WORK/ok.db" "$WORK/bad.db"
+page=$(sqlite3 "$WORK/bad.db" 'PRAGMA page_size')
+root=$(sqlite3 "$WORK/bad.db" "SELECT rootpage FROM sqlite_master WHERE name = 'boots'")
+head -c "$page" /dev/zero | tr '\0' '\377' |
+	dd of="$WORK/bad.db" bs="$page" seek=$((root - 1)) conv=notrunc 2>/dev/null
+for c in analyze status top report; do
+	if [ $c = report ]; then set -- "$WORK/bad.db"; else set -- --db "$WORK/bad.db"; fi
+	fails "$c of a damaged database" 65 "mmhitm: $c failed: the database file is damaged" \
+		"$M" $c "$@"
+	check "$c of a damaged database: no SQLite words" \
+		"$(grep -ciE 'malformed|sql|disk image' "$WORK/err")" -eq 0
+done
+# One of several: the command goes on, so it says which failed.
+fails "status of a damaged database among others" 65 \
+	"mmhitm: status failed on $WORK/bad.db: the database file is damaged" \
+	"$M" status --db "$WORK/ok.db" --db "$WORK/bad.db"
+check "status of the others is printed" "$(grep -c "$WORK/ok.db" "$WORK/out")" -gt 0
+
 if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
 	fails "analyze by a user who may only read" 66 \
 		"mmhitm: Cannot open the database $WORK/ok.db: permission denied: it is written to, so run as root or give the group write access" \
