@@ -128,10 +128,14 @@ if mount -t tmpfs -o size=2m mmhitm-test-errors "$MNT" 2>/dev/null; then
 	# but is sized by its first read, and a disk filled before that failed
 	# the reader ("disk I/O error"), whose exit took both files away (then
 	# analyze could not even open: 1 run in 4 beside load).
+	# Its stdin is a fifo this shell holds open, so it waits there for
+	# nothing but its kill (a `sleep 60 |` before it made `wait` wait out
+	# the sleep: dash waits for the whole pipeline).
 	rm "$MNT/filler"
-	sleep 60 | sqlite3 -cmd 'SELECT count(*) FROM intervals;' "$MNT/full.db" \
-		>"$WORK/reader.out" &
+	mkfifo "$WORK/hold"
+	sqlite3 -cmd 'SELECT count(*) FROM intervals;' "$MNT/full.db" <"$WORK/hold" >"$WORK/reader.out" &
 	READER=$!
+	exec 9>"$WORK/hold"
 	wait_until 10 test -s "$WORK/reader.out" ||
 		fail "the reader answered: $(cat "$WORK/reader.out")"
 	dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null
@@ -139,6 +143,7 @@ if mount -t tmpfs -o size=2m mmhitm-test-errors "$MNT" 2>/dev/null; then
 		"$M" analyze --db "$MNT/full.db"
 	kill $READER
 	wait $READER 2>/dev/null
+	exec 9>&-
 	rm "$MNT/filler"
 	"$M" analyze --db "$MNT/full.db" >/dev/null 2>&1
 	check "analyze once space returns" "$?" -eq 0
