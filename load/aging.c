@@ -492,7 +492,6 @@ int cmd_aging(int argc, char **argv)
 	struct aging_args args = {};
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct load_report *rep = NULL;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "procs", extra, parse_extra, &args, cmd_aging_help);
@@ -522,27 +521,13 @@ int cmd_aging(int argc, char **argv)
 	job->data = &st;
 	job->work = aging_work;
 	job->drive = aging_drive;
-	rep = load_report_new();
-	if (!rep) {
-		r = log_oom();
-		goto out;
-	}
-	r = load_job_run(job);
-	if (r < 0)
-		goto out;
-	r = aging_report(rep, job);
-	if (r < 0)
-		goto out;
-	r = load_report_print(rep, stdout, opts.json);
-	if (r < 0)
-		log_error_errno(r, "Failed to print the result: %m");
+	r = load_job_run_report(job, opts.json, aging_report);
 out:
 	aging_restore_caps(&st);
 	if (st.fd >= 0)
 		close(st.fd);
 	free(st.memcg_path);
 	free(st.pass_ns);
-	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

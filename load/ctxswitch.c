@@ -52,7 +52,7 @@ struct load_job *ctxswitch_job_new(const struct load_opts *opts, bool private_mm
 	return job;
 }
 
-void ctxswitch_report(struct load_report *rep, const struct load_job *job)
+int ctxswitch_report(struct load_report *rep, const struct load_job *job)
 {
 	double secs = load_job_seconds(job);
 	uint64_t switches = load_job_sum_ctxsw(job), yields = load_job_sum_ops(job);
@@ -72,6 +72,7 @@ void ctxswitch_report(struct load_report *rep, const struct load_job *job)
 	load_report_add_u64(rep, "involuntary_switches", NULL, switches - vol, NULL);
 	load_report_add_metric(rep, "context_switches_per_s_per_cpu", "context switches per CPU",
 			       secs > 0 ? switches / secs / job->opts->nr_cpus : 0, "/s/CPU", true);
+	return 0;
 }
 
 void cmd_ctxswitch_help(void)
@@ -108,7 +109,6 @@ int cmd_ctxswitch(int argc, char **argv)
 	};
 	struct load_opts opts;
 	struct load_job *job = NULL;
-	struct load_report *rep = NULL;
 	bool private_mm = false;
 	int r;
 
@@ -123,24 +123,8 @@ int cmd_ctxswitch(int argc, char **argv)
 	}
 
 	job = ctxswitch_job_new(&opts, private_mm);
-	if (!job) {
-		r = -ENOMEM;
-		goto out;
-	}
-	rep = load_report_new();
-	if (!rep) {
-		r = log_oom();
-		goto out;
-	}
-	r = load_job_run(job);
-	if (r < 0)
-		goto out;
-	ctxswitch_report(rep, job);
-	r = load_report_print(rep, stdout, opts.json);
-	if (r < 0)
-		log_error_errno(r, "Failed to print the result: %m");
+	r = job ? load_job_run_report(job, opts.json, ctxswitch_report) : -ENOMEM;
 out:
-	load_report_free(rep);
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

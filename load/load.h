@@ -175,6 +175,14 @@ void load_report_add_ints(struct load_report *r, const char *key, const char *la
 			  const int *v, size_t n);
 int load_report_print(const struct load_report *r, FILE *f, bool json);
 
+/*
+ * What every subcommand does once its job is set up: run it, fill a report
+ * with fill() and print it to stdout, as text or JSON. Returns 0 or a
+ * negative errno (logged, but for the job's own failures, which it logs).
+ */
+typedef int (*load_report_fill_t)(struct load_report *rep, const struct load_job *job);
+int load_job_run_report(struct load_job *job, bool json, load_report_fill_t fill);
+
 /* The fields every workload reports first: workload, hot path, workers, time. */
 void load_report_add_job(struct load_report *r, const struct load_job *job);
 /* The path whose reproducer the workload is (the path table), or "none". */

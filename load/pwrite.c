@@ -252,8 +252,7 @@ int cmd_pwrite(int argc, char **argv)
 	};
 	struct pwrite_args args = { PWRITE_DEFAULT_BYTES, PWRITE_DEFAULT_DIR };
 	struct load_opts opts;
-	struct load_job *job = NULL;
-	struct load_report *rep = NULL;
+	struct load_job *job;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "threads", extra, parse_extra, &args,
@@ -262,26 +261,7 @@ int cmd_pwrite(int argc, char **argv)
 		return r == 1 ? LOAD_EXIT_OK : r;
 
 	job = pwrite_job_new(&opts, args.dir, args.bytes);
-	if (!job) {
-		r = -ENOMEM;
-		goto out;
-	}
-	rep = load_report_new();
-	if (!rep) {
-		r = log_oom();
-		goto out;
-	}
-	r = load_job_run(job);
-	if (r < 0)
-		goto out;
-	r = pwrite_report(rep, job);
-	if (r < 0)
-		goto out;
-	r = load_report_print(rep, stdout, opts.json);
-	if (r < 0)
-		log_error_errno(r, "Failed to print the result: %m");
-out:
-	load_report_free(rep);
+	r = job ? load_job_run_report(job, opts.json, pwrite_report) : -ENOMEM;
 	pwrite_job_free(job);
 	load_opts_done(&opts);
 	return r;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "log.h"
 #include "load.h"
 #include "paths.h"
 #include "util.h"
@@ -200,6 +201,26 @@ static void print_text(const struct load_report *r, FILE *f)
 			fprintf(f, " %s", e->unit);
 		fputc('\n', f);
 	}
+}
+
+int load_job_run_report(struct load_job *job, bool json, load_report_fill_t fill)
+{
+	struct load_report *rep;
+	int r;
+
+	rep = load_report_new();
+	if (!rep)
+		return log_oom();
+	r = load_job_run(job);
+	if (r >= 0)
+		r = fill(rep, job);
+	if (r >= 0) {
+		r = load_report_print(rep, stdout, json);
+		if (r < 0)
+			log_error_errno(r, "Failed to print the result: %m");
+	}
+	load_report_free(rep);
+	return r;
 }
 
 int load_report_print(const struct load_report *r, FILE *f, bool json)

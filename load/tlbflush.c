@@ -85,7 +85,7 @@ struct load_job *tlbflush_job_new(const struct load_opts *opts)
 	return job;
 }
 
-void tlbflush_report(struct load_report *rep, const struct load_job *job)
+int tlbflush_report(struct load_report *rep, const struct load_job *job)
 {
 	uint64_t loops = load_job_sum_ops(job);
 	double secs = load_job_seconds(job);
@@ -102,6 +102,7 @@ void tlbflush_report(struct load_report *rep, const struct load_job *job)
 			    load_job_sum_aux(job, AUX_NONZERO), NULL);
 	load_report_add_metric(rep, "loops_per_s", "loop rate", secs > 0 ? loops / secs : 0,
 			       "loops/s", true);
+	return 0;
 }
 
 void cmd_tlbflush_help(void)
@@ -119,8 +120,7 @@ void cmd_tlbflush_help(void)
 int cmd_tlbflush(int argc, char **argv)
 {
 	struct load_opts opts;
-	struct load_job *job = NULL;
-	struct load_report *rep = NULL;
+	struct load_job *job;
 	int r;
 
 	r = load_opts_parse(argc, argv, &opts, "threads", NULL, NULL, NULL, cmd_tlbflush_help);
@@ -128,24 +128,7 @@ int cmd_tlbflush(int argc, char **argv)
 		return r == 1 ? LOAD_EXIT_OK : r;
 
 	job = tlbflush_job_new(&opts);
-	if (!job) {
-		r = -ENOMEM;
-		goto out;
-	}
-	rep = load_report_new();
-	if (!rep) {
-		r = log_oom();
-		goto out;
-	}
-	r = load_job_run(job);
-	if (r < 0)
-		goto out;
-	tlbflush_report(rep, job);
-	r = load_report_print(rep, stdout, opts.json);
-	if (r < 0)
-		log_error_errno(r, "Failed to print the result: %m");
-out:
-	load_report_free(rep);
+	r = job ? load_job_run_report(job, opts.json, tlbflush_report) : -ENOMEM;
 	load_job_free(job);
 	load_opts_done(&opts);
 	return r;

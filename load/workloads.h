@@ -16,7 +16,7 @@
 #include "load.h"
 
 struct load_job *ctxswitch_job_new(const struct load_opts *opts, bool private_mm);
-void ctxswitch_report(struct load_report *rep, const struct load_job *job);
+int ctxswitch_report(struct load_report *rep, const struct load_job *job);
 
 struct load_job *pwrite_job_new(const struct load_opts *opts, const char *dir, size_t bytes);
 void pwrite_job_free(struct load_job *job);
@@ -26,7 +26,7 @@ int pwrite_file_size(const struct load_job *job, uint64_t *ret);
 int pwrite_report(struct load_report *rep, const struct load_job *job);
 
 struct load_job *tlbflush_job_new(const struct load_opts *opts);
-void tlbflush_report(struct load_report *rep, const struct load_job *job);
+int tlbflush_report(struct load_report *rep, const struct load_job *job);
 /*
  * One tlb_flush2 pass over map: per page write a byte, MADV_DONTNEED it,
  * read it back. Adds to the counters; -EIO when a page did not read zero.
