@@ -151,12 +151,46 @@ static void set_server_error(struct http *h, long status, const struct sink *s)
 	snprintf(h->error, sizeof(h->error), "HTTP %ld: %.*s", status, (int)n, s->buf ? s->buf : "");
 }
 
+/*
+ * A finished transfer as an errno, its reason kept in h->error: curl's
+ * failure, or the server's answer when it was not 200 (err holds its body).
+ * 0 when the server answered 200.
+ */
+static int transfer_result(struct http *h, CURLcode cc, const struct sink *err, long *ret_status)
+{
+	long status = 0;
+
+	if (cc != CURLE_OK) {
+		if (!h->error[0])
+			snprintf(h->error, sizeof(h->error), "%s", curl_easy_strerror(cc));
+		switch (cc) {
+		case CURLE_COULDNT_CONNECT:	return -ECONNREFUSED;
+		case CURLE_OPERATION_TIMEDOUT:	return -ETIMEDOUT;
+		case CURLE_COULDNT_RESOLVE_HOST: return -EHOSTUNREACH;
+		case CURLE_OUT_OF_MEMORY:	return -ENOMEM;
+		default:			return -EIO;
+		}
+	}
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (ret_status)
+		*ret_status = status;
+	if (status == 200)
+		return 0;
+	set_server_error(h, status, err);
+	/* ClickHouse 18.16 answers a bad password with 500 and code 193. */
+	if (status == 401 || status == 403 ||
+	    (err->buf && (strncmp(err->buf, "Code: 193,", 10) == 0 ||
+			  strncmp(err->buf, "Code: 192,", 10) == 0 ||
+			  strncmp(err->buf, "Code: 516,", 10) == 0)))
+		return -EACCES;
+	return -EPROTO;
+}
+
 int http_query(struct http *h, const char *query, const char *body, size_t len, char **ret_out)
 {
 	_cleanup_free_ char *url = NULL;
 	struct sink s = {};
 	char *esc;
-	long status = 0;
 	CURLcode cc;
 	int r;
 
@@ -176,28 +210,9 @@ int http_query(struct http *h, const char *query, const char *body, size_t len, 
 	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, sink_write);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
 	cc = curl_easy_perform(h->curl);
-	if (cc != CURLE_OK) {
-		if (!h->error[0])
-			snprintf(h->error, sizeof(h->error), "%s", curl_easy_strerror(cc));
-		switch (cc) {
-		case CURLE_COULDNT_CONNECT:	r = -ECONNREFUSED; break;
-		case CURLE_OPERATION_TIMEDOUT:	r = -ETIMEDOUT; break;
-		case CURLE_COULDNT_RESOLVE_HOST: r = -EHOSTUNREACH; break;
-		case CURLE_OUT_OF_MEMORY:	r = -ENOMEM; break;
-		default:			r = -EIO; break;
-		}
+	r = transfer_result(h, cc, &s, NULL);
+	if (r < 0)
 		goto out;
-	}
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200) {
-		set_server_error(h, status, &s);
-		r = status == 401 || status == 403 ? -EACCES : -EPROTO;
-		/* ClickHouse 18.16 answers a bad password with 500 and code 193. */
-		if (s.buf && (strncmp(s.buf, "Code: 193,", 10) == 0 || strncmp(s.buf, "Code: 192,", 10) == 0 ||
-			      strncmp(s.buf, "Code: 516,", 10) == 0))
-			r = -EACCES;
-		goto out;
-	}
 	if (ret_out) {
 		*ret_out = s.buf ? s.buf : strdup("");
 		s.buf = NULL;
@@ -259,28 +274,9 @@ int http_query_stream(struct http *h, const char *query,
 			snprintf(h->error, sizeof(h->error), "the response could not be read: %s", strerror(-r));
 		goto out;
 	}
-	if (cc != CURLE_OK) {
-		if (!h->error[0])
-			snprintf(h->error, sizeof(h->error), "%s", curl_easy_strerror(cc));
-		switch (cc) {
-		case CURLE_COULDNT_CONNECT:	r = -ECONNREFUSED; break;
-		case CURLE_OPERATION_TIMEDOUT:	r = -ETIMEDOUT; break;
-		case CURLE_COULDNT_RESOLVE_HOST: r = -EHOSTUNREACH; break;
-		case CURLE_OUT_OF_MEMORY:	r = -ENOMEM; break;
-		default:			r = -EIO; break;
-		}
+	r = transfer_result(h, cc, &s.err, &s.status);
+	if (r < 0)
 		goto out;
-	}
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &s.status);
-	if (s.status != 200) {
-		set_server_error(h, s.status, &s.err);
-		r = s.status == 401 || s.status == 403 ? -EACCES : -EPROTO;
-		if (s.err.buf && (strncmp(s.err.buf, "Code: 193,", 10) == 0 ||
-				  strncmp(s.err.buf, "Code: 192,", 10) == 0 ||
-				  strncmp(s.err.buf, "Code: 516,", 10) == 0))
-			r = -EACCES;
-		goto out;
-	}
 	r = 0;
 out:
 	free(s.err.buf);

@@ -176,6 +176,15 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql)
 	return 0;
 }
 
+int db_prepare_all(sqlite3 *db, const struct db_stmt_sql *list, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = db_prepare(db, list[i].stmt, list[i].sql);
+	return r;
+}
+
 int db_step_done(sqlite3 *db, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);

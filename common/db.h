@@ -3,6 +3,7 @@
 #define MMHITM_DB_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One forward migration: applying sql moves the DB to user_version version. */
@@ -95,6 +96,13 @@ int db_errno(int sqlite_rc);
 int db_exec(sqlite3 *db, const char *sql);
 /* Prepares a statement. */
 int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql);
+/* A statement a caller keeps, and its SQL: a list for db_prepare_all(). */
+struct db_stmt_sql {
+	sqlite3_stmt **stmt;
+	const char *sql;
+};
+/* Prepares each statement of the list in turn, stopping at the first error. */
+int db_prepare_all(sqlite3 *db, const struct db_stmt_sql *list, size_t n);
 /* Steps a statement to completion (no rows expected) and resets it. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *st);
 /*

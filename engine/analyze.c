@@ -80,39 +80,37 @@ static void ctx_done(struct ctx *c)
 
 static int ctx_prepare(struct ctx *c)
 {
-	int r = 0;
+	const struct db_stmt_sql stmts[] = {
+		{ &c->get_chain, "SELECT ips FROM callchains WHERE callchain_id = ?1" },
+		{ &c->put_chain_syms,
+		  "INSERT OR REPLACE INTO callchain_symbols(callchain_id, symbols) VALUES (?1, ?2)" },
+		{ &c->put_attr,
+		  "INSERT OR REPLACE INTO line_attribution(interval_id, line_addr, offset, ip,"
+		  " callchain_id, object_type, object_ref, object_addr, object_offset, field,"
+		  " field_offset, symbol, path, rule, reason, grade)"
+		  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)" },
+		{ &c->rows,
+		  "SELECT l.interval_id, i.start_ns, i.end_ns, l.line_addr, l.offset, l.ip,"
+		  " l.callchain_id FROM mem_lines l JOIN intervals i USING (interval_id)"
+		  " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.interval_id <= ?3"
+		  " ORDER BY l.interval_id" },
+		{ &c->retry_rows,
+		  "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
+		  " a.callchain_id, a.path FROM line_attribution a JOIN intervals i USING (interval_id)"
+		  " WHERE i.boot_id = ?1 AND (a.path = 'unresolved' OR"
+		  /* typed by the code path alone: a learned object may type it now */
+		  "  a.grade = 'path' OR"
+		  /* with new symbols: rows that had an unknown IP or frame */
+		  "  (?2 AND (a.symbol IS NULL OR a.callchain_id IN"
+		  "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
+		  "    OR symbols LIKE '% <- 0x%'))))" },
+	};
+	int r;
 
 	c->chains = u64map_new();
 	if (!c->chains)
 		return log_oom();
-	if (r >= 0)
-		r = db_prepare(c->db, &c->get_chain, "SELECT ips FROM callchains WHERE callchain_id = ?1");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->put_chain_syms,
-			       "INSERT OR REPLACE INTO callchain_symbols(callchain_id, symbols) VALUES (?1, ?2)");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->put_attr,
-			       "INSERT OR REPLACE INTO line_attribution(interval_id, line_addr, offset, ip,"
-			       " callchain_id, object_type, object_ref, object_addr, object_offset, field,"
-			       " field_offset, symbol, path, rule, reason, grade)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->rows,
-			       "SELECT l.interval_id, i.start_ns, i.end_ns, l.line_addr, l.offset, l.ip,"
-			       " l.callchain_id FROM mem_lines l JOIN intervals i USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND l.interval_id > ?2 AND l.interval_id <= ?3"
-			       " ORDER BY l.interval_id");
-	if (r >= 0)
-		r = db_prepare(c->db, &c->retry_rows,
-			       "SELECT a.interval_id, i.start_ns, i.end_ns, a.line_addr, a.offset, a.ip,"
-			       " a.callchain_id, a.path FROM line_attribution a JOIN intervals i USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND (a.path = 'unresolved' OR"
-			       /* typed by the code path alone: a learned object may type it now */
-			       "  a.grade = 'path' OR"
-			       /* with new symbols: rows that had an unknown IP or frame */
-			       "  (?2 AND (a.symbol IS NULL OR a.callchain_id IN"
-			       "   (SELECT callchain_id FROM callchain_symbols WHERE symbols LIKE '0x%'"
-			       "    OR symbols LIKE '% <- 0x%'))))");
+	r = db_prepare_all(c->db, stmts, ARRAY_SIZE(stmts));
 	if (r >= 0)
 		r = path_intervals_new(c->db, c->obj, &c->pi);
 	return r;

@@ -64,53 +64,48 @@ void path_intervals_free(struct path_intervals *p)
 
 static int path_intervals_prepare(struct path_intervals *p)
 {
-	int r;
+	const struct db_stmt_sql stmts[] = {
+		{ &p->path_sums,
+		  "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
+		  " sum(l.loads + l.stores + l.noparse)"
+		  " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
+		  /* kernel samples only: shares stay shares of the kernel's HITM */
+		  " WHERE a.interval_id = ?1 AND l.kernel = 1 GROUP BY a.path ORDER BY a.path" },
+		/* HITM is measured where the sampler ran: a windowed or duty-cycled
+		 * sampler writes its row (active_ns 0) for intervals it never ran in,
+		 * whose HITM is unknown, not zero, and must give no rate. */
+		{ &p->measured,
+		  "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1"
+		  "  AND (active_ns > 0 OR samples > 0))"
+		  " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
+		  " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
+		  " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)" },
+		{ &p->count,
+		  "SELECT c.count, c.variance, " WORK_SHARE_SQL
+		  " FROM event_counts c JOIN event_names n USING (event_id)"
+		  " JOIN intervals i USING (interval_id)"
+		  " WHERE c.interval_id = ?1 AND n.name = ?2" },
+		/* An imported boot has no counters of its own: the live boot
+		 * recorded over the same time has them, apportioned by overlap. */
+		{ &p->count_borrowed,
+		  "SELECT sum(c.count * " OVERLAP_SQL "),"
+		  " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)),"
+		  " sum(c.variance * " OVERLAP_SQL " * " OVERLAP_SQL "),"
+		  " sum(" WORK_SHARE_SQL " * (min(i.end_ns, ?3) - max(i.start_ns, ?2)))"
+		  "   / max(sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 1)"
+		  " FROM event_counts c JOIN event_names n USING (event_id)"
+		  " JOIN intervals i USING (interval_id)"
+		  " WHERE i.boot_id = ?1 AND n.name = ?4 AND i.end_ns > ?2 AND i.start_ns < ?3" },
+		{ &p->aging, "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1" },
+		{ &p->aging_borrowed,
+		  "SELECT sum(g.d * " OVERLAP_SQL "),"
+		  " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 0, 1"
+		  " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
+		  "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
+		  " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3" },
+	};
 
-	r = db_prepare(p->db, &p->path_sums,
-		       "SELECT a.path, sum(l.lcl_hitm), sum(l.rmt_hitm), sum(l.lcl_peer + l.rmt_peer),"
-		       " sum(l.loads + l.stores + l.noparse)"
-		       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
-		       /* kernel samples only: shares stay shares of the kernel's HITM */
-		       " WHERE a.interval_id = ?1 AND l.kernel = 1 GROUP BY a.path ORDER BY a.path");
-	/* HITM is measured where the sampler ran: a windowed or duty-cycled
-	 * sampler writes its row (active_ns 0) for intervals it never ran in,
-	 * whose HITM is unknown, not zero, and must give no rate. */
-	if (r >= 0)
-		r = db_prepare(p->db, &p->measured,
-			       "SELECT EXISTS (SELECT 1 FROM sampling WHERE interval_id = ?1"
-			       "  AND (active_ns > 0 OR samples > 0))"
-			       " OR EXISTS (SELECT 1 FROM mem_lines WHERE interval_id = ?1),"
-			       " EXISTS (SELECT 1 FROM path_intervals WHERE interval_id = ?1),"
-			       " (SELECT detail_dropped FROM intervals WHERE interval_id = ?1)");
-	if (r >= 0)
-		r = db_prepare(p->db, &p->count,
-			       "SELECT c.count, c.variance, " WORK_SHARE_SQL
-			       " FROM event_counts c JOIN event_names n USING (event_id)"
-			       " JOIN intervals i USING (interval_id)"
-			       " WHERE c.interval_id = ?1 AND n.name = ?2");
-	/* An imported boot has no counters of its own: the live boot recorded
-	 * over the same time has them, apportioned by overlap. */
-	if (r >= 0)
-		r = db_prepare(p->db, &p->count_borrowed,
-			       "SELECT sum(c.count * " OVERLAP_SQL "),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)),"
-			       " sum(c.variance * " OVERLAP_SQL " * " OVERLAP_SQL "),"
-			       " sum(" WORK_SHARE_SQL " * (min(i.end_ns, ?3) - max(i.start_ns, ?2)))"
-			       "   / max(sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 1)"
-			       " FROM event_counts c JOIN event_names n USING (event_id)"
-			       " JOIN intervals i USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND n.name = ?4 AND i.end_ns > ?2 AND i.start_ns < ?3");
-	if (r >= 0)
-		r = db_prepare(p->db, &p->aging,
-			       "SELECT sum(max_seq_delta) FROM lru_gen_progress WHERE interval_id = ?1");
-	if (r >= 0)
-		r = db_prepare(p->db, &p->aging_borrowed,
-			       "SELECT sum(g.d * " OVERLAP_SQL "),"
-			       " sum(min(i.end_ns, ?3) - max(i.start_ns, ?2)), 0, 1"
-			       " FROM intervals i JOIN (SELECT interval_id, sum(max_seq_delta) AS d"
-			       "  FROM lru_gen_progress GROUP BY interval_id) g USING (interval_id)"
-			       " WHERE i.boot_id = ?1 AND i.end_ns > ?2 AND i.start_ns < ?3");
-	return r;
+	return db_prepare_all(p->db, stmts, ARRAY_SIZE(stmts));
 }
 
 int path_intervals_new(sqlite3 *db, const struct objects *obj, struct path_intervals **ret)

@@ -303,6 +303,37 @@ static void test_statement_errors(void)
 	unlink(path);
 }
 
+/* A list of statements is prepared in order up to the first that fails. */
+static void test_prepare_all(void)
+{
+	sqlite3_stmt *a = NULL, *b = NULL, *c = NULL;
+	const struct db_stmt_sql good[] = {
+		{ &a, "SELECT 1" },
+		{ &b, "SELECT count(*) FROM event_names" },
+	};
+	const struct db_stmt_sql bad[] = {
+		{ &a, "SELECT 2" },
+		{ &b, "SELECT * FROM no_such_table" },
+		{ &c, "SELECT 3" },
+	};
+	sqlite3 *db = NULL;
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(db_prepare_all(db, good, 2), ==, 0);
+	CHECK_INT(a != NULL && b != NULL, ==, 1);
+	CHECK_STR(sqlite3_sql(b), "SELECT count(*) FROM event_names");
+	sqlite3_finalize(a);
+	sqlite3_finalize(b);
+	a = b = NULL;
+	CHECK_INT(db_prepare_all(db, bad, 3), ==, -EIO);
+	CHECK_INT(a != NULL, ==, 1);
+	CHECK_INT(b == NULL && c == NULL, ==, 1);
+	sqlite3_finalize(a);
+	db_close(db);
+	unlink(path);
+}
+
 /*
  * A read loop whose step fails keeps its reason in the user's words, as the
  * statement helpers do, and says nothing above debug: an interrupted scan,
@@ -380,5 +411,6 @@ int main(void)
 	RUN(test_name_ids);
 	RUN(test_statement_errors);
 	RUN(test_step_failed);
+	RUN(test_prepare_all);
 	return test_exit();
 }
