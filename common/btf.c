@@ -164,14 +164,10 @@ const struct btf_field *btf_layout_find(const struct btf_layout *l, const char *
 
 int btf_layout_store(sqlite3 *db, int64_t boot_id, const struct btf_layout *l)
 {
-	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
+	_cleanup_finalize_ sqlite3_stmt *ins = NULL;
 	int r;
 
-	r = db_prepare(db, &del, "DELETE FROM btf_layouts WHERE boot_id = ?1");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(del, 1, boot_id);
-	r = db_step_done(db, del);
+	r = db_exec_id(db, "DELETE FROM btf_layouts WHERE boot_id = ?1", boot_id);
 	if (r < 0)
 		return r;
 

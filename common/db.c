@@ -185,6 +185,20 @@ int db_prepare_all(sqlite3 *db, const struct db_stmt_sql *list, size_t n)
 	return r;
 }
 
+int db_exec_id(sqlite3 *db, const char *sql, int64_t id)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	r = db_prepare(db, &st, sql);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	r = db_step_done(db, st);
+	sqlite3_finalize(st);
+	return r;
+}
+
 int db_step_done(sqlite3 *db, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);

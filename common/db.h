@@ -103,6 +103,8 @@ struct db_stmt_sql {
 };
 /* Prepares each statement of the list in turn, stopping at the first error. */
 int db_prepare_all(sqlite3 *db, const struct db_stmt_sql *list, size_t n);
+/* Executes one statement without results, ?1 bound to id (a boot's, say). */
+int db_exec_id(sqlite3 *db, const char *sql, int64_t id);
 /* Steps a statement to completion (no rows expected) and resets it. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *st);
 /*

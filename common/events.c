@@ -44,14 +44,10 @@ void event_status_list_done(struct event_status_list *l)
 
 int event_status_store(sqlite3 *db, int64_t boot_id, const struct event_status_list *l)
 {
-	_cleanup_finalize_ sqlite3_stmt *del = NULL, *ins = NULL;
+	_cleanup_finalize_ sqlite3_stmt *ins = NULL;
 	int r;
 
-	r = db_prepare(db, &del, "DELETE FROM boot_events WHERE boot_id = ?1");
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(del, 1, boot_id);
-	r = db_step_done(db, del);
+	r = db_exec_id(db, "DELETE FROM boot_events WHERE boot_id = ?1", boot_id);
 	if (r < 0)
 		return r;
 	r = db_prepare(db, &ins, "INSERT OR REPLACE INTO boot_events(boot_id, event, role, available, detail)"

@@ -279,16 +279,27 @@ static int alloc_arrays(struct recorder *r, size_t n)
 	return 0;
 }
 
+/* The counters' readings now, into t and their counts into v. */
+static int read_counters_into(struct recorder *r, struct counter_total *t, uint64_t *v)
+{
+	int ret;
+
+	ret = counters_read_totals(r->counters, t);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		v[i] = t[i].count;
+	return 0;
+}
+
 /* The counters, /proc and our own usage as they are now: the baselines. */
 static int take_baselines(struct recorder *r, int64_t now_wall)
 {
 	int ret;
 
-	ret = counters_read_totals(r->counters, r->t_prev);
+	ret = read_counters_into(r, r->t_prev, r->prev);
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < counters_count(r->counters); i++)
-		r->prev[i] = r->t_prev[i].count;
 	ret = sys_snapshot_take(&r->snap[0], r->lru_gen);
 	if (ret < 0)
 		return ret;
@@ -820,19 +831,6 @@ static int take_samples(struct recorder *r)
 	return 0;
 }
 
-/* Continuous: the counters' readings now. */
-static int read_counters(struct recorder *r)
-{
-	int ret;
-
-	ret = counters_read_totals(r->counters, r->t_cur);
-	if (ret < 0)
-		return ret;
-	for (size_t i = 0; i < counters_count(r->counters); i++)
-		r->cur[i] = r->t_cur[i].count;
-	return 0;
-}
-
 static int64_t db_bytes_now(struct recorder *r)
 {
 	int64_t page_count = 0, page_size = 0;
@@ -973,7 +971,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	if (ret >= 0 && r->sampler)
 		ret = take_samples(r);
 	if (ret >= 0 && !r->windowed)
-		ret = read_counters(r);
+		ret = read_counters_into(r, r->t_cur, r->cur);
 	if (ret >= 0)
 		ret = sys_snapshot_take(cur, r->lru_gen);
 	if (ret < 0)

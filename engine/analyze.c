@@ -995,7 +995,6 @@ static int state_write(struct ctx *c, const struct state *s)
 
 static int forget_boot(sqlite3 *db, int64_t boot_id)
 {
-	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	static const char *const sql[] = {
 		"DELETE FROM line_attribution WHERE interval_id IN"
 		" (SELECT interval_id FROM intervals WHERE boot_id = ?1)",
@@ -1008,20 +1007,11 @@ static int forget_boot(sqlite3 *db, int64_t boot_id)
 		"DELETE FROM anchored_objects WHERE boot_id = ?1",
 		"DELETE FROM analysis_state WHERE boot_id = ?1",
 	};
-	int r;
+	int r = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
-		r = db_prepare(db, &st, sql[i]);
-		if (r < 0)
-			return r;
-		sqlite3_bind_int64(st, 1, boot_id);
-		r = db_step_done(db, st);
-		sqlite3_finalize(st);
-		st = NULL;
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(sql) && r >= 0; i++)
+		r = db_exec_id(db, sql[i], boot_id);
+	return r;
 }
 
 /* The next new intervals of the boot, at most BATCH_INTERVALS. */
