@@ -343,17 +343,6 @@ static void print_summary(const struct import *im, int64_t boot_id, const char *
 	       im->agg_cfg.line_size);
 }
 
-static void remove_db(const char *path)
-{
-	char p[4096];
-
-	unlink(path);
-	snprintf(p, sizeof(p), "%s-wal", path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", path);
-	unlink(p);
-}
-
 /* What was imported, for the user. */
 static void print_import(struct import *im, const struct import_opts *o, sqlite3 *db,
 			 int64_t boot_id, const char *hostname, const char *release,
@@ -615,7 +604,7 @@ int cmd_import(int argc, char **argv)
 	db_close(db);
 	/* a database this import created and could not fill is not left behind */
 	if (r < 0 && !db_existed)
-		remove_db(o.db);
+		db_remove(o.db);
 out:
 	btf_layout_done(&layout);
 	import_done(&im);

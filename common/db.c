@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,17 @@ int db_prepare_all(sqlite3 *db, const struct db_stmt_sql *list, size_t n)
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = db_prepare(db, list[i].stmt, list[i].sql);
 	return r;
+}
+
+void db_remove(const char *path)
+{
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char p[PATH_MAX + 8];
+
+	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, suffix[i]);
+		unlink(p);
+	}
 }
 
 int db_exec_id(sqlite3 *db, const char *sql, int64_t id)

@@ -67,6 +67,9 @@ int db_refuse_foreign(const char *path);
  */
 const char *db_open_error(void);
 void db_close(sqlite3 *db);
+/* Removes a closed database and its -wal and -shm files: one that an
+ * import created and could not fill is not left behind. */
+void db_remove(const char *path);
 
 /*
  * Whether mmhitmd is writing the database at db_path: 1 when another

@@ -810,17 +810,6 @@ static void print_summary(const struct tdimport *im, int64_t boot_id, const char
 	       t0, t1, im->time_source);
 }
 
-static void remove_db(const char *path)
-{
-	char p[4096];
-
-	unlink(path);
-	snprintf(p, sizeof(p), "%s-wal", path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", path);
-	unlink(p);
-}
-
 /*
  * Opens im->path (*ret_fd, for the caller to close) and reads it whole:
  * its mtime and content hash, then both passes, once check_in_child()'s
@@ -915,7 +904,7 @@ static int store_all(struct tdimport *im, const char *db_path, const char *hostn
 	}
 	db_close(db);
 	if (r < 0 && !db_existed)
-		remove_db(db_path);
+		db_remove(db_path);
 	return r;
 }
 

@@ -225,41 +225,39 @@ double stats_normal_sf(double z)
 	return 0.5 * erfc(z / M_SQRT2);
 }
 
+#define LENTZ_TINY 1e-300
+
+/* One term aa of the modified Lentz method: the factor it brings to h. */
+static double lentz_step(double aa, double *c, double *d)
+{
+	*d = 1 + aa * *d;
+	if (fabs(*d) < LENTZ_TINY)
+		*d = LENTZ_TINY;
+	*c = 1 + aa / *c;
+	if (fabs(*c) < LENTZ_TINY)
+		*c = LENTZ_TINY;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /*
  * The continued fraction for I_x(a, b) (DLMF 8.17.22), evaluated with the
  * modified Lentz method; it converges fast for x < (a + 1) / (a + b + 2).
  */
 static double betacf(double a, double b, double x)
 {
-	const double tiny = 1e-300, eps = 1e-16;
+	const double eps = 1e-16;
 	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
 
-	if (fabs(d) < tiny)
-		d = tiny;
+	if (fabs(d) < LENTZ_TINY)
+		d = LENTZ_TINY;
 	d = 1 / d;
 	h = d;
 	for (int m = 1; m <= 100000; m++) {
-		double m2 = 2.0 * m, aa, del;
+		double m2 = 2.0 * m, del;
 
-		aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-
-		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		del = d * c;
+		h *= lentz_step(m * (b - m) * x / ((a - 1 + m2) * (a + m2)), &c, &d);
+		del = lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2)), &c, &d);
 		h *= del;
 		if (fabs(del - 1) < eps)
 			break;
