@@ -36,8 +36,9 @@
 /* A trace-cmd extract still running after this long is killed (ns). */
 #define EXTRACT_TIMEOUT_NS	(120 * NSEC_PER_SEC)
 /* Room a snapshot needs besides its ring: the event formats trace-cmd
- * writes into every file (about 1 MiB) and slack (bytes). */
-#define SNAPSHOT_OVERHEAD	(4 << 20)
+ * writes into every file (about 1 MiB), /proc/kallsyms in the file and its
+ * frozen copy beside it (5 MiB each on a 6.18 kernel) and slack (bytes). */
+#define SNAPSHOT_OVERHEAD	(16 << 20)
 /* File names: "flight-<UTC time>-<trigger>.dat". */
 #define SNAPSHOT_PREFIX		"flight-"
 #define SNAPSHOT_SUFFIX		".dat"
@@ -50,10 +51,14 @@
  * loads. A size that changed in between left the file's command lines
  * section shorter than it says: trace-cmd warned, exited 0, and the
  * trace.dat could not be read (trace-cmd report printed nothing and
- * exited 0). run_extract() binds a copy, read once, over each.
+ * exited 0). And /proc/kallsyms whenever a BPF program or an ftrace
+ * trampoline comes or goes (each daemon's task iterator, any BPF tool on
+ * the host): trace-cmd gave up ("error in size of file"), no snapshot.
+ * run_extract() binds a copy, read once, over each: a name is a tracefs
+ * file of every mount's top level, a path is a file of its own.
  */
-static const char *const frozen_files[] = { "saved_cmdlines", "printk_formats" };
-#define N_FROZEN		2
+static const char *const frozen_files[] = { "saved_cmdlines", "printk_formats", "/proc/kallsyms" };
+#define N_FROZEN		3
 _Static_assert(ARRAY_SIZE(frozen_files) == N_FROZEN, "frozen_files[] and N_FROZEN");
 /* What trace-cmd says of such a file, in its log. */
 #define TORN_WARNING		"error in size of file"
@@ -277,6 +282,19 @@ static void shield(const char *src, const char *path)
 	}
 }
 
+/* What trace-cmd reads twice, as it was once: frozen_files[k] at path. */
+static void freeze(const struct flight *f, size_t k, const char *path, bool copied[N_FROZEN])
+{
+	if (access(path, R_OK) < 0)
+		return;
+	if (!copied[k] && copy_once(path, f->frozen[k]) < 0) {
+		fprintf(stderr, "cannot copy %s to %s: %m\n", path, f->frozen[k]);
+		_exit(CHILD_NO_SHIELD);
+	}
+	copied[k] = true;
+	shield(f->frozen[k], path);
+}
+
 /* One tracefs mount's top level, as run_extract() says. */
 static void shield_top(const struct flight *f, const char *dir, bool copied[N_FROZEN])
 {
@@ -286,17 +304,11 @@ static void shield_top(const struct flight *f, const char *dir, bool copied[N_FR
 
 	snprintf(p, sizeof(p), "%s/tracing_on", dir);
 	shield(f->on, p);
-	/* what trace-cmd reads twice, as it was once (frozen_files[]) */
 	for (size_t k = 0; k < N_FROZEN; k++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, frozen_files[k]);
-		if (access(p, R_OK) < 0)
+		if (frozen_files[k][0] == '/')
 			continue;
-		if (!copied[k] && copy_once(p, f->frozen[k]) < 0) {
-			fprintf(stderr, "cannot copy %s to %s: %m\n", p, f->frozen[k]);
-			_exit(CHILD_NO_SHIELD);
-		}
-		copied[k] = true;
-		shield(f->frozen[k], p);
+		snprintf(p, sizeof(p), "%s/%s", dir, frozen_files[k]);
+		freeze(f, k, p, copied);
 	}
 	snprintf(p, sizeof(p), "%s/per_cpu", dir);
 	d = opendir(p);
@@ -354,6 +366,9 @@ static void run_extract(const struct flight *f, char **argv)
 		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
 		_exit(CHILD_NO_SHIELD);
 	}
+	for (size_t k = 0; k < N_FROZEN; k++)
+		if (frozen_files[k][0] == '/')
+			freeze(f, k, frozen_files[k], copied);
 	execvp(argv[0], argv);
 	fprintf(stderr, "cannot run %s: %m\n", argv[0]);
 	_exit(CHILD_NO_EXEC);
@@ -411,8 +426,12 @@ static int snapshot_paths(struct flight *f, int64_t wall, const char *trigger)
 	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
 	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
 	snprintf(f->empty, sizeof(f->empty), "%s.empty", f->path);
-	for (size_t k = 0; k < N_FROZEN; k++)
-		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path, frozen_files[k]);
+	for (size_t k = 0; k < N_FROZEN; k++) {
+		const char *slash = strrchr(frozen_files[k], '/');
+
+		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path,
+			 slash ? slash + 1 : frozen_files[k]);
+	}
 	return 0;
 }
 

@@ -23,13 +23,20 @@
  *   waitsig       prints its pid, waits for SIGUSR1, then maps and unmaps
  *                 memory (so an mm older than the recorder takes its lock),
  *                 and exits on the next SIGUSR1
+ *   bpfchurn MS   loads a two-instruction BPF program and frees it again and
+ *                 again for MS milliseconds: each adds and removes a line of
+ *                 /proc/kallsyms while the JIT is on; prints "visible 1" if
+ *                 the program showed there, then "loads N"
  *   idle          sleeps briefly (the exec target)
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +402,65 @@ static int rrcalls(int cpu, long n)
 	return 0;
 }
 
+#define CHURN_NAME "mmhitm_churn"
+
+/* "r0 = 0; exit": a socket filter that takes nothing. */
+static int churn_load(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	snprintf(attr.prog_name, sizeof(attr.prog_name), "%s", CHURN_NAME);
+	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+}
+
+static bool in_kallsyms(const char *needle)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int do_bpfchurn(long ms)
+{
+	struct timespec now, end;
+	long loads = 0;
+	int fd;
+
+	fd = churn_load();
+	if (fd < 0)
+		return die("bpf(BPF_PROG_LOAD)");
+	printf("visible %d\n", in_kallsyms("_" CHURN_NAME));
+	close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += ms % 1000 * 1000000;
+	do {
+		fd = churn_load();
+		if (fd < 0)
+			return die("bpf(BPF_PROG_LOAD)");
+		close(fd);
+		loads++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	printf("loads %ld\n", loads);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
@@ -452,6 +518,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "rrcalls") && argc > 3)
 		return rrcalls((int)n, strtol(argv[3], NULL, 10));
+	if (!strcmp(argv[1], "bpfchurn"))
+		return do_bpfchurn(n);
 	if (!strcmp(argv[1], "idle")) {
 		usleep(200 * 1000);
 		return 0;
