@@ -596,6 +596,14 @@ static int open_writer(const char *path, unsigned int flags, sqlite3 **ret_db, i
 /* WAL, the vacuum mode of a new file, foreign keys; a writer migrates. */
 static int open_setup(sqlite3 *db, const char *path, unsigned int flags, int kind)
 {
+	static const char *const writer_pragmas[] = {
+		/* WAL: readers (mmhitm analyze, users' sqlite3) never block
+		 * the daemon, and a killed writer loses only its open txn. */
+		"PRAGMA journal_mode = WAL",
+		"PRAGMA synchronous = NORMAL",
+		/* Keep the WAL file small after checkpoints (bytes). */
+		"PRAGMA journal_size_limit = 4194304",
+	};
 	int r;
 
 	if (!(flags & DB_READONLY)) {
@@ -606,18 +614,11 @@ static int open_setup(sqlite3 *db, const char *path, unsigned int flags, int kin
 			if (r < 0)
 				return r;
 		}
-		/* WAL: readers (mmhitm analyze, users' sqlite3) never block
-		 * the daemon, and a killed writer loses only its open txn. */
-		r = open_pragma(db, path, "PRAGMA journal_mode = WAL");
-		if (r < 0)
-			return r;
-		r = open_pragma(db, path, "PRAGMA synchronous = NORMAL");
-		if (r < 0)
-			return r;
-		/* Keep the WAL file small after checkpoints (bytes). */
-		r = open_pragma(db, path, "PRAGMA journal_size_limit = 4194304");
-		if (r < 0)
-			return r;
+		for (size_t i = 0; i < ARRAY_SIZE(writer_pragmas); i++) {
+			r = open_pragma(db, path, writer_pragmas[i]);
+			if (r < 0)
+				return r;
+		}
 	}
 	r = open_pragma(db, path, "PRAGMA foreign_keys = ON");
 	if (r < 0 || (flags & DB_READONLY))
