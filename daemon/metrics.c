@@ -71,7 +71,7 @@ static void write_paths(FILE *f, const struct boot_info *b, const struct path_ex
 }
 
 int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
-		  const struct path_export *p, uint64_t db_bytes)
+		  const struct path_export *p, const struct daemon_export *x)
 {
 	const struct recorder_totals *tot = recorder_totals(r);
 	size_t n = recorder_nr_events(r);
@@ -119,7 +119,10 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	       "Interval slots not written on their own (folded into a later interval).");
 	fprintf(f, "mmhitm_intervals_dropped_total %" PRIu64 "\n", tot->dropped);
 	metric(f, "mmhitm_database_bytes", "gauge", "Size of the database file.");
-	fprintf(f, "mmhitm_database_bytes %" PRIu64 "\n", db_bytes);
+	fprintf(f, "mmhitm_database_bytes %" PRIu64 "\n", x->db_bytes);
+	metric(f, "mmhitm_spike_checks_total", "counter",
+	       "Readings of the free counters for spikes (every spike_check; half as often while quiet).");
+	fprintf(f, "mmhitm_spike_checks_total %" PRIu64 "\n", x->spike_checks);
 	fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -128,20 +131,20 @@ struct metrics_job {
 	const struct boot_info *b;
 	const struct recorder *r;
 	const struct path_export *p;
-	uint64_t db_bytes;
+	const struct daemon_export *x;
 };
 
 static int metrics_job_write(FILE *f, void *userdata)
 {
 	const struct metrics_job *job = userdata;
 
-	return metrics_write(f, job->b, job->r, job->p, job->db_bytes);
+	return metrics_write(f, job->b, job->r, job->p, job->x);
 }
 
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
-		       const struct path_export *p, uint64_t db_bytes)
+		       const struct path_export *p, const struct daemon_export *x)
 {
-	struct metrics_job job = { .b = b, .r = r, .p = p, .db_bytes = db_bytes };
+	struct metrics_job job = { .b = b, .r = r, .p = p, .x = x };
 	int ret;
 
 	/* The collector must never see a half-written file: a regular file is

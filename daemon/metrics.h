@@ -25,15 +25,21 @@ struct path_export {
 	const struct path_totals *totals;	/* NULL: attribution is off */
 };
 
+/* The daemon's own figures, beside the recorder's. */
+struct daemon_export {
+	uint64_t db_bytes;		/* the database file's size */
+	uint64_t spike_checks;		/* readings of the free counters for spikes */
+};
+
 /* Writes the metrics; labels are escaped. */
 int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
-		  const struct path_export *p, uint64_t db_bytes);
+		  const struct path_export *p, const struct daemon_export *x);
 
 /* Writes the metrics to path with output_write(): a regular file is
  * replaced whole (path.tmp.PID renamed over it), a FIFO or device written
  * in place without blocking. Logs a warning on failure. */
 int metrics_write_file(const char *path, const struct boot_info *b, const struct recorder *r,
-		       const struct path_export *p, uint64_t db_bytes);
+		       const struct path_export *p, const struct daemon_export *x);
 
 /* Label value escaping: backslash, double quote and newline. */
 void metrics_escape(FILE *f, const char *s);

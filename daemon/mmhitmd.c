@@ -304,8 +304,11 @@ static void after_flush(struct daemon *d, int64_t now)
 	}
 
 	if (d->cfg.metrics_file[0]) {
+		struct daemon_export x = { .spike_checks = schedule_spike_checks(d) };
+
 		db_size_bytes(d->db, &size);
-		metrics_write_file(d->cfg.metrics_file, &d->boot, d->rec, &d->paths, size);
+		x.db_bytes = size;
+		metrics_write_file(d->cfg.metrics_file, &d->boot, d->rec, &d->paths, &x);
 	}
 }
 

@@ -118,6 +118,11 @@ void schedule_watch_spikes(struct daemon *d)
 			    "continuing");
 }
 
+uint64_t schedule_spike_checks(const struct daemon *d)
+{
+	return d->sched ? spike_watch_reads(d->sched->spike) : 0;
+}
+
 bool schedule_in_window(const struct daemon *d)
 {
 	return d->sched->slice_off != INT64_MAX;

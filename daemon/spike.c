@@ -33,7 +33,7 @@ struct spike_watch {
 	bool tried[NR_PATH_FREE_FILES];	/* opened (or failed to) already */
 	char *buf;
 	size_t size;
-	unsigned int reads;		/* spike_watch_read() calls */
+	uint64_t reads;			/* spike_watch_read() calls */
 	size_t n;
 	struct {
 		const struct path_free *def;	/* the table's: its file and field */
@@ -184,6 +184,11 @@ static double median(const double *v, size_t n)
 	memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), cmp_double);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+uint64_t spike_watch_reads(const struct spike_watch *w)
+{
+	return w ? w->reads : 0;
 }
 
 bool spike_watch_ready(const struct spike_watch *w)

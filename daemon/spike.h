@@ -81,6 +81,8 @@ int spike_watch_read(struct spike_watch *w, struct spike_reading *ret);
 int spike_watch_feed(struct spike_watch *w, const struct spike_reading *r, double factor,
 		     double min_rate, int cpus, struct spike_hit *ret);
 
+/* How many readings spike_watch_read() has taken. */
+uint64_t spike_watch_reads(const struct spike_watch *w);
 /* Whether every counter read has history enough to be judged (logged once by the daemon). */
 bool spike_watch_ready(const struct spike_watch *w);
 
