@@ -740,7 +740,12 @@ int main(int argc, char **argv)
 	if (d.opts.check_config) {
 		if (r < 0)
 			return EXIT_CONFIG;
-		printf("%s: configuration OK\n", d.opts.config_path);
+		/* the default file may be absent (config_load() reads none) */
+		if (access(d.opts.config_path, F_OK) < 0 && errno == ENOENT)
+			printf("no configuration file at %s: the defaults and the command line "
+			       "are valid\n", d.opts.config_path);
+		else
+			printf("%s: configuration OK\n", d.opts.config_path);
 		config_done(&d.cfg);
 		return 0;
 	}

@@ -22,6 +22,16 @@ check "a named config that is missing: exit 78" $? -eq 78
 check "unknown flag is a usage error" $? -eq 2
 printf 'interval = 2s\n' >"$CONF"
 check "good config: exit 0" "$("$O/mmhitmd" --check-config -c "$CONF" >/dev/null 2>&1; echo $?)" -eq 0
+check_str "good config: says which file" "$("$O/mmhitmd" --check-config -c "$CONF" 2>&1)" \
+	"$CONF: configuration OK"
+# No file at the default path: it says it read none, not "OK" for it.
+def=$("$O/mmhitmd" --help | sed -n 's/.*(default \(\/[^)]*mmhitm\.conf\)).*/\1/p' | head -1)
+if [ -n "$def" ] && [ ! -e "$def" ]; then
+	check_str "no default file: says so" "$("$O/mmhitmd" --check-config --interval 7s 2>&1)" \
+		"no configuration file at $def: the defaults and the command line are valid"
+else
+	echo "note: the default configuration ${def:-(not in --help)} exists here: its absence is not tested"
+fi
 check "a flag wins over the file" \
 	"$("$O/mmhitmd" --print-config -c "$CONF" --interval 7s | sed -n 's/^interval = //p')" = 7s
 
