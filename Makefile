@@ -3,7 +3,10 @@
 # mmhitm: one non-recursive Makefile for the daemon, the tool, the load
 # generator, the tests and the benchmarks.
 #
-#   make deps        install missing Debian packages (root) and build libperf
+#   make deps        install the missing Debian packages the build needs (root)
+#                    and build libperf
+#   make deps-test   install the test lab (root): what make check, make
+#                    check-kernels and make demo run; they call it themselves
 #   make             build/mmhitmd build/mmhitm build/mmhitm-load
 #   make check       unit tests (plain and ASan+UBSan), fuzzers, integration,
 #                    faults (kill -9 loop, locks, signals, full disk)
@@ -16,6 +19,8 @@
 #                    units under a real systemd (QEMU)
 #   make demo-rollout   a real 6.1 -> 6.12 rollout recorded under QEMU
 #   make install     PREFIX=/usr/local DESTDIR=
+#   make deb         the Debian packages mmhitm and mmhitm-load (debian/),
+#                    into $(O)/deb
 #
 # O=dir puts every build output under dir (default: build).
 
@@ -42,11 +47,19 @@ endif
 
 # --- dependencies ----------------------------------------------------------
 
-# Debian 12 packages the build, the tests and the demo need.
+# Debian 12 packages the build needs, and nothing else: a host that builds
+# its own mmhitm gets no test tool (debian/control's Build-Depends are the
+# same list; test-package checks they agree). clang builds the BPF task
+# iterator; without it mmhitmd has no mm snapshots.
 DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
-		   libtracecmd-dev libsqlite3-dev sqlite3 libbpf-dev libsystemd-dev libelf-dev \
-		   zlib1g-dev linux-source-6.12 clang libclang-rt-14-dev \
-		   linux-perf bpftool systemd procps util-linux libcurl4-openssl-dev
+		   libtracecmd-dev libsqlite3-dev libbpf-dev libsystemd-dev libelf-dev \
+		   zlib1g-dev linux-source-6.12 clang libcurl4-openssl-dev
+# The test lab, installed by make deps-test (which make check,
+# check-kernels and demo run first). The fuzzers link libFuzzer
+# (libclang-rt); the tests read the databases with sqlite3, count with
+# perf and bpftool, run units under systemd, build and lint the packages.
+DEB_LAB		:= libclang-rt-14-dev sqlite3 linux-perf bpftool systemd procps util-linux \
+		   debhelper dpkg-dev lintian fakeroot
 # report tests and make demo: numpy draws the generated fleets (fleetgen.py),
 # scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,
@@ -58,7 +71,7 @@ DEB_KERNELS	:= qemu-system-x86 busybox-static cpio kmod e2fsprogs debootstrap
 # requires): test-kernelshark.sh loads the snapshots through KernelShark.
 # ship tests: two clickhouse-server shards on loopback (tests/integration/
 # clickhouse-lib.sh), started and stopped by each test.
-DEB_TEST	:= $(DEB_BUILD) python3 python3-numpy python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd strace \
+DEB_TEST	:= $(DEB_BUILD) $(DEB_LAB) python3 python3-numpy python3-scipy universal-ctags python3-jsonschema chromium curl man-db trace-cmd strace \
 		   kernelshark libkshark-dev libjson-c-dev \
 		   prometheus prometheus-node-exporter clickhouse-server clickhouse-client \
 		   $(DEB_KERNELS)
@@ -92,8 +105,12 @@ WARNINGS	:= -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wno-missing-field-initializers -Werror=implicit-function-declaration
 BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
 CFLAGS		?= -O2 -g
+# CPPFLAGS and LDFLAGS as the environment gives them (dpkg-buildflags'
+# hardening: -D_FORTIFY_SOURCE, -z relro -z now).
+CPPFLAGS	?=
+LDFLAGS		?=
 # LAYER_INC: the folders an object may include from (see "layers" below).
-ALL_CFLAGS	= $(LAYER_INC) $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS	= $(LAYER_INC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 LIBS		= $(PKG_LIBS) $(LIBPERF_LIBS) -lm
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=undefined
@@ -164,7 +181,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 		   $(if $(wildcard tests/integration/mmhitm-test-helper.c),$(O)/tests/mmhitm-test-helper)
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
-.PHONY: all deps check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
+.PHONY: all deps deps-test deb check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
 	install uninstall clean distclean libperf soak stress check-faults layers
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
@@ -257,24 +274,24 @@ layers: $(LAYER_CHECKS)
 # A program links its own layer's archive and those below it, after the
 # layer check has passed.
 $(O)/mmhitmd: $(O)/obj/daemon/mmhitmd.o $(call layer_libs,daemon,) | $(LAYER_CHECKS)
-	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(O)/mmhitm: $(O)/obj/cli/mmhitm.o $(call layer_libs,cli,) | $(LAYER_CHECKS)
-	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(O)/mmhitm-load: $(O)/obj/load/mmhitm-load.o $(call layer_libs,load,) | $(LAYER_CHECKS)
-	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # --- tests -----------------------------------------------------------------
 
 $(O)/tests/%: $(O)/obj/tests/unit/%.o $(call ALL_LIBS,)
-	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 $(O)/tests-san/%: $(O)/san/tests/unit/%.o $(call ALL_LIBS,-san)
-	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) -lpthread
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) -lpthread
 
 $(O)/tests/mmhitm-test-helper: $(O)/obj/tests/integration/mmhitm-test-helper.o $(call ALL_LIBS,)
-	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # Fuzz targets are built with clang, against the library compiled with
 # libFuzzer's coverage instrumentation.
@@ -297,29 +314,32 @@ FUZZ_SECONDS	?= 20
 # UNIT_TESTS and FUZZERS above do, prints "N expected" first and fails when
 # a binary is missing or fewer ran; with CI=true (from the environment) a
 # skip not in tests/allowed-skips fails too.
-check: all $(TEST_BINS) $(FUZZ_BINS)
+check: deps-test all $(TEST_BINS) $(FUZZ_BINS)
 	$(Q)O=$(O) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run
+
+# The fuzzers link libFuzzer, which comes with the lab.
+$(FUZZ_BINS): | deps-test
 
 check-unit: $(TEST_BINS)
 	$(Q)O=$(O) sh tests/run unit
 
-check-integration: all $(TEST_BINS)
+check-integration: deps-test all $(TEST_BINS)
 	$(Q)O=$(O) sh tests/run integration
 
-check-faults: all $(TEST_BINS)
+check-faults: deps-test all $(TEST_BINS)
 	$(Q)O=$(O) sh tests/run faults
 
 # Not in make check: minutes of reproducers and churn (tests/faults/soak.sh).
 SOAK_MINUTES	?= 10
 
-soak: all $(TEST_BINS)
+soak: deps-test all $(TEST_BINS)
 	$(Q)O=$(O) SOAK_MINUTES=$(SOAK_MINUTES) sh tests/faults/soak.sh
 
 # Not in make check: the tests that have flaked, STRESS_RUNS (100) times
 # each beside CPU hogs, a dd loop and a second tracer (tests/faults/stress.sh).
 STRESS_RUNS	?= 100
 
-stress: all $(TEST_BINS)
+stress: deps-test all $(TEST_BINS)
 	$(Q)O=$(O) STRESS_RUNS=$(STRESS_RUNS) sh tests/faults/stress.sh
 
 # --- demo ------------------------------------------------------------------
@@ -327,7 +347,7 @@ stress: all $(TEST_BINS)
 DEMO_DB		?= $(O)/demo/mmhitm.db
 DEMO_SECONDS	?= 30
 
-demo: all
+demo: deps-test all
 	$(Q)sh tests/demo.sh $(O) $(DEMO_DB) $(DEMO_SECONDS)
 
 # --- bench -----------------------------------------------------------------
@@ -344,7 +364,7 @@ BENCH_SECONDS	?= 20
 BENCH_OFF_SECONDS ?= 10
 BENCH_PROGS	:= $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 
-bench: all $(BENCH_PROGS)
+bench: deps-test all $(BENCH_PROGS)
 	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) \
 		BENCH_OFF_SECONDS=$(BENCH_OFF_SECONDS) sh bench/run-bench.sh
 
@@ -352,11 +372,11 @@ bench: all $(BENCH_PROGS)
 # loopback: load time, ship throughput, and the report's wall time and peak
 # RSS from the cluster and from 1,000 SQLite files (bench/bench-fleet.sh;
 # BENCH_FLEET_HOSTS, _SUBSET, _ROUNDS, _SHIP, _DAYS). Not part of make check.
-bench-fleet: all
+bench-fleet: deps-test all
 	$(Q)O=$(O) sh bench/bench-fleet.sh
 
 $(O)/bench/%: $(O)/obj/bench/%.o $(call ALL_LIBS,)
-	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $^ $(LIBS) -lpthread
+	$(call quiet,LD,$@)mkdir -p $(@D) && $(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 # --- real kernels under QEMU (tests/kernels) -------------------------------
 #
@@ -374,10 +394,10 @@ ROLLOUT_DIR	?= $(O)/demo-rollout
 .PHONY: demo-rollout
 
 # test-hotplug's guest makes its system calls with the test helper.
-check-kernels: all $(O)/tests/mmhitm-test-helper
+check-kernels: deps-test all $(O)/tests/mmhitm-test-helper
 	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROOTFS_CACHE=$(ROOTFS_CACHE) sh tests/run kernels
 
-demo-rollout: all
+demo-rollout: deps-test all
 	$(Q)O=$(O) KERNEL_CACHE=$(KERNEL_CACHE) ROLLOUT_DIR=$(ROLLOUT_DIR) \
 	    sh tests/kernels/test-rollout.sh
 
@@ -446,23 +466,52 @@ uninstall:
 	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
+# --- Debian packages -------------------------------------------------------
+#
+# make deb: dpkg-buildpackage over a copy of the tracked files (the
+# checkout stays clean), the packages and their .changes into $(O)/deb.
+# Build-Depends missing are named by dpkg-checkbuilddeps; make deps
+# installs them.
+
+deb:
+	$(Q)rm -rf $(O)/deb && mkdir -p $(O)/deb/mmhitm
+	$(Q)if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git ls-files -z | xargs -0 cp -P --parents -t $(O)/deb/mmhitm; \
+	else \
+		tar -cf - --exclude='./$(O)' --exclude='./build' --exclude='./build-*' . | \
+		    tar -xf - -C $(O)/deb/mmhitm; \
+	fi
+	$(Q)cd $(O)/deb/mmhitm && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+	    { tail -30 ../build.log >&2; echo "error: dpkg-buildpackage failed; the log: $(O)/deb/build.log" >&2; exit 1; }
+	$(Q)ls $(O)/deb/*.deb
+
 # --- housekeeping ----------------------------------------------------------
 
-# deps: what Debian lacks gets installed; libperf gets built.
-deps:
-	$(Q)missing=$$(for p in $(DEB_TEST); do \
+# apt_install(packages, target): what Debian lacks of the list gets
+# installed (as root; otherwise one line naming them and the target).
+apt_install	= missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	    done); \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" != 0 ]; then \
-			echo "error: missing packages: $$missing; run 'make deps' as root" >&2; exit 1; \
+			echo "error: missing packages:" $$missing"; run 'make $(2)' as root" >&2; exit 1; \
 		fi; \
-		echo "  APT     $$missing"; \
+		echo "  APT     "$$missing; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null || \
 		{ apt-get update -q >/dev/null && \
 		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; } || exit 1; \
 	fi
+
+# deps: what the build needs; libperf gets built.
+deps:
+	$(Q)$(call apt_install,$(DEB_BUILD),deps)
 	$(Q)$(MAKE) --no-print-directory libperf
+
+# deps-test: the test lab. Where dpkg is not (another distribution), the
+# tests say what they lack and skip.
+deps-test:
+	$(Q)if command -v dpkg-query >/dev/null; then $(call apt_install,$(DEB_TEST),deps-test); \
+	else echo "deps-test: no dpkg here; the tests that lack a tool will skip" >&2; fi
 
 clean:
 	rm -rf $(O)/obj $(O)/san $(O)/fuzzobj $(O)/gen $(O)/tests $(O)/tests-san $(O)/fuzz \
