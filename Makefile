@@ -437,6 +437,8 @@ install: all $(O)/mmhitm.conf
 	done
 	install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
 	install -m 0644 engine/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
+	install -d $(DESTDIR)$(DATADIR)/mmhitm/prometheus
+	install -m 0644 monitoring/mmhitm-alerts.yml $(DESTDIR)$(DATADIR)/mmhitm/prometheus/
 	@# An existing configuration is the operator's: never overwrite it.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf ] || \
 	    install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf
@@ -464,20 +466,24 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/$$c; fi; \
 	    rm -f $(DESTDIR)$(DATADIR)/mmhitm/$$c.example; \
 	done
-	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
+	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/prometheus/mmhitm-alerts.yml
+	-rmdir $(DESTDIR)$(DATADIR)/mmhitm/prometheus 2>/dev/null
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
 # --- Debian packages -------------------------------------------------------
 #
-# make deb: dpkg-buildpackage over a copy of the tracked files (the
-# checkout stays clean), the packages and their .changes into $(O)/deb.
+# make deb: dpkg-buildpackage over a copy of the working tree's files that
+# git tracks or does not ignore (the checkout stays clean), the packages
+# and their .changes into $(O)/deb.
 # Build-Depends missing are named by dpkg-checkbuilddeps; make deps
 # installs them.
 
 deb:
 	$(Q)rm -rf $(O)/deb && mkdir -p $(O)/deb/mmhitm
 	$(Q)if git rev-parse --git-dir >/dev/null 2>&1; then \
-		git ls-files -z | xargs -0 cp -P --parents -t $(O)/deb/mmhitm; \
+		git ls-files -z --cached --others --exclude-standard | \
+		    xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		    xargs -0 cp -P --parents -t $(O)/deb/mmhitm; \
 	else \
 		tar -cf - --exclude='./$(O)' --exclude='./build' --exclude='./build-*' . | \
 		    tar -xf - -C $(O)/deb/mmhitm; \

@@ -61,6 +61,7 @@ struct daemon {
 	int (*sleep_on_signals)(struct daemon *d, int64_t ms);
 	uint64_t watchdog_usec;
 	int64_t cpu_warned_ns;		/* last CPU-budget warning */
+	int64_t analyzed_ns;		/* wall: the last attribution that succeeded; 0 none */
 	bool budget_warned;
 	bool windowed;			/* record_mode = windowed */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */

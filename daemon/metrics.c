@@ -120,6 +120,21 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	fprintf(f, "mmhitm_intervals_dropped_total %" PRIu64 "\n", tot->dropped);
 	metric(f, "mmhitm_database_bytes", "gauge", "Size of the database file.");
 	fprintf(f, "mmhitm_database_bytes %" PRIu64 "\n", x->db_bytes);
+	metric(f, "mmhitm_database_max_bytes", "gauge", "max_db_size; 0: no limit.");
+	fprintf(f, "mmhitm_database_max_bytes %" PRIu64 "\n", x->db_max_bytes);
+	metric(f, "mmhitm_interval_seconds", "gauge", "The interval mmhitmd writes a row every.");
+	fprintf(f, "mmhitm_interval_seconds %.3f\n", x->interval_ns / 1e9);
+	metric(f, "mmhitm_last_interval_timestamp_seconds", "gauge",
+	       "When mmhitmd wrote its last interval (Unix time).");
+	fprintf(f, "mmhitm_last_interval_timestamp_seconds %.3f\n", x->written_ns / 1e9);
+	if (x->analyzed_ns >= 0) {
+		metric(f, "mmhitm_last_analysis_timestamp_seconds", "gauge",
+		       "When attribution last succeeded (Unix time; 0: not yet). Absent with analyze = no.");
+		fprintf(f, "mmhitm_last_analysis_timestamp_seconds %.3f\n", x->analyzed_ns / 1e9);
+	}
+	metric(f, "mmhitm_windows_skipped_total", "counter",
+	       "Intervals left without a window by overhead_budget.");
+	fprintf(f, "mmhitm_windows_skipped_total %" PRIu64 "\n", x->windows_skipped);
 	metric(f, "mmhitm_spike_checks_total", "counter",
 	       "Readings of the free counters for spikes (every spike_check; half as often while quiet).");
 	fprintf(f, "mmhitm_spike_checks_total %" PRIu64 "\n", x->spike_checks);

@@ -25,10 +25,16 @@ struct path_export {
 	const struct path_totals *totals;	/* NULL: attribution is off */
 };
 
-/* The daemon's own figures, beside the recorder's. */
+/* The daemon's own figures, beside the recorder's; what the alert rules
+ * (monitoring/mmhitm-alerts.yml) read. Times are wall-clock ns. */
 struct daemon_export {
 	uint64_t db_bytes;		/* the database file's size */
+	uint64_t db_max_bytes;		/* max_db_size; 0: no limit */
+	int64_t interval_ns;
+	int64_t written_ns;		/* the last interval written */
+	int64_t analyzed_ns;		/* the last attribution that succeeded; 0 none, < 0 off */
 	uint64_t spike_checks;		/* readings of the free counters for spikes */
+	uint64_t windows_skipped;	/* intervals whose window the budget left out */
 };
 
 /* Writes the metrics; labels are escaped. */

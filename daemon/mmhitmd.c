@@ -276,6 +276,8 @@ static void after_flush(struct daemon *d, int64_t now)
 		r = analysis_step(d->analysis, d->db, d->boot_id);
 		if (r < 0)
 			log_warning_errno(r, "Attribution failed: %s, retrying next interval", db_error(r));
+		else
+			d->analyzed_ns = now;
 		d->paths.totals = analysis_totals(d->analysis);
 	}
 
@@ -304,7 +306,14 @@ static void after_flush(struct daemon *d, int64_t now)
 	}
 
 	if (d->cfg.metrics_file[0]) {
-		struct daemon_export x = { .spike_checks = schedule_spike_checks(d) };
+		struct daemon_export x = {
+			.db_max_bytes = d->cfg.max_db_size,
+			.interval_ns = d->cfg.interval_ns,
+			.written_ns = now,
+			.analyzed_ns = d->analysis ? d->analyzed_ns : -1,
+			.spike_checks = schedule_spike_checks(d),
+			.windows_skipped = schedule_windows_skipped(d),
+		};
 
 		db_size_bytes(d->db, &size);
 		x.db_bytes = size;

@@ -62,6 +62,7 @@ struct schedule {
 	struct window_prices learn_price, slice_price;
 	double per_armed;		/* kernel ns per armed ns; 0: not seen */
 	double balance;			/* ns of CPU saved (< 0: overspent) */
+	uint64_t budget_skipped;	/* intervals it left without a window */
 	bool slice_learns;		/* the open slice does */
 	int64_t slice_cpu0;		/* process CPU time before it was armed */
 
@@ -121,6 +122,11 @@ void schedule_watch_spikes(struct daemon *d)
 uint64_t schedule_spike_checks(const struct daemon *d)
 {
 	return d->sched ? spike_watch_reads(d->sched->spike) : 0;
+}
+
+uint64_t schedule_windows_skipped(const struct daemon *d)
+{
+	return d->sched ? d->sched->budget_skipped : 0;
 }
 
 bool schedule_in_window(const struct daemon *d)
@@ -228,6 +234,7 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
 			 "(%.3g ms, %.3g ms in the balance)", c.learn_ns / 1e6, b.cost_ns / 1e6,
 			 d->cfg.overhead_budget * 100, budget / 1e6, s->balance / 1e6);
 		recorder_window_note(d->rec, note);
+		s->budget_skipped++;
 		return false;
 	}
 	if (!ok) {
@@ -235,6 +242,7 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
 			 "overhead_budget %g%% (%.3g ms, %.3g ms in the balance)", b.cost_ns / 1e6,
 			 d->cfg.overhead_budget * 100, budget / 1e6, s->balance / 1e6);
 		recorder_window_note(d->rec, note);
+		s->budget_skipped++;
 		return false;
 	}
 	if (b.shortened || (want && !b.learn))

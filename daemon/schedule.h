@@ -65,6 +65,8 @@ void schedule_spikes(struct daemon *d, struct deadlines *t, int64_t mono);
 
 /* The free counters' readings for spikes so far. */
 uint64_t schedule_spike_checks(const struct daemon *d);
+/* The intervals overhead_budget left without a window so far. */
+uint64_t schedule_windows_skipped(const struct daemon *d);
 /* How long the main loop may sleep for the schedule's sake (ns; may be < 0). */
 int64_t schedule_next_wait(const struct daemon *d, int64_t mono);
 /* Whether a slice or spike window is open ... */
