@@ -488,7 +488,8 @@ deb:
 		tar -cf - --exclude='./$(O)' --exclude='./build' --exclude='./build-*' . | \
 		    tar -xf - -C $(O)/deb/mmhitm; \
 	fi
-	$(Q)cd $(O)/deb/mmhitm && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+	$(Q)cd $(O)/deb/mmhitm && env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS -u MAKELEVEL \
+	    dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
 	    { tail -30 ../build.log >&2; echo "error: dpkg-buildpackage failed; the log: $(O)/deb/build.log" >&2; exit 1; }
 	$(Q)ls $(O)/deb/*.deb
 
