@@ -413,14 +413,15 @@ clean-kernels:
 
 UNITDIR		?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 UNITS		:= mmhitmd.service mmhitm-report.service mmhitm-report.timer \
-		   mmhitm-ship.service mmhitm-ship.timer
+		   mmhitm-ship.service mmhitm-ship.timer \
+		   mmhitm-fleet-report.service mmhitm-fleet-report.timer
 MANPAGES	:= $(wildcard man/*.[1-8])
 COMPLETIONDIR	?= $(DATADIR)/bash-completion/completions
 
 # Unit files name the installed paths: made at install time, for the
 # PREFIX of that install.
 SUBST_PATHS	= sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-		      -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+		      -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g'
 
 $(O)/mmhitm.conf: $(O)/mmhitmd
 	$(call quiet,GEN,$@)$(O)/mmhitmd --print-config | sed 's/^\([a-z]\)/# \1/' > $@
@@ -437,6 +438,7 @@ install: all $(O)/mmhitm.conf
 	done
 	install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(DATADIR)/mmhitm/mmhitm.conf.example
 	install -m 0644 engine/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/rules.conf
+	install -m 0644 systemd/fleet-report.env.example $(DESTDIR)$(DATADIR)/mmhitm/
 	install -d $(DESTDIR)$(DATADIR)/mmhitm/prometheus
 	install -m 0644 monitoring/mmhitm-alerts.yml $(DESTDIR)$(DATADIR)/mmhitm/prometheus/
 	@# An existing configuration is the operator's: never overwrite it.
@@ -466,7 +468,8 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/mmhitm/$$c; fi; \
 	    rm -f $(DESTDIR)$(DATADIR)/mmhitm/$$c.example; \
 	done
-	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/prometheus/mmhitm-alerts.yml
+	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/prometheus/mmhitm-alerts.yml \
+	    $(DESTDIR)$(DATADIR)/mmhitm/fleet-report.env.example
 	-rmdir $(DESTDIR)$(DATADIR)/mmhitm/prometheus 2>/dev/null
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 

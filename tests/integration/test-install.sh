@@ -30,10 +30,11 @@ check_str "units name the installed daemon" \
 
 out=$(MANPATH=$ROOT/usr/share/man systemd-analyze verify "$ROOT/units/mmhitmd.service" \
 	"$ROOT/units/mmhitm-report.service" "$ROOT/units/mmhitm-report.timer" \
-	"$ROOT/units/mmhitm-ship.service" "$ROOT/units/mmhitm-ship.timer" 2>&1)
+	"$ROOT/units/mmhitm-ship.service" "$ROOT/units/mmhitm-ship.timer" \
+	"$ROOT/units/mmhitm-fleet-report.service" "$ROOT/units/mmhitm-fleet-report.timer" 2>&1)
 check "systemd-analyze verify is silent" "$(printf '%s' "$out" | grep -c .)" -eq 0
 [ -z "$out" ] || echo "$out"
-for u in mmhitmd mmhitm-report mmhitm-ship; do
+for u in mmhitmd mmhitm-report mmhitm-ship mmhitm-fleet-report; do
 	e=$(systemd-analyze security --offline=true "$ROOT/units/$u.service" 2>/dev/null |
 		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
 	# mmhitmd(8) records 1.9, 1.1 and 1.8: a change that weakens a unit shows here.

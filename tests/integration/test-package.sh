@@ -61,7 +61,8 @@ dpkg-deb -c "$load" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/load-files"
 for f in /usr/sbin/mmhitmd /usr/bin/mmhitm /lib/systemd/system/mmhitmd.service \
 	/lib/systemd/system/mmhitm-report.timer /lib/systemd/system/mmhitm-ship.timer \
 	/etc/mmhitm/mmhitm.conf /etc/mmhitm/patches.conf /usr/share/mmhitm/rules.conf \
-	/usr/share/mmhitm/prometheus/mmhitm-alerts.yml \
+	/usr/share/mmhitm/prometheus/mmhitm-alerts.yml /usr/share/mmhitm/fleet-report.env.example \
+	/lib/systemd/system/mmhitm-fleet-report.service /lib/systemd/system/mmhitm-fleet-report.timer \
 	/usr/share/man/man8/mmhitmd.8.gz /usr/share/man/man1/mmhitm.1.gz \
 	/usr/share/man/man5/mmhitm.conf.5.gz /usr/share/bash-completion/completions/mmhitm \
 	/usr/share/doc/mmhitm/copyright; do
@@ -84,8 +85,8 @@ grep -q "deb-systemd-invoke \$_dh_action 'mmhitmd.service'" "$TMP/postinst" &&
 	pass "postinst starts (or, upgrading, restarts) mmhitmd.service" || fail "postinst does not start mmhitmd"
 grep -q "deb-systemd-helper enable 'mmhitm-report.timer'" "$TMP/postinst" &&
 	pass "postinst enables the weekly report" || fail "postinst does not enable mmhitm-report.timer"
-check_str "postinst starts nothing of shipping" \
-	"$(grep -c "deb-systemd-invoke.*mmhitm-ship" "$TMP/postinst" | tr -d ' ')" "0"
+check_str "postinst starts nothing of shipping or the fleet report" \
+	"$(grep -c "deb-systemd-invoke.*mmhitm-\(ship\|fleet\)" "$TMP/postinst" | tr -d ' ')" "0"
 check_str "postinst starts no oneshot service" \
 	"$(grep -c "deb-systemd-invoke.*'mmhitm-report.service'" "$TMP/postinst" | tr -d ' ')" "0"
 dpkg-deb -I "$deb" postrm >"$TMP/postrm"

@@ -157,6 +157,29 @@ check "... which count the recorded intervals" \
 	"$("$PY" -c 'import json, sys; print(sum(h["quality"]["intervals"] for h in json.load(open(sys.argv[1]))["hosts"]))' \
 	   "$WORK/real-ch.json")" -ge 3
 
+# --- the weekly fleet report's unit --------------------------------------------------------------
+# mmhitm-fleet-report.service's ExecStart, with fleet-report.env's
+# variables expanded as systemd does (systemd.service(5), "Command lines"):
+# ${VAR} one word, $VAR split at spaces. A new file per run, latest.*.
+cat >"$WORK/fleet-report.env" <<EOF
+MMHITM_SOURCE=$CH
+MMHITM_REPORT_DIR=$WORK/fleet-reports
+MMHITM_REPORT_ARGS=--config /dev/null --quiet --patches $PATCHES $RANGE
+EOF
+cmd=$(sed -n 's/^ExecStart=//p' systemd/mmhitm-fleet-report.service.in | sed "s|@BINDIR@|$O|")
+(
+	MMHITM_REPORT_DIR=/var/lib/mmhitm/fleet-reports	# the unit's Environment=
+	set -a
+	. "$WORK/fleet-report.env"
+	set +a
+	eval "set -- $(printf '%s' "$cmd" | sed 's/\${\([A-Z_]*\)}/"$\1"/g')"
+	"$@"
+) >"$WORK/unit.out" 2>&1 || fail "the fleet report unit's command: $(tail -3 "$WORK/unit.out")"
+check "the fleet report unit wrote latest.html" "$(test -s "$WORK/fleet-reports/latest.html" && echo 1)" -eq 1
+check_str "... and latest.json: the cluster's hosts" \
+	"$("$PY" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["parameters"]["source"], len(r["hosts"]))' \
+	   "$WORK/fleet-reports/latest.json" 2>&1)" "clickhouse 26"
+
 # --- a cluster that cannot be read ---------------------------------------------------------------
 
 report --source clickhouse://127.0.0.1:1/mmr --json "$WORK/x.json" > "$WORK/out" 2>&1
