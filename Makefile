@@ -441,6 +441,8 @@ install: all $(O)/mmhitm.conf
 	install -m 0644 systemd/fleet-report.env.example $(DESTDIR)$(DATADIR)/mmhitm/
 	install -d $(DESTDIR)$(DATADIR)/mmhitm/prometheus
 	install -m 0644 monitoring/mmhitm-alerts.yml $(DESTDIR)$(DATADIR)/mmhitm/prometheus/
+	install -d $(DESTDIR)$(DATADIR)/mmhitm/grafana
+	install -m 0644 monitoring/mmhitm-dashboard.json $(DESTDIR)$(DATADIR)/mmhitm/grafana/
 	@# An existing configuration is the operator's: never overwrite it.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf ] || \
 	    install -m 0644 $(O)/mmhitm.conf $(DESTDIR)$(SYSCONFDIR)/mmhitm/mmhitm.conf
@@ -470,7 +472,8 @@ uninstall:
 	done
 	rm -f $(DESTDIR)$(DATADIR)/mmhitm/rules.conf $(DESTDIR)$(DATADIR)/mmhitm/prometheus/mmhitm-alerts.yml \
 	    $(DESTDIR)$(DATADIR)/mmhitm/fleet-report.env.example
-	-rmdir $(DESTDIR)$(DATADIR)/mmhitm/prometheus 2>/dev/null
+	rm -f $(DESTDIR)$(DATADIR)/mmhitm/grafana/mmhitm-dashboard.json
+	-rmdir $(DESTDIR)$(DATADIR)/mmhitm/prometheus $(DESTDIR)$(DATADIR)/mmhitm/grafana 2>/dev/null
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/mmhitm $(DESTDIR)$(DATADIR)/mmhitm 2>/dev/null
 
 # --- Debian packages -------------------------------------------------------

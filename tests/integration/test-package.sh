@@ -62,6 +62,7 @@ for f in /usr/sbin/mmhitmd /usr/bin/mmhitm /lib/systemd/system/mmhitmd.service \
 	/lib/systemd/system/mmhitm-report.timer /lib/systemd/system/mmhitm-ship.timer \
 	/etc/mmhitm/mmhitm.conf /etc/mmhitm/patches.conf /usr/share/mmhitm/rules.conf \
 	/usr/share/mmhitm/prometheus/mmhitm-alerts.yml /usr/share/mmhitm/fleet-report.env.example \
+	/usr/share/mmhitm/grafana/mmhitm-dashboard.json \
 	/lib/systemd/system/mmhitm-fleet-report.service /lib/systemd/system/mmhitm-fleet-report.timer \
 	/usr/share/man/man8/mmhitmd.8.gz /usr/share/man/man1/mmhitm.1.gz \
 	/usr/share/man/man5/mmhitm.conf.5.gz /usr/share/bash-completion/completions/mmhitm \
