@@ -8,10 +8,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cluster.h"
@@ -30,7 +33,8 @@
 void cmd_top_help(void)
 {
 	printf("Usage: mmhitm top [--source SRC]... [--since TIME] [--until TIME] [--limit N]\n"
-	       "                  [--boot ID] [--no-detail] [--json|--csv] [--credentials FILE] [DB...]\n\n"
+	       "                  [--boot ID] [--all] [--no-detail] [--json|--csv] [--credentials FILE]\n"
+	       "                  [DB...]\n\n"
 	       "Prints the cache lines with the most HITM (local + remote, plus peer\n"
 	       "transfers) in the time range, like perf c2c report --stdio, with what\n"
 	       "'mmhitm analyze' made of them: object type, field, owning process (for\n"
@@ -38,7 +42,10 @@ void cmd_top_help(void)
 	       "sampled offsets with their field, symbol, path and rule. Each path says\n"
 	       "what its typing rests on: object (a learned object), layout (the kernel's\n"
 	       "memory layout and BTF) or path (the code path alone); an unresolved\n"
-	       "offset says what would resolve it.\n\n"
+	       "offset says what would resolve it, once, in a note its rows refer to.\n"
+	       "Lines without HITM are left out unless --all; an empty table says why in\n"
+	       "every format (on stderr beside CSV). The text fits $COLUMNS or the\n"
+	       "terminal: columns a reader misses least go first, rows are cut.\n\n"
 	       "  --since, --until TIME  UTC 'YYYY-MM-DD[THH:MM[:SS]][Z]', '@EPOCH' seconds,\n"
 	       "                         'now', a duration before now ('2h', '-30min', '7d'), an\n"
 	       "                         ISO week's Monday ('2025-W12'), 'today', 'yesterday',\n"
@@ -55,6 +62,7 @@ void cmd_top_help(void)
 	       "                         database and host, a header row first\n"
 	       "  --limit N              lines to show (default 20)\n"
 	       "  --boot ID              only this boot (see 'mmhitm status'; not with a cluster)\n"
+	       "  --all                  lines without HITM too (sampled loads and stores only)\n"
 	       "  --no-detail            only the line table\n"
 	       "  --credentials FILE     the cluster's USER:PASSWORD (default: ship_credentials\n"
 	       "                         of the configuration, --config FILE)\n");
@@ -62,6 +70,7 @@ void cmd_top_help(void)
 
 struct range {
 	int64_t since, until, boot;	/* boot 0: all */
+	bool all;			/* lines without HITM too (--all) */
 };
 
 static void bind_range(sqlite3_stmt *st, const struct range *rg)
@@ -206,11 +215,114 @@ static int line_kind(sqlite3 *db, const struct range *rg, int64_t boot, int64_t 
 	return 0;
 }
 
+static int term_width(void);
+
+/* text after prefix, broken at spaces to width (0: one line), each further
+ * line indented as far as prefix. */
+static void print_wrapped(const char *prefix, const char *text, int width)
+{
+	int indent = (int)strlen(prefix), room = (width ? width : INT_MAX / 2) - indent;
+	const char *p = text;
+
+	if (room < 20)
+		room = 20;
+	fputs(prefix, stdout);
+	while (*p) {
+		int n = (int)strlen(p);
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)	/* one word longer than the room */
+				n = (int)strcspn(p, " ");
+		}
+		printf("%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			printf("%*s", indent, "");
+	}
+}
+
+/* The reasons an offset is unresolved: each printed once, at the end. */
+struct top_notes {
+	char *v[64];
+	size_t n;
+};
+
+/* The number rows refer to for why; 0 when there is no room (printed in place). */
+static size_t note_ref(struct top_notes *nt, const char *why)
+{
+	for (size_t i = 0; i < nt->n; i++)
+		if (!strcmp(nt->v[i], why))
+			return i + 1;
+	if (nt->n == ARRAY_SIZE(nt->v) || !(nt->v[nt->n] = strdup(why)))
+		return 0;
+	return ++nt->n;
+}
+
+static void notes_print(struct top_notes *nt)
+{
+	int width = term_width();
+	char prefix[32];
+
+	if (nt->n)
+		printf("#\n# Why offsets are unresolved (the rows' notes):\n");
+	for (size_t i = 0; i < nt->n; i++) {
+		snprintf(prefix, sizeof(prefix), "# [%zu] ", i + 1);
+		print_wrapped(prefix, nt->v[i], width);
+		free(nt->v[i]);
+	}
+	nt->n = 0;
+}
+
+/* The line's shares of each kind, for its rows' percentages. */
+struct detail_totals {
+	int64_t rmt, lcl, peer, stores;
+};
+
+/* One sampled offset of print_detail()'s statement, its chain and why, cut to width. */
+static void print_detail_row(sqlite3_stmt *st, const struct detail_totals *t, int width,
+			     struct top_notes *nt)
+{
+	char field[160], row[2048];
+
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_int(st, 2))
+		snprintf(field, sizeof(field), "%s+%d", sqlite3_column_text(st, 1),
+			 sqlite3_column_int(st, 2));
+	else
+		snprintf(field, sizeof(field), "%s", sqlite3_column_text(st, 1));
+	snprintf(row, sizeof(row), "  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64
+		 "  0x%02x  %-22s %-34s %-16s %s",
+		 pct(sqlite3_column_int64(st, 6), t->rmt), pct(sqlite3_column_int64(st, 7), t->lcl),
+		 pct(sqlite3_column_int64(st, 8), t->peer), pct(sqlite3_column_int64(st, 9), t->stores),
+		 (int64_t)sqlite3_column_int64(st, 10), sqlite3_column_int(st, 0), field,
+		 sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+	printf("%.*s\n", width, row);
+	if (*(const char *)sqlite3_column_text(st, 11)) {
+		snprintf(row, sizeof(row), "  %48s chain: %s", "", sqlite3_column_text(st, 11));
+		printf("%.*s\n", width, row);
+	}
+	if (startswith((const char *)sqlite3_column_text(st, 4), "unresolved") &&
+	    sqlite3_column_text(st, 13)) {
+		const char *why = (const char *)sqlite3_column_text(st, 13);
+		size_t ref = note_ref(nt, why);
+
+		if (ref)
+			printf("  %48s why: note [%zu]\n", "", ref);
+		else
+			printf("  %48s why: %s\n", "", why);
+	}
+}
+
 static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t boot, int64_t line,
-			const struct line_kind *k)
+			const struct line_kind *k, struct top_notes *nt)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
-	int64_t tot_rmt = 0, tot_lcl = 0, tot_peer = 0, tot_st = 0;
+	struct detail_totals t = { 0 };
+	int width = term_width() ?: INT_MAX;	/* rows cut there, as ps cuts them */
 	int r, rc;
 
 	r = db_prepare(db, &st,
@@ -240,31 +352,14 @@ static int print_detail(sqlite3 *db, const struct range *rg, int idx, int64_t bo
 			printf("  ----------------------------------------------------------------------\n");
 		}
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t rmt = sqlite3_column_int64(st, 6), lcl = sqlite3_column_int64(st, 7);
-			int64_t peer = sqlite3_column_int64(st, 8), stores = sqlite3_column_int64(st, 9);
-			char field[160];
-
-			if (pass == 0) {
-				tot_rmt += rmt;
-				tot_lcl += lcl;
-				tot_peer += peer;
-				tot_st += stores;
+			if (pass == 1) {
+				print_detail_row(st, &t, width, nt);
 				continue;
 			}
-			if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_int(st, 2))
-				snprintf(field, sizeof(field), "%s+%d", sqlite3_column_text(st, 1),
-					 sqlite3_column_int(st, 2));
-			else
-				snprintf(field, sizeof(field), "%s", sqlite3_column_text(st, 1));
-			printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02x  %-22s %-34s %-16s %s\n",
-			       pct(rmt, tot_rmt), pct(lcl, tot_lcl), pct(peer, tot_peer), pct(stores, tot_st),
-			       (int64_t)sqlite3_column_int64(st, 10), sqlite3_column_int(st, 0), field,
-			       sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
-			if (*(const char *)sqlite3_column_text(st, 11))
-				printf("  %48s chain: %s\n", "", sqlite3_column_text(st, 11));
-			if (startswith((const char *)sqlite3_column_text(st, 4), "unresolved") &&
-			    sqlite3_column_text(st, 13))
-				printf("  %48s why: %s\n", "", sqlite3_column_text(st, 13));
+			t.rmt += sqlite3_column_int64(st, 6);
+			t.lcl += sqlite3_column_int64(st, 7);
+			t.peer += sqlite3_column_int64(st, 8);
+			t.stores += sqlite3_column_int64(st, 9);
 		}
 		if (rc != SQLITE_DONE)
 			return db_step_failed(st, rc);
@@ -416,8 +511,17 @@ struct top_totals {
 	int64_t hitm, lcl, rmt, peer, records, lines;
 	int64_t t0, t1;		/* the first interval's start, the last's end */
 	const char *label;	/* the cluster's name in the text's header; NULL: a database */
-	char why[512];		/* no records: why, and what would give some */
+	bool none_shown;	/* records, but no line to show (none had HITM) */
+	char why[512];		/* no records or no line shown: why, and what would give some */
 };
+
+/* No line to show though lines were sampled: none had HITM (--all lists them). */
+static void none_with_hitm(struct top_totals *t)
+{
+	t->none_shown = true;
+	snprintf(t->why, sizeof(t->why), "none of the %" PRId64 " lines sampled in this range had "
+		 "HITM (--all lists them)", t->lines);
+}
 
 /*
  * The header: the JSON's keys with its "lines" array opened (and closed
@@ -439,28 +543,36 @@ static void emit_totals(const struct top_totals *t, struct jsonw *w, struct csvw
 		jsonw_int(w, "rmt_hitm", t->rmt);
 		jsonw_int(w, "peer", t->peer);
 		jsonw_array(w, "lines");
-		if (!t->records) {
+		if (!t->records || t->none_shown) {
 			jsonw_end(w);
 			jsonw_str(w, "empty_because", t->why);
 		}
 		return;
 	}
-	if (cw)
+	if (cw) {
+		/* stdout is CSV; the reason a table has no row goes beside it */
+		if (!t->records || t->none_shown)
+			log_notice("No lines%s%s: %s", t->label ? " in " : "", t->label ?: "", t->why);
 		return;
+	}
 	printf("=================================================\n"
 	       "      Shared Data Cache Line Table (typed)\n"
 	       "=================================================\n#\n");
 	if (!t->records) {
-		printf("# no attributed kernel samples in this range: %s\n", t->why);
+		printf("# no attributed kernel samples in this range:\n");
+		print_wrapped("#   ", t->why, term_width());
 		return;
 	}
 	printf("# ");
 	if (t->label)
 		printf("%s: ", t->label);
-	printf("%s .. %s: %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
+	printf("%s .. %s:\n# %" PRId64 " lines, %" PRId64 " samples, HITM %" PRId64
 	       " (lcl %" PRId64 ", rmt %" PRId64 ", peer %" PRId64 ")\n#\n", a, b, t->lines,
 	       t->records, t->hitm, t->lcl, t->rmt, t->peer);
-	print_columns(t->label != NULL);
+	if (t->none_shown) {
+		printf("# no line to show:\n");
+		print_wrapped("#   ", t->why, term_width());
+	}
 }
 
 /* The per-offset detail's heading, before the lines' blocks. */
@@ -469,15 +581,140 @@ static void print_detail_header(void)
 	printf("\n=================================================\n"
 	       "      Shared Cache Line Distribution Pareto (typed)\n"
 	       "=================================================\n#\n");
+	char row[256];
+	int width = term_width() ?: INT_MAX;
+
 	printf("#  ------- HITM -------  -- Store --  Total\n");
-	printf("#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s\n",
-	       "Field", "Symbol", "Path", "Rule");
+	snprintf(row, sizeof(row), "#   RmtHitm   LclHitm     Peer   Stores records  Off   %-22s %-34s %-16s %s",
+		 "Field", "Symbol", "Path", "Rule");
+	printf("%.*s\n", width, row);
 }
 
-/* The lines (host: the cluster's Host column), then the JSON's "lines" array closed. */
+/* --- a table that fits the terminal ---------------------------------------- */
+
+/* The text's width: $COLUMNS, else the terminal's; 0 (no limit) for a pipe. */
+static int term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	struct winsize ws;
+	int64_t v;
+
+	if (c && parse_i64(c, &v) >= 0 && v >= 40 && v <= 10000)
+		return (int)v;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 0;
+}
+
+/*
+ * The line table's columns after the address, as printed when the table is
+ * too wide for the terminal: one heading line, and the columns a reader
+ * misses least dropped first (drop order; 0: kept), the rest cut to width.
+ */
+enum { C_HOST, C_BOOT, C_SHARE, C_HITM, C_LCL, C_RMT, C_PEER, C_RECORDS, C_LOADS, C_STORES,
+       C_OBJECT, C_FIELDS, C_OWNER, C_PATH, NR_COLS };
+static const struct {
+	const char *name;
+	int width, drop;
+} top_cols[NR_COLS] = {
+	[C_HOST] = { "Host", 16, 7 },	[C_BOOT] = { "Boot", 4, 5 },
+	[C_SHARE] = { "Hitm%", 7, 0 },	[C_HITM] = { "Hitm", 7, 0 },
+	[C_LCL] = { "Lcl", 7, 4 },	[C_RMT] = { "Rmt", 7, 4 },
+	[C_PEER] = { "Peer", 7, 3 },	[C_RECORDS] = { "Records", 7, 2 },
+	[C_LOADS] = { "Loads", 7, 1 },	[C_STORES] = { "Stores", 7, 1 },
+	[C_OBJECT] = { "Object", 10, 0 }, [C_FIELDS] = { "Field(s)", 20, 8 },
+	[C_OWNER] = { "Owner", 16, 6 },	[C_PATH] = { "Path", 0, 0 },
+};
+
+/* Line l's cell c, as text. */
+static void top_cell(const struct top_line *l, int64_t hitm, int c, char *buf, size_t size)
+{
+	const int64_t v[NR_COLS] = { [C_BOOT] = l->boot, [C_HITM] = l->hitm, [C_LCL] = l->lcl,
+		[C_RMT] = l->rmt, [C_PEER] = l->peer, [C_RECORDS] = l->records,
+		[C_LOADS] = l->loads, [C_STORES] = l->stores };
+
+	switch (c) {
+	case C_HOST:	text_safe(buf, size, l->host); break;
+	case C_SHARE:	snprintf(buf, size, "%.2f%%", pct(l->hitm, hitm)); break;
+	case C_OBJECT:	snprintf(buf, size, "%s", l->k.object); break;
+	case C_FIELDS:	snprintf(buf, size, "%s", l->k.fields); break;
+	case C_OWNER:	snprintf(buf, size, "%s", l->k.owner); break;
+	case C_PATH:	snprintf(buf, size, "%s", l->k.paths); break;
+	default:	snprintf(buf, size, "%" PRId64, v[c]); break;
+	}
+}
+
+/* The columns that fit width (a mask), dropping in top_cols[]' order. */
+static unsigned int top_fit(const struct top_line *tl, size_t n, bool host, int width)
+{
+	unsigned int keep = ((1u << NR_COLS) - 1) & ~(host ? 0 : 1u << C_HOST);
+	int path = 4, used;
+
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(tl[i].k.paths) > path)
+			path = (int)strlen(tl[i].k.paths);
+	for (int order = 1;; order++) {
+		used = 2 + 5 + 2 + 18;	/* "  Index  Address" */
+		for (int c = 0; c < NR_COLS; c++)
+			if (keep & (1u << c))
+				used += 2 + (c == C_PATH ? path : top_cols[c].width);
+		if (used <= width || order > 8)
+			return keep;
+		for (int c = 0; c < NR_COLS; c++)
+			if (top_cols[c].drop == order)
+				keep &= ~(1u << c);
+	}
+}
+
+/* The line table in the columns keep leaves, each row cut to width. */
+static void emit_fitted(const struct top_line *tl, size_t n, int64_t hitm, unsigned int keep,
+			int width)
+{
+	char row[1024], cell[128];
+	int len;
+
+	len = snprintf(row, sizeof(row), "# Index  %-18s", "Address");
+	for (int c = 0; c < NR_COLS; c++)
+		if (keep & (1u << c))
+			len += snprintf(row + len, sizeof(row) - (size_t)len, "  %*s", c >= C_OBJECT ?
+					-top_cols[c].width : top_cols[c].width, top_cols[c].name);
+	printf("%.*s\n", width, row);
+	for (size_t i = 0; i < n; i++) {
+		len = snprintf(row, sizeof(row), "  %5zu  0x%016" PRIx64, i, (uint64_t)tl[i].addr);
+		for (int c = 0; c < NR_COLS && len < (int)sizeof(row); c++) {
+			int w = top_cols[c].width;
+
+			if (!(keep & (1u << c)))
+				continue;
+			top_cell(&tl[i], hitm, c, cell, sizeof(cell));
+			if (c == C_PATH)
+				len += snprintf(row + len, sizeof(row) - (size_t)len, "  %s", cell);
+			else
+				len += snprintf(row + len, sizeof(row) - (size_t)len, "  %*.*s",
+						c >= C_OBJECT ? -w : w, w, cell);
+		}
+		printf("%.*s\n", width, row);
+	}
+}
+
+/*
+ * The lines (host: the cluster's Host column), then the JSON's "lines"
+ * array closed. The text is perf c2c's layout where the terminal is wide
+ * enough (or a pipe), else the columns that fit.
+ */
 static void emit_lines(const struct top_line *tl, size_t n, int64_t hitm, struct jsonw *w,
 		       struct csvw *cw, const char *dbname, bool host)
 {
+	int width = w || cw ? 0 : term_width();
+	unsigned int keep = width ? top_fit(tl, n, host, width) : 0;
+	unsigned int all = ((1u << NR_COLS) - 1) & ~(host ? 0 : 1u << C_HOST);
+
+	if (width && keep != all) {
+		emit_fitted(tl, n, hitm, keep, width);
+		return;
+	}
+	if (!w && !cw)
+		print_columns(host);
 	for (size_t i = 0; i < n; i++)
 		emit_line(&tl[i], (int)i, hitm, w, cw, dbname, host);
 	if (w)
@@ -545,11 +782,13 @@ static int top_fetch_lines(sqlite3 *db, const struct range *rg, int limit, struc
 		       " (SELECT hostname FROM boots JOIN hosts USING (host_id) WHERE boot_id = i.boot_id)"
 		       " FROM line_attribution a JOIN mem_lines l USING (interval_id, line_addr, offset, ip, callchain_id)"
 		       " JOIN intervals i USING (interval_id) WHERE" RANGE_SQL
-		       " GROUP BY i.boot_id, a.line_addr ORDER BY h DESC, s DESC, a.line_addr LIMIT ?4");
+		       " GROUP BY i.boot_id, a.line_addr HAVING ?5 OR h > 0"
+		       " ORDER BY h DESC, s DESC, a.line_addr LIMIT ?4");
 	if (r < 0)
 		return r;
 	bind_range(lines, rg);
 	sqlite3_bind_int(lines, 4, limit);
+	sqlite3_bind_int(lines, 5, rg->all);
 	tl = calloc((size_t)limit, sizeof(*tl));
 	if (!tl)
 		return log_oom();
@@ -590,6 +829,7 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 	       struct csvw *cw, const char *dbname)
 {
 	_cleanup_free_ struct top_line *tl = NULL;
+	struct top_notes nt = { .n = 0 };
 	struct top_totals t;
 	size_t n = 0;
 	int r;
@@ -599,19 +839,19 @@ static int top(sqlite3 *db, const struct range *rg, int limit, bool detail, stru
 		r = top_fetch_lines(db, rg, limit, &tl, &n);
 	if (r < 0)
 		return r;
+	if (t.records && !n)
+		none_with_hitm(&t);
 	emit_totals(&t, w, cw);
-	if (!t.records)
+	if (!t.records || t.none_shown)
 		return 0;
 	emit_lines(tl, n, t.hitm, w, cw, dbname, false);
 	if (!detail || w || cw)
 		return 0;
 	print_detail_header();
-	for (size_t i = 0; i < n; i++) {
-		r = print_detail(db, rg, (int)i, tl[i].boot, tl[i].addr, &tl[i].k);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = print_detail(db, rg, (int)i, tl[i].boot, tl[i].addr, &tl[i].k, &nt);
+	notes_print(&nt);
+	return r;
 }
 
 /* One database's top lines, text or into w; -errno (a failure to open said). */
@@ -762,6 +1002,7 @@ struct ctop {
 	char *rng;		/* the range as a condition (cluster_range()) */
 	char *keys;		/* the top lines' keys, as each shard's subquery */
 	int limit;
+	bool all;		/* lines without HITM too */
 	struct tsv tot, lines, kinds, paths, hosts, boots, det;
 	size_t *order;		/* the lines by key, for find_line() */
 	struct top_line *tl;
@@ -827,8 +1068,9 @@ static int ctop_fetch(struct ctop *c)
 	r = cluster_selectf(c->h, "hitm_lines", 10, &c->lines,
 		"SELECT machine_id, boot_uuid, line_addr, sum(" H ") AS h, sum(lcl_hitm),"
 		" sum(rmt_hitm), sum(lcl_peer + rmt_peer), sum(loads + stores) AS s, sum(loads), sum(stores)"
-		" FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr"
-		" ORDER BY h DESC, s DESC, line_addr, machine_id LIMIT %d", d, rng, c->limit);
+		" FROM %s.hitm_lines FINAL WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr%s"
+		" ORDER BY h DESC, s DESC, line_addr, machine_id LIMIT %d", d, rng,
+		c->all ? "" : " HAVING h > 0", c->limit);
 	if (r < 0)
 		return r;
 	/*
@@ -838,8 +1080,9 @@ static int ctop_fetch(struct ctop *c)
 	 * however long --limit is (a list of keys would be max_query_size's).
 	 */
 	if (asprintf(&c->keys, "(SELECT machine_id, boot_uuid, line_addr FROM %s.hitm_lines_local FINAL"
-		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr ORDER BY sum(" H ") DESC,"
-		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng, c->limit) < 0)
+		     " WHERE 1%s GROUP BY machine_id, boot_uuid, line_addr%s ORDER BY sum(" H ") DESC,"
+		     " sum(loads + stores) DESC, line_addr, machine_id LIMIT %d)", d, rng,
+		     c->all ? "" : " HAVING sum(" H ") > 0", c->limit) < 0)
 		return log_oom();
 	c->order = calloc(c->lines.rows + 1, sizeof(*c->order));
 	if (!c->order)
@@ -972,7 +1215,8 @@ static void ctop_print_detail(const struct ctop *c, size_t i, size_t k0, size_t 
 	const struct tsv *det = &c->det;
 	const struct top_line *l = &c->tl[i];
 	int64_t trmt = 0, tlcl = 0, tpeer = 0, tst = 0;
-	char host[64];
+	int width = term_width() ?: INT_MAX;
+	char host[64], row[1024];
 
 	for (size_t k = k0; k < k1; k++) {
 		trmt += tsv_int(det, k, 8);
@@ -990,11 +1234,13 @@ static void ctop_print_detail(const struct ctop *c, size_t i, size_t k0, size_t 
 
 		text_safe(field, sizeof(field), tsv_get(det, k, 4));
 		text_safe(sym, sizeof(sym), tsv_get(det, k, 5));
-		printf("  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64 "  %-22s %-34s %-16s %s\n",
-		       pct(tsv_int(det, k, 8), trmt), pct(tsv_int(det, k, 9), tlcl),
-		       pct(tsv_int(det, k, 10), tpeer), pct(tsv_int(det, k, 11), tst),
-		       tsv_int(det, k, 12), tsv_int(det, k, 3), field, sym, tsv_get(det, k, 6),
-		       tsv_get(det, k, 7));
+		snprintf(row, sizeof(row), "  %7.2f%% %7.2f%% %7.2f%% %7.2f%% %6" PRId64 "  0x%02" PRIx64
+			 "  %-22s %-34s %-16s %s",
+			 pct(tsv_int(det, k, 8), trmt), pct(tsv_int(det, k, 9), tlcl),
+			 pct(tsv_int(det, k, 10), tpeer), pct(tsv_int(det, k, 11), tst),
+			 tsv_int(det, k, 12), tsv_int(det, k, 3), field, sym, tsv_get(det, k, 6),
+			 tsv_get(det, k, 7));
+		printf("%.*s\n", width, row);
 	}
 }
 
@@ -1051,7 +1297,7 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		       struct jsonw *w, struct csvw *cw, const char *cred, const char *config_path,
 		       bool config_given)
 {
-	struct ctop c = { .d = src->database, .limit = limit };
+	struct ctop c = { .d = src->database, .limit = limit, .all = rg->all };
 	bool text_detail = detail && !w && !cw;
 	int r;
 
@@ -1072,8 +1318,10 @@ static int top_cluster(const struct source *src, const struct range *rg, int lim
 		r = ctop_fetch_detail(&c);
 	if (r < 0)
 		goto out;
+	if (c.t.records && !c.lines.rows)
+		none_with_hitm(&c.t);
 	emit_totals(&c.t, w, cw);
-	if (!c.t.records)
+	if (!c.t.records || c.t.none_shown)
 		goto out;
 	emit_lines(c.tl, c.lines.rows, c.t.hitm, w, cw, src->arg, true);
 	if (text_detail && c.lines.rows)
@@ -1121,6 +1369,9 @@ static int top_option(int opt, const char *arg, void *userdata)
 	case 'D':
 		a->detail = false;
 		return 0;
+	case 'A':
+		a->rg.all = true;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -1134,6 +1385,7 @@ static int top_parse(int argc, char **argv, struct cli_opts *o, struct top_args 
 		{ "limit",     required_argument, NULL, 'n' },
 		{ "boot",      required_argument, NULL, 'b' },
 		{ "no-detail", no_argument,       NULL, 'D' },
+		{ "all",       no_argument,       NULL, 'A' },
 		{}
 	};
 	const struct cmd_options c = {

@@ -61,7 +61,7 @@ struct objects {
 	int64_t lock_max_id;
 	int err;				/* a failed read, sticky */
 	bool have_mm;				/* any learned mm_struct in the object boots */
-	char missing[256];			/* objects_missing() */
+	char missing[400];			/* objects_missing() */
 };
 
 struct objects *objects_new(void)

@@ -104,7 +104,7 @@ struct typed_addr {
 	const char *grade;		/* "object", "layout", "path"; NULL: untyped */
 	const char *region;		/* addr_region() */
 	bool addr_unknown;		/* typed by the code path: object_addr unknown */
-	char reason[256];		/* how it was typed, or why it was not */
+	char reason[512];		/* how it was typed, or why it was not */
 };
 
 struct objects;

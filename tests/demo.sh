@@ -79,7 +79,7 @@ for f in "$TOP"/tests/fixtures/real/*.perf.data; do
 	"$O/mmhitm" import --db "$IMPORTED" "$f" 2>&1 | sed 's/^/    /' || true
 done
 "$O/mmhitm" analyze --db "$IMPORTED" >/dev/null 2>&1 || true
-"$O/mmhitm" top --db "$IMPORTED" --since @0 --limit 5 --no-detail 2>&1 | sed -n '1,30p'
+"$O/mmhitm" top --db "$IMPORTED" --since @0 --all --limit 5 --no-detail 2>&1 | sed -n '1,30p'
 echo
 
 dbs="$DB $IMPORTED"

@@ -85,8 +85,8 @@ check_str "top --limit 1 from the cluster is the fleet's hottest line" \
 	  tail -n +2 | sort -t, -k6,6nr | head -1 | cut -d, -f6)"
 
 # The JSON has the keys SQLite's has.
-top --json --limit 5 --source "$SRC" > "$WORK/ch.json" || fail "top --json from the cluster"
-top --json --limit 5 --source "$WORK/fleet/real.db" > "$WORK/sq.json" || fail "top --json from a file"
+top --json --all --limit 5 --source "$SRC" > "$WORK/ch.json" || fail "top --json from the cluster"
+top --json --all --limit 5 --source "$WORK/fleet/real.db" > "$WORK/sq.json" || fail "top --json from a file"
 "$PY" - "$WORK/ch.json" "$WORK/sq.json" <<'PY' && pass "top --json: the cluster's keys are SQLite's" || fail "top --json keys differ"
 import json, sys
 ch, sq = (json.load(open(f))["databases"] for f in sys.argv[1:])

@@ -66,6 +66,8 @@ head -c "$page" /dev/zero | tr '\0' '\377' |
 	dd of="$WORK/bad.db" bs="$page" seek=$((root - 1)) conv=notrunc 2>/dev/null
 for c in analyze status top report; do
 	if [ $c = report ]; then set -- "$WORK/bad.db"; else set -- --db "$WORK/bad.db"; fi
+	# top lists every line (and so reads their boots), not only those with HITM
+	[ $c = top ] && set -- "$@" --all
 	fails "$c of a damaged database" 65 "mmhitm: $c failed: the database file is damaged" \
 		"$M" $c "$@"
 	check "$c of a damaged database: no SQLite words" \

@@ -51,10 +51,10 @@ for k in "$KERNELS"/*/; do
 	check "$rel: analyze says what each path rests on" \
 		"$(grep -c '^P[1-4] .* path 100 %$' "$TMP/analyze.out")" -eq 4
 	# top shows the grade and why a line is unresolved
-	"$MMHITM" top --db "$DB" --since @0 --limit 50 >"$TMP/top.out" 2>&1 || fail "$rel: top"
+	"$MMHITM" top --db "$DB" --since @0 --all --limit 50 >"$TMP/top.out" 2>&1 || fail "$rel: top"
 	check "$rel: top shows P1 typed by its path" "$(grep -c 'P1/path' "$TMP/top.out")" -ge 1
 	check "$rel: top's unresolved offsets say what would resolve them" \
-		"$(grep -c 'why: .*pass --vmemmap-base' "$TMP/top.out")" -ge 1
+		"$(grep -c '^# \[[0-9]*\] .*pass --vmemmap-base' "$TMP/top.out")" -ge 1
 
 	# the base given: struct pages typed by the layout
 	DB=$TMP/$rel-base.db

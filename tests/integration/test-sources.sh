@@ -104,7 +104,7 @@ check_str "analyze text: a run line per database, nothing new the second time" \
 
 # --- top ------------------------------------------------------------------------
 
-"$MMHITM" top --csv --limit 100000 --source "$WORK/r-*.db" --db "$WORK/f/host-0001.db" > "$WORK/top.csv" ||
+"$MMHITM" top --csv --all --limit 100000 --source "$WORK/r-*.db" --db "$WORK/f/host-0001.db" > "$WORK/top.csv" ||
 	fail "top over a glob and a --db"
 for db in "$WORK/r-a.db" "$WORK/r-b.db" "$WORK/f/host-0001.db"; do
 	check_str "top --csv: $(basename "$db")'s lines" "$(grep -c "^$db," "$WORK/top.csv")" \
