@@ -233,7 +233,8 @@ static int series_quartiles(const struct report *r, int p, double *q[4][3], doub
 static size_t series_groups(struct chart *c, const struct report *r, int p, const double *x,
 			    double *q[4][3], char lab[3][64], const char *labels[3], const char *classes[3])
 {
-	static const char *const gname[] = { NULL, "unknown", "lacks", "carries" };
+	/* the verb agrees with "kernels" */
+	static const char *const gname[] = { NULL, "unknown", "lack", "carry" };
 	size_t nb = r->nr_bins, nl = 0;
 
 	for (int g = 3; g >= 1; g--) {

@@ -39,6 +39,9 @@ for p in ("P1", "P2", "P3", "P4"):
     times = [s for s in svgs if "rate over time" in s]
     assert times and re.search(r'class="tick"[^>]*>20\d\d-\d\d-\d\d', times[0]), (p, "no full dates")
 assert "max-width:100%" in html, "charts do not scale"
+# legends in English: "kernels that carry P1", never "kernels that carries P1"
+assert re.search(r"kernels that (carry|lack) P[1-4]", html), "no patch-state legend"
+assert not re.search(r"kernels that (carries|lacks) ", html), "a legend's verb does not agree"
 print("charts: event study with controls, units and full dates in all 4 paths")
 PY
 
