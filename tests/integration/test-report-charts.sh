@@ -83,5 +83,26 @@ print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fai
 	[ "${1:-99999}" -le "${2:-0}" ] || fail "at $w px the page is $1 px wide in a $2 px window"
 	[ "${2:-99999}" -le 600 ] || [ "$w" -ge 600 ] || fail "at $w px Chromium laid out $2 px"
 	echo "ok: $w px: the page is $1 px wide in a $2 px window; $art/report-P1-$w.png"
+	# The whole report: no sideways scrolling (a table too wide scrolls in
+	# its own box; the verdicts become one card per path on a phone), and
+	# no text outside the charts under 11 px.
+	sed -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' \
+	    -e 's#</body>#<script>var d=document.documentElement,f=99;document.querySelectorAll("body *").forEach(function(e){if(e.closest("svg")||!e.childNodes.length)return;for(var n of e.childNodes)if(n.nodeType==3\&\&n.textContent.trim()){f=Math.min(f,parseFloat(getComputedStyle(e).fontSize));break}});var tr=document.querySelector("\#summary tr:nth-child(2)");document.body.setAttribute("data-sw",d.scrollWidth+" "+d.clientWidth+" "+f+" "+(tr?getComputedStyle(tr).display:"none"))</script></body>#' \
+	    "$out/report.html" >"$out/full-measure.html"
+	profile=$(mktemp -d)
+	m=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$profile" --window-size=$w,1800 --dump-dom "file://$out/full-measure.html" \
+		2>/dev/null | sed -n 's/.*data-sw="\([^"]*\)".*/\1/p' | head -n1)
+	rm -rf "$profile"
+	set -- $m
+	[ "${1:-99999}" -le "${2:-0}" ] || fail "at $w px the whole report is ${1:-?} px wide in a ${2:-?} px window"
+	[ "${3:-0}" -ge 11 ] 2>/dev/null || awk -v f="${3:-0}" 'BEGIN { exit !(f >= 11) }' ||
+		fail "at $w px some text is ${3:-?} px"
+	if [ "$w" -lt 600 ]; then
+		[ "${4:-}" = block ] || fail "at $w px the verdicts are not cards (display ${4:-?})"
+	else
+		[ "${4:-}" = table-row ] || fail "at $w px the verdicts are not a table (display ${4:-?})"
+	fi
+	echo "ok: $w px: the whole report is ${1:-?} px wide in a ${2:-?} px window, text at least ${3:-?} px, verdict rows '${4:-?}'"
 done
 echo "all checks passed"
