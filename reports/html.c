@@ -25,12 +25,12 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:6px 0 12px;font-size:13px;display:block;max-width:100%;"
 	"overflow-x:auto}#summary table{display:table;width:100%}"
 	"th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;vertical-align:top}"
-	"th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
 	".v{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;white-space:nowrap}"
 	".v-improved{background:#dafbe1;color:#116329}.v-regressed{background:#ffebe9;color:#a40e26}"
 	".v-no-change{background:#ddf4ff;color:#0a3069}.v-insufficient-data{background:#fff8c5;color:#7d4e00}"
 	".v-not-applicable{background:#eaeef2;color:#424a53}"
-	".muted{color:#656d76}.mono{font-family:ui-monospace,monospace;font-size:12px}"
+	".muted{color:#656d76}.cap{flex-basis:100%;margin:0 0 10px;font-size:12px}.mono{font-family:ui-monospace,monospace;font-size:12px}"
 	".charts{display:flex;flex-wrap:wrap;gap:8px}"
 	"svg.chart{background:#fff;border:1px solid #eaeef2;max-width:100%;height:auto}"
 	"svg .frame{fill:none;stroke:#8c959f}svg .grid{stroke:#eaeef2}"
@@ -51,11 +51,11 @@ static const char css[] =
 	"svg .dot-improved{fill:#1a7f37}svg .dot-regressed{fill:#cf222e}svg .dot-other{fill:#6e7781}"
 	/* a phone: the verdicts as stacked cards, each cell named, and no
 	 * word wider than the screen; other tables scroll in their own box */
-	"body{overflow-wrap:anywhere}"
+	"body{overflow-wrap:break-word}"
 	"@media (max-width:640px){body{padding:0 8px 24px}"
 	"#summary table,#summary tbody,#summary tr,#summary td{display:block;width:auto}"
 	"#summary tr:first-child{display:none}#summary tr{border:1px solid #d0d7de;margin:0 0 8px;padding:4px 8px}"
-	"#summary td{border:none;padding:1px 0;text-align:left}"
+	"#summary td{border:none;padding:1px 0;text-align:left;white-space:normal}"
 	"#summary td::before{font-weight:600;color:#656d76}"
 	"#summary td:nth-of-type(2)::before{content:'Change: '}#summary td:nth-of-type(3)::before{content:'Verdict: '}"
 	"#summary td:nth-of-type(4)::before{content:'Fleet change: '}"
@@ -603,12 +603,26 @@ static int write_path(const struct report *r, FILE *f, int p)
 	needs_line(f, p);
 	fputs("</p>\n", f);
 	stats_table(r, f, p);
+	/* The event study first: each host against itself. The raw medians
+	 * over time mix hosts: a host joins "carry" when it changes kernel,
+	 * with its own level, so that median can rise while every host's
+	 * rate falls. Each chart says what its marks are, under it. */
 	fputs("<div class=\"charts\">", f);
-	ret = series_chart(r, f, p);
-	if (ret == 0)
-		ret = event_chart(r, f, p);
-	if (ret == 0)
+	ret = event_chart(r, f, p);
+	if (ret == 0) {
+		fputs("<p class=\"muted cap\">Each compared host against its own rate before its kernel "
+		      "change (0 %: no change); the controls, hosts that kept their kernel, around their "
+		      "cohort's reference time. Line: the median over hosts; band: the quartiles.</p>", f);
+		ret = series_chart(r, f, p);
+	}
+	if (ret == 0) {
+		fputs("<p class=\"muted cap\">Per time bin, the median rate of the hosts whose kernel "
+		      "then carries, lacks or is unknown to the patch (band: quartiles). A host moves "
+		      "between these groups when it changes kernel, with its own level: read the change "
+		      "from the event study above, not from these medians. Ticks along the bottom: a "
+		      "host's kernel change; dashed purple lines: the cohorts' reference times.</p>", f);
 		ret = work_chart(r, f, p);
+	}
 	if (ret < 0)
 		return ret;
 	distribution_chart(r, f, p);

@@ -36,6 +36,10 @@ for p in ("P1", "P2", "P3", "P4"):
     assert "days since the host&#39;s kernel change" in ev[0] or "days since the host's kernel change" in ev[0], p
     assert "controls (kept their kernel)" in ev[0], (p, "no control line")
     assert re.search(r"% change of HITM per [0-9.]+ [^<]+ from the host", ev[0]), p
+    # the per-host view leads; the raw medians come after, saying what they mix
+    assert sec.index(ev[0]) < sec.index("rate over time"), (p, "the event study does not lead")
+    assert "read the change from the event study above" in sec, (p, "no caption under the medians")
+    assert "Ticks along the bottom" in sec, (p, "the time chart's marks are not explained beside it")
     times = [s for s in svgs if "rate over time" in s]
     assert times and re.search(r'class="tick"[^>]*>20\d\d-\d\d-\d\d', times[0]), (p, "no full dates")
 assert "max-width:100%" in html, "charts do not scale"
