@@ -153,19 +153,62 @@ int progress_chart(const struct report *r, FILE *f, struct fleet_kernel *fk, siz
 	return 0;
 }
 
+/* Path p's share of hosts on a carrying kernel per bin, into y (NaN: no host). */
+static void coverage_series(const struct report *r, int p, double *y)
+{
+	for (size_t b = 0; b < r->nr_bins; b++) {
+		size_t on = 0, all = 0;
+
+		for (size_t i = 0; i < r->nr_hosts; i++) {
+			const struct host_path *hp = &r->hosts[i].path[p];
+
+			if (!hp->bin_state || !hp->bin_state[b])
+				continue;
+			all++;
+			on += hp->bin_state[b] == PATCH_CARRIES + 1;
+		}
+		y[b] = all ? 100.0 * (double)on / (double)all : NAN;
+	}
+}
+
+static bool same_series(const double *a, const double *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (isnan(a[k]) != isnan(b[k]) || (!isnan(a[k]) && a[k] != b[k]))
+			return false;
+	return true;
+}
+
+/*
+ * The share of hosts on a kernel carrying each path's patch. Paths whose
+ * shares are the same throughout (one rollout carried them all) are one
+ * line, "P1, P2 and P3": lines drawn over each other would show only the
+ * last.
+ */
 int coverage_chart(const struct report *r, FILE *f)
 {
-	size_t nb = r->nr_bins;
-	double *x = malloc((nb + 1) * sizeof(double)), *y = malloc((nb + 1) * sizeof(double));
-	/* one colour class per path, in table order (the CSS has MAX_PATHS) */
+	size_t nb = r->nr_bins, nl = 0;
+	double *x = malloc((nb + 1) * sizeof(double)), *y = malloc((nb + 1) * MAX_PATHS * sizeof(double));
+	/* one colour class per line, in table order (the CSS has MAX_PATHS) */
 	static const char *const classes[MAX_PATHS] = { "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7" };
 	const char *labels[MAX_PATHS];
+	char lab[MAX_PATHS][64];
+	int group[MAX_PATHS];
 	struct chart c = {};
 
 	if (!x || !y) {
 		free(x);
 		free(y);
 		return -ENOMEM;
+	}
+	for (size_t b = 0; b < nb; b++)
+		x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
+	for (int p = 0; p < paths_nr(); p++) {
+		coverage_series(r, p, y + (size_t)p * nb);
+		group[p] = p;
+		for (int q = 0; q < p && group[p] == p; q++)
+			if (group[q] == q && same_series(y + (size_t)q * nb, y + (size_t)p * nb, nb))
+				group[p] = q;
 	}
 	c.xtime = true;
 	c.x0 = (double)r->bins_lo_ns;
@@ -176,24 +219,24 @@ int coverage_chart(const struct report *r, FILE *f)
 	chart_begin(&c, f, 1140, 200, "share of hosts on a kernel carrying each patch");
 	chart_axes(&c, NULL, "% of recording hosts on a kernel carrying the patch");
 	for (int p = 0; p < paths_nr(); p++) {
-		for (size_t b = 0; b < nb; b++) {
-			size_t on = 0, all = 0;
+		size_t len = 0;
+		int last = p;
 
-			x[b] = (double)(r->bins_lo_ns + (int64_t)b * r->bin_ns + r->bin_ns / 2);
-			for (size_t i = 0; i < r->nr_hosts; i++) {
-				const struct host_path *hp = &r->hosts[i].path[p];
-
-				if (!hp->bin_state || !hp->bin_state[b])
-					continue;
-				all++;
-				on += hp->bin_state[b] == PATCH_CARRIES + 1;
-			}
-			y[b] = all ? 100.0 * (double)on / (double)all : NAN;
-		}
-		chart_line(&c, x, y, nb, classes[p], path_get(p)->id);
-		labels[p] = path_get(p)->id;
+		if (group[p] != p)
+			continue;
+		for (int q = p; q < paths_nr(); q++)
+			if (group[q] == p)
+				last = q;
+		for (int q = p, k = 0; q < paths_nr(); q++)
+			if (group[q] == p)
+				len += (size_t)snprintf(lab[nl] + len, sizeof(lab[nl]) - len, "%s%s",
+							k++ == 0 ? "" : q == last ? " and " : ", ",
+							path_get(q)->id);
+		chart_line(&c, x, y + (size_t)p * nb, nb, classes[nl], lab[nl]);
+		labels[nl] = lab[nl];
+		nl++;
 	}
-	chart_legend(&c, labels, classes, (size_t)paths_nr());
+	chart_legend(&c, labels, classes, nl);
 	chart_end(&c);
 	free(x);
 	free(y);

@@ -43,6 +43,14 @@ for p in ("P1", "P2", "P3", "P4"):
     times = [s for s in svgs if "rate over time" in s]
     assert times and re.search(r'class="tick"[^>]*>20\d\d-\d\d-\d\d', times[0]), (p, "no full dates")
 assert "max-width:100%" in html, "charts do not scale"
+# patch coverage: no line drawn over another; each path named in one legend
+cov = [s for s in re.findall(r"<svg .*?</svg>", html, re.S) if "carrying each patch" in s]
+assert len(cov) == 1, "no coverage chart"
+pts = re.findall(r'<polyline class="p\d" points="([^"]*)"', cov[0])
+assert pts and len(pts) == len(set(pts)), ("coverage lines drawn over each other", len(pts), len(set(pts)))
+legend = " ".join(re.findall(r'<text class="legend"[^>]*>([^<]*)', cov[0]))
+for p in ("P1", "P2", "P3", "P4"):
+    assert len(re.findall(r"\b%s\b" % p, legend)) == 1, (p, legend)
 # legends in English: "kernels that carry P1", never "kernels that carries P1"
 assert re.search(r"kernels that (carry|lack) P[1-4]", html), "no patch-state legend"
 assert not re.search(r"kernels that (carries|lacks) ", html), "a legend's verb does not agree"
