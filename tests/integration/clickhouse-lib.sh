@@ -78,7 +78,7 @@ EOF
 ch_start() {
 	command -v clickhouse-server >/dev/null 2>&1 ||
 		[ -x /usr/sbin/clickhouse-server ] ||
-		skip "clickhouse-server is not installed (make deps installs it)"
+		skip "clickhouse-server is not installed (make deps-test installs it)"
 	command -v curl >/dev/null 2>&1 || skip "curl is not installed"
 	for p in $CH_HTTP1 $CH_TCP1 $CH_HTTP2 $CH_TCP2; do
 		if curl -s -o /dev/null "http://127.0.0.1:$p/" 2>/dev/null ||

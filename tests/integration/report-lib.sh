@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 [ -x "$MMHITM" ] || fail "$MMHITM is not built"
 [ -x "$PY" ] || skip "no $PY"
-"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps)"
+"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps-test)"
 
 fleet() {
 	spec=$1; shift

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse-lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps)"
+"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps-test)"
 MMHITM=$O/mmhitm
 [ -x "$MMHITM" ] || { echo "FAIL: $MMHITM is not built"; exit 1; }
 

@@ -8,8 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 require_root
 require_tracefs
-command -v prometheus >/dev/null || skip "prometheus is not installed (make deps)"
-command -v prometheus-node-exporter >/dev/null || skip "prometheus-node-exporter is not installed (make deps)"
+command -v prometheus >/dev/null || skip "prometheus is not installed (make deps-test)"
+command -v prometheus-node-exporter >/dev/null || skip "prometheus-node-exporter is not installed (make deps-test)"
 
 WORK=$(mktemp -d /tmp/mmhitm-test-prom.XXXXXX)
 DB=$WORK/t.db

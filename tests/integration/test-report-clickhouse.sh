@@ -30,7 +30,7 @@ CH_TCP2=${CH_TCP2:-29010}
 require_root
 require_tracefs
 PY=${PYTHON:-/usr/bin/python3}
-"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps)"
+"$PY" -c 'import numpy' 2>/dev/null || skip "python3-numpy is missing (make deps-test)"
 command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 is not installed"
 MMHITM=$O/mmhitm
 [ -x "$MMHITM" ] || { echo "FAIL: $MMHITM is not built"; exit 1; }

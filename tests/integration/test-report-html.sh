@@ -9,7 +9,7 @@
 set -u
 . tests/integration/report-lib.sh
 CHROMIUM=${CHROMIUM:-chromium}
-command -v "$CHROMIUM" >/dev/null 2>&1 || skip "no chromium (make deps)"
+command -v "$CHROMIUM" >/dev/null 2>&1 || skip "no chromium (make deps-test)"
 out=$O/test-report-html
 art=$O/test-artifacts
 rm -rf "$out"

@@ -9,7 +9,7 @@
 # check can fail.
 set -u
 . tests/integration/report-lib.sh
-"$PY" -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema is missing (make deps)"
+"$PY" -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema is missing (make deps-test)"
 out=$O/test-report-schema
 rm -rf "$out"
 mkdir -p "$out"

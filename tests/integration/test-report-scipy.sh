@@ -8,7 +8,7 @@
 # fleet's regression-adjusted one.
 set -u
 . tests/integration/report-lib.sh
-"$PY" -c 'import scipy.stats' 2>/dev/null || skip "python3-scipy is missing (make deps)"
+"$PY" -c 'import scipy.stats' 2>/dev/null || skip "python3-scipy is missing (make deps-test)"
 out=$O/test-report-scipy
 rm -rf "$out"
 mkdir -p "$out"

@@ -13,7 +13,7 @@ MAX_FUNCTION=80
 MAX_FILE=1500
 
 ctags --version 2>/dev/null | grep -q Universal ||
-	skip "universal-ctags is not installed (make deps installs it)"
+	skip "universal-ctags is not installed (make deps-test installs it)"
 
 WORK=$(mktemp -d /tmp/mmhitm-test-sizes.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
