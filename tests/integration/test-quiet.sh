@@ -90,8 +90,10 @@ check "always: each in one slice" \
 armed_as_planned always
 # learning once (the first window), then not for ten minutes
 check "always: windows that learned" "$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'")" -eq 1
+# (the note may go on: a slice cut short by the interval's end says so after
+# it, as one loaded run of make stress showed; the pattern once ended there)
 check "always: quiet intervals that did not learn say so" \
-	"$(q "SELECT count(*) FROM intervals WHERE window_note LIKE '%one slice, no learning (% s ago, at most every 600 s)'")" \
+	"$(q "SELECT count(*) FROM intervals WHERE window_note LIKE '%one slice, no learning (% s ago, at most every 600 s)%'")" \
 	-ge $((n - 1))
 check "always: the snapshot still in every slice" \
 	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND slices > 0 AND armed NOT LIKE '%snapshot%'")" -eq 0
