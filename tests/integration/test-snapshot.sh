@@ -69,6 +69,12 @@ stop_daemon() {
 	D=
 	check "$1: daemon exit status" "$rc" -eq 0
 	check_str "$1: flight instance removed" "$(test -d "$TRACING/instances/$INST-flight" && echo left)" ""
+	if [ -d "$TRACING/instances/$INST-flight" ]; then
+		# seen once in 100 runs of make stress (after "gone"): for the next time
+		echo "the flight instance outlived the daemon; the daemon's log:"
+		grep -iE 'flight|snapshot|instance|extract' "$TMP/$1.log" | tail -8
+		rmdir "$TRACING/instances/$INST-flight" 2>/dev/null
+	fi
 }
 armed() { [ "$(cat "$FLIGHT_EN" 2>/dev/null)" = 1 ]; }
 snapshots() { q "SELECT count(*) FROM snapshots" 2>/dev/null || echo 0; }
@@ -194,7 +200,22 @@ if lock_storms_possible; then
 	spath=$(q "SELECT path FROM snapshots ORDER BY snapshot_id LIMIT 1")
 	trace-cmd report "$spath" >"$TMP/storm.report" 2>"$TMP/storm.err" ||
 		fail "storm: trace-cmd report failed: $(cat "$TMP/storm.err")"
-	check "storm: the contention is in it" "$(grep -c 'contention_begin' "$TMP/storm.report")" -gt 100
+	n=$(grep -c 'contention_begin' "$TMP/storm.report")
+	check "storm: the contention is in it" "$n" -gt 100
+	if [ "$n" -le 100 ]; then
+		# Seen once in 100 runs of make stress (16 records), cause not
+		# found: printed for the next time. The suspect: the stress's dd
+		# loop fills the page cache while the ring records every LRU
+		# insertion, so the ring wraps in well under a second and the
+		# storm's records are gone when the snapshot is taken.
+		echo "storm snapshot: $n contention_begin of $(grep -c ': [a-z_]*:' "$TMP/storm.report") events," \
+			"by kind: $(awk '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { print $(i + 1); break } }' \
+				"$TMP/storm.report" | sort | uniq -c | tr '\n' ' ')"
+		echo "the daemon's log:"
+		grep -iE 'storm|snapshot|flight|slice|window' "$TMP/storm.log" | tail -12
+		q "SELECT interval_id, slices, round(armed_ns / 1e6), armed, window_note FROM intervals" |
+			sed 's/^/  interval: /'
+	fi
 	stop_daemon storm
 else
 	echo "not on this machine: its CPUs never contend a spinlock (perf counted 0"
