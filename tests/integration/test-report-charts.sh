@@ -66,6 +66,20 @@ i = s.index('<section id="path-P1"')
 open(sys.argv[2], "w").write(s[:s.index("<body")] + "<body>" + s[i:s.index("</section>", i) + 10] +
                              "</body></html>")
 PY
+# measure PAGE WIDTH SCRIPT: what SCRIPT (JavaScript ending in an
+# expression's value) reads of PAGE laid out WIDTH px wide. A copy without
+# the page's policy, so that the script may write it into the DOM.
+measure() {
+	_js=$(printf '%s' "$3" | tr '\n\t' '  ')
+	sed -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' \
+	    -e "s#</body>#<script>document.body.setAttribute('data-m', (function(){$_js})())</script></body>#" \
+	    "$1" >"$1.measure.html"
+	_profile=$(mktemp -d)
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$_profile" --window-size=$2,1800 --dump-dom "file://$1.measure.html" \
+		2>/dev/null | sed -n 's/.*data-m="\([^"]*\)".*/\1/p' | head -n1
+	rm -rf "$_profile"
+}
 for w in 1280 390; do
 	profile=$(mktemp -d)
 	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
@@ -78,16 +92,8 @@ assert d[:8] == b"\x89PNG\r\n\x1a\n"
 print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fail "no PNG at $w px"
 	[ "$size" = "${w}x1800" ] || fail "screenshot at $w px is $size"
 	[ "$(stat -c %s "$art/report-P1-$w.png")" -gt 20000 ] || fail "the $w px screenshot is blank"
-	# The layout's width, read back: a copy without the page's policy, so
-	# that one line of script may write it into the DOM.
-	sed -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' \
-	    -e 's#</body>#<script>var d=document.documentElement;document.body.setAttribute("data-sw", d.scrollWidth + " " + d.clientWidth)</script></body>#' \
-	    "$out/p1.html" >"$out/p1-measure.html"
-	profile=$(mktemp -d)
-	sw=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$profile" --window-size=$w,1800 --dump-dom "file://$out/p1-measure.html" \
-		2>/dev/null | sed -n 's/.*data-sw="\([0-9]* [0-9]*\)".*/\1/p' | head -n1)
-	rm -rf "$profile"
+	# The layout's width, read back.
+	sw=$(measure "$out/p1.html" $w 'var d=document.documentElement;return d.scrollWidth+" "+d.clientWidth')
 	[ -n "$sw" ] || fail "no layout width read back at $w px"
 	# headless Chromium may lay out a narrow window a little wider than
 	# asked: what matters is no sideways scrolling in the window it has
@@ -98,14 +104,12 @@ print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fai
 	# The whole report: no sideways scrolling (a table too wide scrolls in
 	# its own box; the verdicts become one card per path on a phone), and
 	# no text outside the charts under 11 px.
-	sed -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' \
-	    -e 's#</body>#<script>var d=document.documentElement,f=99;document.querySelectorAll("body *").forEach(function(e){if(e.closest("svg")||!e.childNodes.length)return;for(var n of e.childNodes)if(n.nodeType==3\&\&n.textContent.trim()){f=Math.min(f,parseFloat(getComputedStyle(e).fontSize));break}});var tr=document.querySelector("\#summary tr:nth-child(2)");document.body.setAttribute("data-sw",d.scrollWidth+" "+d.clientWidth+" "+f+" "+(tr?getComputedStyle(tr).display:"none"))</script></body>#' \
-	    "$out/report.html" >"$out/full-measure.html"
-	profile=$(mktemp -d)
-	m=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$profile" --window-size=$w,1800 --dump-dom "file://$out/full-measure.html" \
-		2>/dev/null | sed -n 's/.*data-sw="\([^"]*\)".*/\1/p' | head -n1)
-	rm -rf "$profile"
+	m=$(measure "$out/report.html" $w 'var d=document.documentElement,f=99;
+		document.querySelectorAll("body *").forEach(function(e){if(e.closest("svg"))return;
+		for(var n of e.childNodes)if(n.nodeType==3\&\&n.textContent.trim()){
+		f=Math.min(f,parseFloat(getComputedStyle(e).fontSize));break}});
+		var tr=document.querySelector("\#summary tr:nth-child(2)");
+		return d.scrollWidth+" "+d.clientWidth+" "+f+" "+(tr?getComputedStyle(tr).display:"none")')
 	set -- $m
 	[ "${1:-99999}" -le "${2:-0}" ] || fail "at $w px the whole report is ${1:-?} px wide in a ${2:-?} px window"
 	[ "${3:-0}" -ge 11 ] 2>/dev/null || awk -v f="${3:-0}" 'BEGIN { exit !(f >= 11) }' ||
