@@ -346,8 +346,9 @@ int series_chart(const struct report *r, FILE *f, int p)
 	snprintf(ylab, sizeof(ylab), "HITM per %g %s (median over hosts, band: quartiles)", path_get(p)->per,
 		 path_get(p)->unit);
 	if (!(ymax > 0)) {
-		fprintf(f, "<p class=\"muted\">No measured %s rate in the range (no PMU, or not analyzed).</p>",
-			path_get(p)->id);
+		if (chart_says_why())
+			fprintf(f, "<p class=\"muted\">No measured %s rate in the range (no PMU, or not "
+				"analyzed).</p>", path_get(p)->id);
 		ret = 0;
 		goto out;
 	}
@@ -548,8 +549,9 @@ int event_chart(const struct report *r, FILE *f, int p)
 		goto out;
 	ret = 0;
 	if (treated < 2) {
-		fprintf(f, "<p class=\"muted\">No event study for %s: fewer than 2 hosts with a "
-			"before/after comparison.</p>", path_get(p)->id);
+		if (chart_says_why())
+			fprintf(f, "<p class=\"muted\">No event study for %s: fewer than 2 hosts with a "
+				"before/after comparison.</p>", path_get(p)->id);
 		goto out;
 	}
 	event_draw(r, f, p, eb, q, x, controls);
@@ -690,7 +692,7 @@ static void change_forest(const struct report *r, FILE *f, const struct host_cha
 		fmt_ci(ci, sizeof(ci), cm->has_ci ? cm->ci.lo : NAN, cm->has_ci ? cm->ci.hi : NAN);
 		snprintf(tip, sizeof(tip), "%s: %s (CI %s), %s", name, pc, ci, verdict_to_string(cm->verdict));
 		if (cm->has_ci)
-			fprintf(f, "<line class=\"ci\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+			fprintf(c.f, "<line class=\"ci\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
 				chart_px(&c, 100 * (isfinite(cm->ci.lo) ? cm->ci.lo : cm->change)),
 				chart_px(&c, 100 * (isfinite(cm->ci.hi) ? cm->ci.hi : hi / 100)),
 				chart_py(&c, y), chart_py(&c, y));

@@ -14,9 +14,26 @@
 #include "escape.h"
 #include "paths.h"
 #include "report-model.h"
+#include "svg.h"
 #include "util.h"
 
 #define MAX_ROWS 200		/* per detail table; the JSON has all */
+
+/*
+ * A chart drawn twice, wide and narrow (svg.h: enum chart_width): the
+ * stylesheet shows the one that fits the screen. What a chart says when it
+ * has nothing to draw, it says once.
+ */
+#define BOTH_WIDTHS(ret, call)					\
+	do {							\
+		chart_set_width(CHART_WIDE);			\
+		(ret) = (call);					\
+		if ((ret) == 0) {				\
+			chart_set_width(CHART_NARROW);		\
+			(ret) = (call);				\
+		}						\
+		chart_set_width(CHART_ONE);			\
+	} while (0)
 
 static const char css[] =
 	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 40px;color:#1f2328}"
@@ -32,7 +49,7 @@ static const char css[] =
 	".v-not-applicable{background:#eaeef2;color:#424a53}"
 	".muted{color:#656d76}.cap{flex-basis:100%;margin:0 0 10px;font-size:12px}.mono{font-family:ui-monospace,monospace;font-size:12px}"
 	".charts{display:flex;flex-wrap:wrap;gap:8px}"
-	"svg.chart{background:#fff;border:1px solid #eaeef2;max-width:100%;height:auto}"
+	"svg.chart{background:#fff;border:1px solid #eaeef2;max-width:100%;height:auto}svg.narrow{display:none}"
 	"svg .frame{fill:none;stroke:#8c959f}svg .grid{stroke:#eaeef2}"
 	"svg .tick,svg .legend{font-size:11px;fill:#57606a}svg .axis{font-size:11px;fill:#24292f}"
 	"svg polyline{fill:none;stroke-width:1.6}svg polygon{stroke:none;opacity:.18}"
@@ -52,7 +69,7 @@ static const char css[] =
 	/* a phone: the verdicts as stacked cards, each cell named, and no
 	 * word wider than the screen; other tables scroll in their own box */
 	"body{overflow-wrap:break-word}"
-	"@media (max-width:640px){body{padding:0 8px 24px}"
+	"@media (max-width:640px){body{padding:0 8px 24px}svg.wide{display:none}svg.narrow{display:block}"
 	"#summary table,#summary tbody,#summary tr,#summary td{display:block;width:auto}"
 	"#summary tr:first-child{display:none}#summary tr{border:1px solid #d0d7de;margin:0 0 8px;padding:4px 8px}"
 	"#summary td{border:none;padding:1px 0;text-align:left;white-space:normal}"
@@ -424,9 +441,9 @@ static int write_rollouts(const struct report *r, FILE *f)
 		r->nr_cohorts, r->nr_cohorts == 1 ? "" : "s");
 	fputs("<div class=\"charts\">", f);
 	if (r->nr_hosts) {
-		ret = progress_chart(r, f, fk, nk);
+		BOTH_WIDTHS(ret, progress_chart(r, f, fk, nk));
 		if (ret == 0)
-			ret = coverage_chart(r, f);
+			BOTH_WIDTHS(ret, coverage_chart(r, f));
 		if (ret < 0)
 			goto out;
 	}
@@ -608,12 +625,12 @@ static int write_path(const struct report *r, FILE *f, int p)
 	 * with its own level, so that median can rise while every host's
 	 * rate falls. Each chart says what its marks are, under it. */
 	fputs("<div class=\"charts\">", f);
-	ret = event_chart(r, f, p);
+	BOTH_WIDTHS(ret, event_chart(r, f, p));
 	if (ret == 0) {
 		fputs("<p class=\"muted cap\">Each compared host against its own rate before its kernel "
 		      "change (0 %: no change); the controls, hosts that kept their kernel, around their "
 		      "cohort's reference time. Line: the median over hosts; band: the quartiles.</p>", f);
-		ret = series_chart(r, f, p);
+		BOTH_WIDTHS(ret, series_chart(r, f, p));
 	}
 	if (ret == 0) {
 		fputs("<p class=\"muted cap\">Per time bin, the median rate of the hosts whose kernel "
@@ -621,12 +638,12 @@ static int write_path(const struct report *r, FILE *f, int p)
 		      "between these groups when it changes kernel, with its own level: read the change "
 		      "from the event study above, not from these medians. Ticks along the bottom: a "
 		      "host's kernel change; dashed purple lines: the cohorts' reference times.</p>", f);
-		ret = work_chart(r, f, p);
+		BOTH_WIDTHS(ret, work_chart(r, f, p));
 	}
 	if (ret < 0)
 		return ret;
-	distribution_chart(r, f, p);
-	ret = host_change_chart(r, f, p);
+	BOTH_WIDTHS(ret, (distribution_chart(r, f, p), 0));
+	BOTH_WIDTHS(ret, host_change_chart(r, f, p));
 	if (ret < 0)
 		return ret;
 	fputs("</div>\n", f);

@@ -321,13 +321,36 @@ static int make_cohorts(struct report *r)
 	return 0;
 }
 
+/* When the first boot the report reads was first seen (0: none). */
+static int64_t first_data_ns(const struct report *r)
+{
+	int64_t first = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++)
+		for (size_t k = 0; k < r->hosts[i].nr_boots; k++) {
+			const struct boot_info *b = &r->hosts[i].boots[k];
+
+			if (b->last_seen_ns < r->data_lo_ns || b->first_seen_ns >= r->o.until_ns)
+				continue;
+			if (!first || b->first_seen_ns < first)
+				first = b->first_seen_ns;
+		}
+	return first;
+}
+
+/*
+ * The time bins of the charts span the data in the range: a recording of a
+ * minute, read with the default fortnight, is a minute wide, not a sliver.
+ */
 static void make_bins(struct report *r)
 {
 	static const int64_t nice_s[] = {
-		60, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400,
+		10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400,
 		2 * 86400, 7 * 86400, 30 * 86400,
 	};
-	int64_t span = r->o.until_ns - r->data_lo_ns;
+	int64_t first = first_data_ns(r);
+	int64_t lo = first > r->data_lo_ns ? first : r->data_lo_ns;
+	int64_t span = r->o.until_ns - lo;
 	unsigned int max = r->o.max_bins ? r->o.max_bins : 240;
 
 	r->bin_ns = nice_s[ARRAY_SIZE(nice_s) - 1] * NSEC_PER_SEC;
@@ -336,7 +359,7 @@ static void make_bins(struct report *r)
 			r->bin_ns = nice_s[i] * NSEC_PER_SEC;
 			break;
 		}
-	r->bins_lo_ns = r->data_lo_ns / r->bin_ns * r->bin_ns;
+	r->bins_lo_ns = lo / r->bin_ns * r->bin_ns;
 	r->nr_bins = (size_t)((r->o.until_ns - r->bins_lo_ns + r->bin_ns - 1) / r->bin_ns);
 	if (r->nr_bins == 0)
 		r->nr_bins = 1;

@@ -8,10 +8,32 @@
 #include "svg.h"
 #include "util.h"
 
+static enum chart_width width_mode = CHART_ONE;
+
+void chart_set_width(enum chart_width w)
+{
+	width_mode = w;
+}
+
+bool chart_says_why(void)
+{
+	return width_mode != CHART_NARROW;
+}
+
+static void svg_open(const struct chart *c, double h)
+{
+	fprintf(c->out, "<svg class=\"chart%s\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+		"role=\"img\" aria-label=\"", width_mode == CHART_WIDE ? " wide" :
+		width_mode == CHART_NARROW ? " narrow" : "", c->w, h, c->w, h);
+	html_puts(c->out, c->label);
+	fputs("\">", c->out);
+}
+
 void chart_begin(struct chart *c, FILE *f, double w, double h, const char *label)
 {
-	c->f = f;
-	c->w = w;
+	c->out = f;
+	c->label = label;
+	c->w = width_mode == CHART_NARROW && w > CHART_NARROW_PX ? CHART_NARROW_PX : w;
 	c->h = h;
 	if (!c->ml)
 		c->ml = 64;
@@ -21,15 +43,37 @@ void chart_begin(struct chart *c, FILE *f, double w, double h, const char *label
 		c->mt = 24;
 	if (!c->mb)
 		c->mb = 40;
-	fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
-		"role=\"img\" aria-label=\"", w, h, w, h);
-	html_puts(f, label);
-	fputs("\">", f);
+	/* Buffered: a legend that takes two rows makes the chart taller. */
+	c->f = open_memstream(&c->fbuf, &c->fsize);
+	c->head = c->f ? open_memstream(&c->headbuf, &c->headsize) : NULL;
+	if (!c->head) {
+		if (c->f)
+			fclose(c->f);
+		free(c->fbuf);
+		c->fbuf = NULL;
+		c->f = c->head = f;	/* drawn as it comes, the legend in one row */
+		svg_open(c, h);
+	}
 }
 
 void chart_end(struct chart *c)
 {
-	fputs("</svg>\n", c->f);
+	if (c->f != c->out) {
+		fclose(c->f);
+		fclose(c->head);
+		svg_open(c, c->h + c->legend_h + c->bottom_h);
+		fwrite(c->headbuf, 1, c->headsize, c->out);
+		if (c->legend_h > 0)
+			fprintf(c->out, "<g transform=\"translate(0 %.0f)\">", c->legend_h);
+		fwrite(c->fbuf, 1, c->fsize, c->out);
+		if (c->legend_h > 0)
+			fputs("</g>", c->out);
+		free(c->fbuf);
+		free(c->headbuf);
+		c->fbuf = c->headbuf = NULL;
+		c->f = c->head = c->out;
+	}
+	fputs("</svg>\n", c->out);
 }
 
 static double tr(double v, bool lg)
@@ -105,19 +149,42 @@ static void fmt_tick(char *buf, size_t size, double v)
 		snprintf(buf, size, "%.3g", v);
 }
 
+/* A time tick's label at a step of step_s: full dates, as a report is
+ * read long after, and across New Year. */
+static void fmt_time(char *buf, size_t size, int64_t step_s, const struct tm *tm)
+{
+	if (step_s >= 86400)
+		strftime(buf, size, "%Y-%m-%d", tm);
+	else if (step_s >= 60)
+		strftime(buf, size, "%Y-%m-%d %H:%M", tm);
+	else
+		strftime(buf, size, "%Y-%m-%d %H:%M:%S", tm);
+}
+
 static void time_ticks(struct chart *c)
 {
 	static const int64_t steps_s[] = {
+		1, 2, 5, 10, 15, 30, 60, 2 * 60, 5 * 60, 10 * 60, 15 * 60, 30 * 60,
 		3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
 	};
 	int64_t span = (int64_t)(c->x1 - c->x0), step = steps_s[ARRAY_SIZE(steps_s) - 1] * NSEC_PER_SEC;
 	double bottom = c->h - c->mb;
 
-	for (size_t i = 0; i < ARRAY_SIZE(steps_s); i++)
-		if (span / (steps_s[i] * NSEC_PER_SEC) <= 8) {
+	/* The finest step whose labels fit side by side (11 px text is about
+	 * 6.5 px a character), at most 8 of them. */
+	for (size_t i = 0; i < ARRAY_SIZE(steps_s); i++) {
+		double label = 6.5 * (double)strlen("2025-01-01 00:00:00") + 20;
+		int64_t most;
+
+		if (steps_s[i] >= 60)
+			label = 6.5 * (double)(steps_s[i] >= 86400 ? 10 : 16) + 20;
+		most = (int64_t)((c->w - c->ml - c->mr) / label);
+		most = most > 8 ? 8 : most < 2 ? 2 : most;
+		if (span / (steps_s[i] * NSEC_PER_SEC) < most) {
 			step = steps_s[i] * NSEC_PER_SEC;
 			break;
 		}
+	}
 	for (int64_t t = ((int64_t)c->x0 + step - 1) / step * step; t <= (int64_t)c->x1; t += step) {
 		time_t s = (time_t)(t / NSEC_PER_SEC);
 		struct tm tm;
@@ -127,12 +194,9 @@ static void time_ticks(struct chart *c)
 
 		if (!gmtime_r(&s, &tm))
 			continue;
-		/* full dates: a report is read long after, and across New Year */
-		strftime(buf, sizeof(buf), step >= 86400 * NSEC_PER_SEC ? "%Y-%m-%d" : "%Y-%m-%d %H:%M",
-			 &tm);
-		/* a label that would cross the chart's edge ends (or starts) at its tick:
-		 * 11 px text is about 6.2 px a character */
-		half = 3.1 * (double)strlen(buf);
+		fmt_time(buf, sizeof(buf), step / NSEC_PER_SEC, &tm);
+		/* a label that would cross the chart's edge ends (or starts) at its tick */
+		half = 3.25 * (double)strlen(buf);
 		anchor = x + half > c->w ? "end" : x - half < 0 ? "start" : "middle";
 		fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
 			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
@@ -140,9 +204,51 @@ static void time_ticks(struct chart *c)
 	}
 }
 
+/*
+ * Writes s as axis text at (x, *y), broken at spaces into lines of at most
+ * width px (11 px text: about 6.5 px a character), each 13 px below the
+ * last; *y ends at the last line. Returns the number of lines.
+ */
+static int text_lines(FILE *f, const char *s, double width, double x, double *y, const char *anchor)
+{
+	size_t most = width < 65 ? 10 : width > 1e6 ? SIZE_MAX : (size_t)(width / 6.5), len = strlen(s);
+	int n = 0;
+
+	while (len) {
+		size_t take = len;
+		char line[256];
+
+		if (len > most) {
+			take = most;
+			while (take > 0 && s[take] != ' ')
+				take--;
+			if (take == 0)	/* one word wider than the chart */
+				take = most;
+		}
+		if (take >= sizeof(line))
+			take = sizeof(line) - 1;
+		memcpy(line, s, take);
+		line[take] = '\0';
+		if (n)
+			*y += 13;
+		fprintf(f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, *y,
+			anchor);
+		html_puts(f, line);
+		fputs("</text>", f);
+		n++;
+		s += take;
+		len -= take;
+		while (*s == ' ') {
+			s++;
+			len--;
+		}
+	}
+	return n;
+}
+
 void chart_axes(struct chart *c, const char *xlabel, const char *ylabel)
 {
-	double ticks[32], left = c->ml, right = c->w - c->mr, top = c->mt, bottom = c->h - c->mb;
+	double ticks[32], left = c->ml, right = c->w - c->mr, top = c->mt, bottom = c->h - c->mb, width;
 	size_t n;
 	char buf[32];
 
@@ -187,7 +293,7 @@ void chart_axes(struct chart *c, const char *xlabel, const char *ylabel)
 				x, x, top, bottom, x, bottom + 14, buf);
 		}
 	} else {
-		n = nice_ticks(c->x0, c->x1, 6, ticks, ARRAY_SIZE(ticks));
+		n = nice_ticks(c->x0, c->x1, (c->w - c->ml - c->mr) < 400 ? 3 : 6, ticks, ARRAY_SIZE(ticks));
 		for (size_t i = 0; i < n; i++) {
 			double x = chart_px(c, ticks[i]);
 
@@ -197,16 +303,20 @@ void chart_axes(struct chart *c, const char *xlabel, const char *ylabel)
 				x, x, top, bottom, x, bottom + 14, buf);
 		}
 	}
+	/* Titles wider than the chart (a narrow one) take more lines: below
+	 * the chart for x, above the legend for y. */
+	width = c->head != c->out ? c->w - 8 : 1e9;	/* drawn as it comes: one line */
 	if (xlabel) {
-		fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-			(left + right) / 2, c->h - 6);
-		html_puts(c->f, xlabel);
-		fputs("</text>", c->f);
+		double y = c->h - 6;
+		int lines = text_lines(c->f, xlabel, width, (left + right) / 2, &y, "middle");
+
+		c->bottom_h += 13 * (lines - 1);
 	}
 	if (ylabel) {
-		fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", 4.0, 12.0);
-		html_puts(c->f, ylabel);
-		fputs("</text>", c->f);
+		double y = 12;
+		int lines = text_lines(c->head, ylabel, width, 4, &y, "start");
+
+		c->legend_h += 13 * (lines - 1);
 	}
 }
 
@@ -278,6 +388,9 @@ void chart_vline(struct chart *c, double x, const char *cls, const char *t)
 {
 	double px = chart_px(c, x);
 
+	/* (a marker outside the data drawn, such as a range's start before it) */
+	if (px < c->ml - 0.5 || px > c->w - c->mr + 0.5)
+		return;
 	fprintf(c->f, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\">", cls,
 		px, px, c->mt, c->h - c->mb);
 	title(c->f, t);
@@ -322,14 +435,22 @@ void chart_text(struct chart *c, double x, double y, const char *anchor, const c
 
 void chart_legend(struct chart *c, const char *const *labels, const char *const *classes, size_t n)
 {
-	double x = c->ml + 4;
+	double x = c->ml + 4, row = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		fprintf(c->f, "<rect class=\"%s swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\"/>"
-			"<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", classes[i], x, c->mt - 12, x + 16,
-			c->mt - 8);
-		html_puts(c->f, labels[i]);
-		fputs("</text>", c->f);
-		x += 24 + 6.5 * (double)strlen(labels[i]);
+		/* 11 px text is about 6.5 px a character, and 24 px of swatch and gap */
+		double wid = 24 + 6.5 * (double)strlen(labels[i]);
+
+		if (x > c->ml + 4 && x + wid - 8 > c->w - c->mr && c->head != c->out) {
+			row++;
+			x = c->ml + 4;
+		}
+		fprintf(c->head, "<rect class=\"%s swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\"/>"
+			"<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", classes[i], x,
+			c->legend_h + c->mt - 12 + 14 * row, x + 16, c->legend_h + c->mt - 8 + 14 * row);
+		html_puts(c->head, labels[i]);
+		fputs("</text>", c->head);
+		x += wid;
 	}
+	c->legend_h += 14 * row;
 }

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The HTML charts read: in headless Chromium at a laptop's 1280 px and a
-# phone's 390 px, each path section renders within the page's width
-# (the SVGs scale down, no sideways scrolling), and its charts carry what a
+# phone's 390 px, each path section renders within the page's width (no
+# sideways scrolling), chart text is at least 11 px as rendered (a phone
+# gets each chart's narrow drawing), and its charts carry what a
 # reader needs, checked by text in the SVG: the event study (days since
 # each host's kernel change, the controls beside it) with its y axis in
 # the path's unit, and time axes with full dates (the year). Screenshots
@@ -30,7 +31,12 @@ html = open(sys.argv[1]).read()
 for p in ("P1", "P2", "P3", "P4"):
     sec = html[html.index('<section id="path-%s"' % p):]
     sec = sec[:sec.index("</section>")]
-    svgs = re.findall(r"<svg .*?</svg>", sec, re.S)
+    svgs = re.findall(r'<svg class="chart wide".*?</svg>', sec, re.S)
+    # each chart drawn again for a phone, where the stylesheet shows it
+    narrow = re.findall(r'<svg class="chart narrow".*?</svg>', sec, re.S)
+    label = lambda s: re.search(r'aria-label="([^"]*)"', s).group(1)
+    assert [label(s) for s in svgs] == [label(s) for s in narrow], (p, "wide and narrow charts differ")
+    assert all('viewBox="0 0 340 ' in s for s in narrow), (p, "a narrow chart is not 340 px wide")
     ev = [s for s in svgs if "event study" in s]
     assert len(ev) == 1, (p, "event study charts", len(ev))
     assert "days since the host&#39;s kernel change" in ev[0] or "days since the host's kernel change" in ev[0], p
@@ -44,7 +50,7 @@ for p in ("P1", "P2", "P3", "P4"):
     assert times and re.search(r'class="tick"[^>]*>20\d\d-\d\d-\d\d', times[0]), (p, "no full dates")
 assert "max-width:100%" in html, "charts do not scale"
 # patch coverage: no line drawn over another; each path named in one legend
-cov = [s for s in re.findall(r"<svg .*?</svg>", html, re.S) if "carrying each patch" in s]
+cov = [s for s in re.findall(r'<svg class="chart wide".*?</svg>', html, re.S) if "carrying each patch" in s]
 assert len(cov) == 1, "no coverage chart"
 pts = re.findall(r'<polyline class="p\d" points="([^"]*)"', cov[0])
 assert pts and len(pts) == len(set(pts)), ("coverage lines drawn over each other", len(pts), len(set(pts)))
@@ -109,7 +115,12 @@ print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fai
 		for(var n of e.childNodes)if(n.nodeType==3\&\&n.textContent.trim()){
 		f=Math.min(f,parseFloat(getComputedStyle(e).fontSize));break}});
 		var tr=document.querySelector("\#summary tr:nth-child(2)");
-		return d.scrollWidth+" "+d.clientWidth+" "+f+" "+(tr?getComputedStyle(tr).display:"none")')
+		var cf=99,nc=0;document.querySelectorAll("svg.chart").forEach(function(s){
+		var r=s.getBoundingClientRect();if(!r.width)return;nc++;
+		var k=r.width/s.viewBox.baseVal.width;s.querySelectorAll("text").forEach(function(t){
+		cf=Math.min(cf,parseFloat(getComputedStyle(t).fontSize)*k)})});
+		return d.scrollWidth+" "+d.clientWidth+" "+f+" "+(tr?getComputedStyle(tr).display:"none")+" "+
+		Math.round(cf*10)/10+" "+nc')
 	set -- $m
 	[ "${1:-99999}" -le "${2:-0}" ] || fail "at $w px the whole report is ${1:-?} px wide in a ${2:-?} px window"
 	[ "${3:-0}" -ge 11 ] 2>/dev/null || awk -v f="${3:-0}" 'BEGIN { exit !(f >= 11) }' ||
@@ -119,6 +130,10 @@ print("%dx%d" % struct.unpack(">II", d[16:24]))' "$art/report-P1-$w.png") || fai
 	else
 		[ "${4:-}" = table-row ] || fail "at $w px the verdicts are not a table (display ${4:-?})"
 	fi
-	echo "ok: $w px: the whole report is ${1:-?} px wide in a ${2:-?} px window, text at least ${3:-?} px, verdict rows '${4:-?}'"
+	# A chart's text shrinks with the chart: on a phone the report shows
+	# each chart's narrow drawing, which is not scaled down.
+	[ "${6:-0}" -ge 10 ] || fail "at $w px only ${6:-0} charts are shown"
+	awk -v f="${5:-0}" 'BEGIN { exit !(f >= 11) }' || fail "at $w px some chart text is ${5:-?} px"
+	echo "ok: $w px: the whole report is ${1:-?} px wide in a ${2:-?} px window, text at least ${3:-?} px, verdict rows '${4:-?}', the text of ${6:-?} charts at least ${5:-?} px"
 done
 echo "all checks passed"
