@@ -104,7 +104,9 @@ WARNINGS	:= -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 		   -Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare \
 		   -Wformat=2 -Wundef -Wvla -Wno-unused-parameter \
 		   -Wno-missing-field-initializers -Werror=implicit-function-declaration
-BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
+# One version for the programs and the package: debian/changelog's.
+VERSION		:= $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+BASE_CFLAGS	:= -std=gnu11 -D_GNU_SOURCE -DMMHITM_VERSION='"$(VERSION)"' $(WARNINGS) $(LIBPERF_CFLAGS) $(PKG_CFLAGS)
 CFLAGS		?= -O2 -g
 # CPPFLAGS and LDFLAGS as the environment gives them (dpkg-buildflags'
 # hardening: -D_FORTIFY_SOURCE, -z relro -z now).

@@ -19,7 +19,7 @@
 #include "util.h"
 
 #ifndef MMHITM_VERSION
-#define MMHITM_VERSION "0.1"
+#error "MMHITM_VERSION comes from the Makefile (debian/changelog's version)"
 #endif
 
 static const struct command commands[] = {

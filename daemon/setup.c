@@ -464,8 +464,8 @@ static int setup_host(struct daemon *d)
 	d->sched = schedule_new(d);
 	if (!d->sched)
 		return log_oom();
-	log_info("Host %s, kernel %s, %d CPUs, PMU %s, LRU_GEN %s", d->boot.hostname,
-		 d->boot.release, d->boot.cpus_online, d->boot.pmu.kind, d->boot.lru_gen);
+	log_info("Host %s, kernel %s, %d CPUs, PMU %s, LRU_GEN %s; mmhitmd %s", d->boot.hostname,
+		 d->boot.release, d->boot.cpus_online, d->boot.pmu.kind, d->boot.lru_gen, MMHITM_VERSION);
 	if (strcmp(d->boot.pmu.kind, "none") == 0)
 		log_notice("No HITM sampling on this host (%s); recording tracepoints only",
 			   d->boot.pmu.detail);

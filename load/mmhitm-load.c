@@ -16,7 +16,7 @@
 #include "util.h"
 
 #ifndef MMHITM_VERSION
-#define MMHITM_VERSION "0.1"
+#error "MMHITM_VERSION comes from the Makefile (debian/changelog's version)"
 #endif
 
 struct load_command {
