@@ -11,6 +11,9 @@
 #   disk_pull_db IMG NAME DEST  the same for a SQLite DB and its WAL
 #   qemu_boot NAME SCENARIO TAG IMG [SECONDS]
 #   rootfs_build             a cached Debian 12 userspace with systemd: sets ROOTFS
+#   packages_clean_build     this tree's Debian packages, built in a clean
+#                            Debian 12 chroot: sets DEBS
+#   packages_at COMMIT       an earlier commit's, built once: sets DEBS_AT
 #
 # Environment (all optional):
 #   O             build directory (default build); work files go to $O/kernels
@@ -27,6 +30,8 @@
 #   ROOTFS_CACHE  debootstrapped userspaces, one per package list, shared by
 #                 worktrees like KERNEL_CACHE (default ~/.cache/mmhitm/rootfs)
 #   DEBIAN_MIRROR where debootstrap gets them (default http://deb.debian.org/debian)
+#   DEBIAN_SECURITY_MIRROR  bookworm-security, for the build chroot's
+#                 linux-source-6.12 (default DEBIAN_MIRROR-security)
 
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 O=${O:-build}
@@ -42,6 +47,7 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-90}
 QEMU_APPEND=${QEMU_APPEND:-}
 ROOTFS_CACHE=${ROOTFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmhitm/rootfs}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DEBIAN_SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-${DEBIAN_MIRROR}-security}
 KTESTS=$TOP/tests/kernels
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
@@ -286,6 +292,98 @@ rootfs_build() {
 	exec 9>&-
 	echo "rootfs: $ROOTFS ($(du -sm "$ROOTFS" | cut -f1) MiB, systemd $(cat "$ROOTFS"/var/lib/dpkg/status |
 		awk '/^Package: systemd$/ { p = 1 } p && /^Version:/ { print $2; exit }'))"
+}
+
+# --- the Debian packages ----------------------------------------------------
+
+# Sets DEBS to a directory holding this tree's packages as a clean Debian
+# 12 builds them: a debootstrapped buildd chroot with only what
+# debian/control's Build-Depends name (apt-get build-dep; kept in
+# ROOTFS_CACHE, keyed by them), this tree's files copied in, and
+# dpkg-buildpackage -us -uc -b. A Build-Depends the host has but the
+# control file lacks fails here. Minutes the first time (the chroot and
+# its packages, linux-source-6.12 among them), about two after.
+packages_clean_build() {
+	[ "$(id -u)" = 0 ] || skip "the build chroot needs root"
+	command -v debootstrap >/dev/null 2>&1 || skip "debootstrap not installed (make deps-test)"
+	git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout: which files to package?"
+	_key=$(sed -n '/^Build-Depends:/,/^[A-Z][A-Za-z-]*: /p' "$TOP/debian/control" | sha256sum | cut -c1-12)
+	CHROOT=$ROOTFS_CACHE/$ROOTFS_SUITE-buildd-$_key
+	mkdir -p "$ROOTFS_CACHE" || skip "cannot create $ROOTFS_CACHE"
+	exec 9>"$ROOTFS_CACHE/.lock" && flock 9 || fail "cannot lock $ROOTFS_CACHE"
+	if [ ! -d "$CHROOT" ]; then
+		note "debootstrap --variant=buildd $ROOTFS_SUITE, then apt-get build-dep, into $CHROOT"
+		rm -rf "$CHROOT.tmp"
+		if ! debootstrap --variant=buildd "$ROOTFS_SUITE" "$CHROOT.tmp" "$DEBIAN_MIRROR" \
+			>"$ROOTFS_CACHE/.buildd.log" 2>&1; then
+			tail -n 15 "$ROOTFS_CACHE/.buildd.log" | sed 's/^/    /'
+			rm -rf "$CHROOT.tmp"
+			exec 9>&-
+			skip "debootstrap $ROOTFS_SUITE from $DEBIAN_MIRROR failed (offline or mirror down)"
+		fi
+		# As an installed Debian 12 has them: linux-source-6.12 comes
+		# from bookworm-security.
+		mkdir -p "$CHROOT.tmp/tmp/bd/debian" && cp "$TOP/debian/control" "$CHROOT.tmp/tmp/bd/debian/" &&
+			cp /etc/resolv.conf "$CHROOT.tmp/etc/resolv.conf" &&
+			printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s %s-security main\n' \
+				"$DEBIAN_MIRROR" "$ROOTFS_SUITE" "$DEBIAN_MIRROR" "$ROOTFS_SUITE" \
+				"$DEBIAN_SECURITY_MIRROR" "$ROOTFS_SUITE" > "$CHROOT.tmp/etc/apt/sources.list" ||
+			fail "cannot prepare $CHROOT.tmp"
+		if ! { chroot "$CHROOT.tmp" apt-get update -q &&
+		       chroot "$CHROOT.tmp" env DEBIAN_FRONTEND=noninteractive \
+				apt-get build-dep -y -q --no-install-recommends /tmp/bd; } \
+			>>"$ROOTFS_CACHE/.buildd.log" 2>&1; then
+			tail -n 15 "$ROOTFS_CACHE/.buildd.log" | sed 's/^/    /'
+			rm -rf "$CHROOT.tmp"
+			exec 9>&-
+			fail "apt-get build-dep of debian/control failed in a clean $ROOTFS_SUITE"
+		fi
+		chroot "$CHROOT.tmp" apt-get clean >/dev/null 2>&1
+		rm -rf "$CHROOT.tmp/tmp/bd" "$CHROOT.tmp"/var/lib/apt/lists/*
+		mv "$CHROOT.tmp" "$CHROOT" || fail "cannot move $CHROOT.tmp into place"
+	fi
+	# The build, in a directory of its own (the chroot is shared, and left
+	# as it was found); /proc for the compilers.
+	_b=/build/mmhitm-$$
+	rm -rf "$CHROOT$_b" && mkdir -p "$CHROOT$_b/mmhitm" || fail "cannot create $CHROOT$_b"
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		xargs -0 cp -P --parents -t "$CHROOT$_b/mmhitm") || fail "cannot copy the tree into $CHROOT$_b"
+	mount -t proc proc "$CHROOT/proc" || fail "cannot mount /proc in $CHROOT"
+	note "dpkg-buildpackage -us -uc -b in $CHROOT"
+	chroot "$CHROOT" sh -c "cd $_b/mmhitm && dpkg-buildpackage -us -uc -b" >"$WORK/clean-build.log" 2>&1
+	_rc=$?
+	umount "$CHROOT/proc"
+	exec 9>&-
+	DEBS=$WORK/debs
+	rm -rf "$DEBS" && mkdir -p "$DEBS" && { [ $_rc -ne 0 ] || cp "$CHROOT$_b"/*.deb "$DEBS"/; }
+	rm -rf "$CHROOT$_b"
+	[ $_rc -eq 0 ] || { tail -n 20 "$WORK/clean-build.log"; fail "dpkg-buildpackage failed in a clean $ROOTFS_SUITE"; }
+	ls "$DEBS"/mmhitm_*.deb "$DEBS"/mmhitm-load_*.deb >/dev/null 2>&1 ||
+		fail "the clean build left no mmhitm_*.deb and mmhitm-load_*.deb"
+	echo "packages: $(cd "$DEBS" && ls *.deb | tr '\n' ' ')built in a clean $ROOTFS_SUITE chroot"
+}
+
+# Sets DEBS_AT to a directory holding the packages of COMMIT, built once
+# from `git archive` of it and kept in ROOTFS_CACHE: the earlier release
+# test-systemd upgrades from.
+packages_at() {	# commit
+	git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout: no earlier commit to package"
+	_c=$(git -C "$TOP" rev-parse --verify -q "$1^{commit}") ||
+		skip "commit $1 is not in this clone (shallow?): no earlier package to upgrade from"
+	DEBS_AT=$ROOTFS_CACHE/packages-$(echo "$_c" | cut -c1-12)
+	[ -n "$(ls "$DEBS_AT"/mmhitm_*.deb 2>/dev/null)" ] && return 0
+	note "make deb at $1 (once; kept in $DEBS_AT)"
+	_src=$WORK/src-$1
+	rm -rf "$_src" "$DEBS_AT.tmp" && mkdir -p "$_src" "$DEBS_AT.tmp" || fail "cannot create $_src"
+	git -C "$TOP" archive "$_c" | tar -x -C "$_src" || fail "git archive $1 failed"
+	# Not a git tree of its own: make deb must not find this one above it.
+	GIT_CEILING_DIRECTORIES=$WORK env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS -u MAKELEVEL \
+		make -C "$_src" --no-print-directory O=build deb >"$WORK/deb-$1.log" 2>&1 ||
+		{ tail -n 20 "$WORK/deb-$1.log"; fail "make deb at $1 failed"; }
+	cp "$_src"/build/deb/*.deb "$DEBS_AT.tmp"/ && rm -rf "$DEBS_AT" && mv "$DEBS_AT.tmp" "$DEBS_AT" ||
+		fail "cannot keep the packages of $1 in $DEBS_AT"
+	rm -rf "$_src"
 }
 
 # Fails unless every shared library ldd finds for the programs is in ROOT:

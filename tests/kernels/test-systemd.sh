@@ -1,21 +1,29 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The units under a real systemd: Debian 12 (debootstrap, cached) with
-# systemd as PID 1 on Debian's 6.12 cloud kernel, mmhitm installed by
-# `make install PREFIX=/usr DESTDIR=<rootfs>`, mmhitmd.service and
-# mmhitm-report.timer enabled with systemctl. guest/systemd.sh drives them
-# (reload, a SIGSTOPped daemon, the report, stop); this script asserts on
-# what it and the daemon left on the disk.
+# The package and its units under a real systemd: Debian 12 (debootstrap,
+# cached) with systemd as PID 1 on Debian's 6.12 cloud kernel. This tree's
+# packages are built in a clean Debian 12 chroot (packages_clean_build:
+# only debian/control's Build-Depends installed). The guest installs the
+# mmhitm package built from an earlier commit (UPGRADE_FROM, the first
+# release) with dpkg, records, upgrades to this tree's package,
+# and the postinst restarts the daemon on the same database; then
+# guest/systemd.sh drives the units (reload, a SIGSTOPped daemon, the
+# report, stop), removes the package (the data stays) and purges it (the
+# data goes, as debian/mmhitm.postrm says). This script asserts on what it
+# and the daemon left on the disk.
 #
 # Test-only changes to the guest, all visible below: WatchdogSec=10s in a
 # drop-in (the unit says 2min), interval = 5s and a metrics_file in
-# mmhitm.conf, a prometheus user (node_exporter's, which must read that
-# file), and a drop-in that logs the report service's capability sets.
+# mmhitm.conf (kept by dpkg --force-confold, as an operator's edit is), a
+# prometheus user (node_exporter's, which must read that file), and a
+# drop-in that logs the report service's capability sets.
 #
-# Wall time on the 2-core TCG build VM: about 1.5 min with the caches warm
-# (the guest boots to mmhitmd in ~9 s and lives ~80 s); the first run adds
-# the debootstrap (about a minute) and the kernel download.
+# Wall time on the 2-core TCG build VM: about 5 min with the caches warm
+# (the clean build about two, the guest boots in ~9 s and lives ~2.5 min);
+# the first run adds the two debootstraps and the build chroot's packages
+# (about 5 min), the kernel download and the earlier commit's package
+# build (about two minutes).
 
 . "$(dirname "$0")/lib.sh"
 . "$KTESTS/checks.sh"
@@ -28,23 +36,32 @@ t0=$(date +%s)
 INTERVAL=${INTERVAL:-5}
 RELOAD_INTERVAL=3
 WATCHDOG=10
-SYSTEMD_SECONDS=${SYSTEMD_SECONDS:-300}	# the guest's whole life, boot to poweroff
+SYSTEMD_SECONDS=${SYSTEMD_SECONDS:-540}	# the guest's whole life, boot to poweroff
+
+UPGRADE_FROM=${UPGRADE_FROM:-66caadf}	# the first release's package (0.1)
 
 kernel_fetch 6.12
 initramfs_build "$WORK/initramfs-$KVER.cpio"
 rootfs_build
+packages_clean_build
+packages_at "$UPGRADE_FROM"
 t_rootfs=$(date +%s)
 
-# --- the guest's disk: the cached userspace, mmhitm installed, units enabled
+# --- the guest's disk: the cached userspace and the two packages -------------
 R=$WORK/root
-note "copying the userspace, make install PREFIX=/usr DESTDIR=$R"
+note "copying the userspace, the packages of $UPGRADE_FROM and of this tree"
 cp -a "$ROOTFS" "$R" || fail "cannot copy $ROOTFS"
-make -C "$TOP" --no-print-directory O="$O" PREFIX=/usr DESTDIR="$R" install \
-	> "$WORK/install.log" 2>&1 || { tail -n 20 "$WORK/install.log"; fail "make install failed"; }
+mkdir -p "$R/var/cache/mmhitm-test/old" "$R/var/cache/mmhitm-test/new" &&
+	cp "$DEBS_AT"/mmhitm_*.deb "$R/var/cache/mmhitm-test/old/" &&
+	cp "$DEBS"/mmhitm_*.deb "$R/var/cache/mmhitm-test/new/" || fail "cannot copy the packages"
+new_deb=$(ls "$DEBS"/mmhitm_*.deb | head -n1)
+old_version=$(dpkg-deb -f "$(ls "$DEBS_AT"/mmhitm_*.deb | head -n1)" Version)
+new_version=$(dpkg-deb -f "$new_deb" Version)
 rootfs_has_libs "$R" "$O/mmhitmd" "$O/mmhitm"
-for u in mmhitmd.service mmhitm-report.service mmhitm-report.timer; do
-	[ -f "$R/lib/systemd/system/$u" ] || fail "make install put no $u in /lib/systemd/system"
-done
+# What an operator edits is the package's mmhitm.conf: start from it.
+mkdir -p "$R/etc/mmhitm" &&
+	dpkg-deb --fsys-tarfile "$new_deb" | tar -xO ./etc/mmhitm/mmhitm.conf > "$R/etc/mmhitm/mmhitm.conf" ||
+	fail "no /etc/mmhitm/mmhitm.conf in $new_deb"
 
 # The test's settings.
 echo "interval = ${INTERVAL}s" >> "$R/etc/mmhitm/mmhitm.conf"
@@ -74,8 +91,8 @@ install -m 0755 "$KTESTS/guest/systemd.sh" "$R/usr/local/lib/mmhitm-test/systemd
 od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$R/etc/machine-id" && echo >> "$R/etc/machine-id"
 echo mmhitm-systemd > "$R/etc/hostname"
 
-# Enabled the way an operator enables them (README: systemctl enable).
-systemctl --root="$R" enable mmhitmd.service mmhitm-report.timer mmhitm-test.service \
+# The scenario is enabled here; mmhitmd and its timer by the package.
+systemctl --root="$R" enable mmhitm-test.service \
 	> "$WORK/enable.log" 2>&1 || { cat "$WORK/enable.log"; fail "systemctl --root enable failed"; }
 # No udev in the guest: a getty would wait 90 s for its tty device.
 systemctl --root="$R" mask serial-getty@ttyS0.service getty@tty1.service \
@@ -88,9 +105,8 @@ t_disk=$(date +%s)
 QEMU_APPEND="mmhitm.rootinit=/sbin/init" \
 	qemu_boot systemd systemd 6.12 "$WORK/disk.img" "$SYSTEMD_SECONDS"
 disk_pull "$WORK/disk.img" /results/6.12 "$WORK/results"
-disk_pull "$WORK/disk.img" /var/lib/mmhitm "$WORK/state"
 G=$WORK/results/6.12
-S=$WORK/state/mmhitm
+S=$G/state	# /var/lib/mmhitm as step 6 left it, before dpkg -r and -P
 DB=$S/mmhitm.db
 t_boot=$(date +%s)
 echo "wall: kernel and userspace $((t_rootfs - t0))s, disk $((t_disk - t_rootfs))s, boot ${BOOT_SECS}s"
@@ -115,8 +131,46 @@ echo "    guest: $(cat "$G/systemd.version"), perf_event_paranoid $(cat "$G/perf
 check "the scenario ran to its end" "$(cat "$G/status" 2>/dev/null)" = done
 daemon_log | awk -F'\t' '$2 <= 4' | cut -f2,5 | sort | uniq -c | sed 's/^/    mmhitmd warning or worse: /'
 
+# --- 0. installed from a package, upgraded ------------------------------------
+note "dpkg -i mmhitm $old_version ($UPGRADE_FROM), then $new_version (this tree)"
+pkg() { cat "$G/pkg.$1" 2>/dev/null; }
+unit_state() { awk -v u="$2" '$1 == u { print $2 "/" $3 }' "$G/units.$1"; }
+check "dpkg -i of $old_version exited 0" "$(cat "$G/dpkg.install.rc" 2>/dev/null)" = 0
+[ "$(cat "$G/dpkg.install.rc" 2>/dev/null)" = 0 ] || sed 's/^/    dpkg: /' "$G/dpkg.install.log" | tail -n 15
+check_pkg() { check "$1" "$(pkg "$2")" = "$3"; }
+check_pkg "... installed" installed "install ok installed $old_version"
+check "... its postinst enabled and started mmhitmd.service" "$(unit_state installed mmhitmd.service)" = enabled/active
+check "... and the weekly mmhitm-report.timer" "$(unit_state installed mmhitm-report.timer)" = enabled/active
+check "... but not mmhitm-ship.timer (it needs ship_url)" "$(unit_state installed mmhitm-ship.timer)" = disabled/inactive
+check "the daemon of $old_version wrote intervals" "$(cat "$G/upgrade.last_interval")" -ge 1
+check "dpkg -i of $new_version (the upgrade) exited 0" "$(cat "$G/dpkg.upgrade.rc" 2>/dev/null)" = 0
+[ "$(cat "$G/dpkg.upgrade.rc" 2>/dev/null)" = 0 ] || sed 's/^/    dpkg: /' "$G/dpkg.upgrade.log" | tail -n 15
+check_pkg "... installed" upgraded "install ok installed $new_version"
+check "... mmhitmd.service still enabled and active" "$(unit_state upgraded mmhitmd.service)" = enabled/active
+check "... and restarted: a new process" "$(sp show.start MainPID)" != "$(cat "$G/pid.before-upgrade")"
+started_new=$(first_ns "	mmhitmd	.*	Host .*; mmhitmd $new_version\$")
+check "... running $new_version (its start-up line says so)" "${started_new:-0}" -gt "$(cat "$G/upgrade.ns")"
+check "... the timer still enabled and active" "$(unit_state upgraded mmhitm-report.timer)" = enabled/active
+last=$(cat "$G/upgrade.last_interval")
+gap=$(q "SELECT coalesce(max(start_ns - prev), 0) / 1000000 FROM (SELECT start_ns,
+	lag(end_ns) OVER (ORDER BY start_ns) AS prev FROM intervals)
+	WHERE start_ns BETWEEN $(cat "$G/upgrade.ns") AND $(cat "$G/upgrade.done.ns")")
+echo "    the upgrade: dpkg -i took $(( ($(cat "$G/upgrade.done.ns") - $(cat "$G/upgrade.ns")) / 1000000 )) ms, no interval for ${gap} ms while the daemon restarted; user_version $(cat "$G/user_version.installed") -> $(cat "$G/user_version.upgraded")"
+check "the upgraded daemon writes intervals" "$(q "SELECT count(*) FROM intervals WHERE start_ns > $(cat "$G/upgrade.done.ns")")" -ge 1
+schema=$(ls "$TOP"/schema/[0-9]*.sql | sed 's|.*/0*\([0-9]*\)-.*|\1|' | sort -n | tail -n1)
+check "the database is at this tree's schema version ($schema) after the upgrade" "$(cat "$G/user_version.upgraded")" = "$schema"
+{
+	q "SELECT 'i', interval_id, start_ns, end_ns, partial, learn_records FROM intervals
+		WHERE interval_id <= $last ORDER BY interval_id"
+	q "SELECT 'c', interval_id, event_id, count FROM event_counts
+		WHERE interval_id <= $last ORDER BY interval_id, event_id"
+} > "$G/rows.at-end"
+check "the $last intervals and their counts recorded before the upgrade are all there, unchanged" \
+	"$(cmp -s "$G/rows.before-upgrade" "$G/rows.at-end" && echo same || echo differ)" = same
+check "... $(wc -l < "$G/rows.before-upgrade") rows compared" "$(wc -l < "$G/rows.before-upgrade")" -ge 3
+
 # --- 1. started by systemd, confined, recording ----------------------------
-note "mmhitmd.service as the boot started it"
+note "mmhitmd.service as the upgrade restarted it"
 check "Type=notify" "$(sp show.start Type)" = notify
 check "active (running) when the boot was up" "$(sp show.start ActiveState)/$(sp show.start SubState)" = active/running
 # systemd takes a notify service as started only on READY=1; the status
@@ -233,8 +287,9 @@ check "whole ${RELOAD_INTERVAL}s intervals after it" \
 	"$(lens "start_ns >= $reload_ns AND end_ns <= $stop_ns AND partial = 0" | sort -u | tr '\n' ' ')" = "$RELOAD_INTERVAL "
 check "... at least 3 of them" "$(lens "start_ns >= $reload_ns AND end_ns <= $stop_ns AND partial = 0" | wc -l)" -ge 3
 gap=$(q "SELECT coalesce(max(start_ns - prev), 0) FROM (SELECT start_ns,
-	lag(end_ns) OVER (ORDER BY start_ns) AS prev FROM intervals WHERE end_ns <= $stop_ns)")
-check "no gap over 1 s from the first interval to the SIGSTOP (${gap} ns)" "$gap" -lt 1000000000
+	lag(end_ns) OVER (ORDER BY start_ns) AS prev FROM intervals
+	WHERE start_ns > $(cat "$G/upgrade.done.ns") AND end_ns <= $stop_ns)")
+check "no gap over 1 s from the upgraded daemon's first interval to the SIGSTOP (${gap} ns)" "$gap" -lt 1000000000
 
 before=$(cat "$G/stop.before.ns") after=$(cat "$G/stop.after.ns")
 check "systemctl stop exited 0" "$(cat "$G/stop.rc")" -eq 0
@@ -282,5 +337,20 @@ check "reports/report-YYYY-MM-DD.html written" -n "$(ls "$R" | grep -E '^report-
 check "reports/report-YYYY-MM-DD.json written" -n "$(ls "$R" | grep -E '^report-[0-9]{4}-[0-9]{2}-[0-9]{2}\.json$')"
 check "... JSON that parses" "$(python3 -c 'import json, sys; json.load(open(sys.argv[1])); print(1)' "$R/latest.json" 2>/dev/null)" = 1
 check "/var/lib/mmhitm stays 0750 when the report runs" "$(cat "$G/statedir.mode.before")/$(cat "$G/statedir.mode.after")" = 750/750
+
+# --- 5. removed, then purged -------------------------------------------------
+note "dpkg -r, then dpkg -P (debian/mmhitm.postrm)"
+check "dpkg -r exited 0" "$(cat "$G/dpkg.remove.rc" 2>/dev/null)" = 0
+check_pkg "... leaves the configuration (config-files)" removed "deinstall ok config-files $new_version"
+check "... stopped the running daemon (its unit is gone)" "$(sp show.removed ActiveState)/$(sp show.removed LoadState)" = inactive/not-found
+check "... and the timer" "$(unit_state removed mmhitm-report.timer | cut -d/ -f2)" = inactive
+check "... which removed its tracefs instance" -z "$(grep -x mmhitm "$G/instances.removed")"
+check "... removed the programs" "$(grep -c 'No such file' "$G/programs.removed")" -eq 2
+check "... kept the recordings (/var/lib/mmhitm/mmhitm.db)" -n "$(grep -x mmhitm.db "$G/statedir.removed")"
+check "... and the configuration (/etc/mmhitm/mmhitm.conf)" -n "$(grep -x mmhitm.conf "$G/etc.removed")"
+check "dpkg -P exited 0" "$(cat "$G/dpkg.purge.rc" 2>/dev/null)" = 0
+check_pkg "... mmhitm is not installed" purged not-installed
+check "... /var/lib/mmhitm and /etc/mmhitm are gone" "$(tr '\n' ' ' < "$G/left.purged")" = ""
+check "... and the units' enablement links" "$(tr '\n' ' ' < "$G/links.purged")" = ""
 
 echo "scenario systemd: $(( $(date +%s) - t0 ))s wall; guest journal $G/journal.txt"

@@ -1,21 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest side of test-systemd: Debian 12 with systemd as PID 1, mmhitm
-# installed by `make install PREFIX=/usr` and its units enabled. Run by
-# mmhitm-test.service once mmhitmd.service is up; drives the units as an
-# operator would and writes what the host asserts on into
-# /results/$mmhitm.tag (systemctl show snapshots, the daemon's /proc view,
-# tracefs instances, times in realtime ns, journal dumps). It asserts
-# nothing itself and always ends with MMHITM-DONE rc=0: the verdicts are
-# the host's, on what comes back.
+# Guest side of test-systemd: Debian 12 with systemd as PID 1 and two
+# mmhitm packages in /var/cache/mmhitm-test (old: an earlier release; new:
+# this tree's). Run by mmhitm-test.service at boot; installs, drives and
+# removes mmhitm as an operator would and writes what the host asserts on
+# into /results/$mmhitm.tag (systemctl show snapshots, the daemon's /proc
+# view, tracefs instances, times in realtime ns, journal dumps, dpkg's
+# states). It asserts nothing itself and always ends with MMHITM-DONE
+# rc=0: the verdicts are the host's, on what comes back.
 #
-#   1. mmhitmd as started at boot: properties, credentials, mounts, netns
+#   0. dpkg -i the old package, record, dpkg -i the new one (an upgrade)
+#   1. mmhitmd as the upgrade left it: properties, credentials, mounts, netns
 #   2. watchdog pings over more than WatchdogSec (the host set 10s)
 #   3. interval changed in mmhitm.conf + systemctl reload
 #   4. SIGSTOP: the watchdog must kill it, Restart=on-failure restart it
 #   5. mmhitm-report.service started by hand, as its timer would
 #   6. systemctl stop in the middle of an interval
+#   7. dpkg -r with the daemon running, then dpkg -P
 #
 # /etc/mmhitm-test/params (written by the host) may set INTERVAL (what
 # mmhitm.conf says at boot) and RELOAD_INTERVAL.
@@ -68,13 +70,57 @@ daemon_view() {	# pid suffix
 	ls "/proc/$1/root/dev" > "$out/proc.dev.$2"
 }
 
-say "scenario systemd: mmhitmd is $(prop $unit ActiveState)/$(prop $unit SubState)"
 uname -r > "$out/release"
 cat /proc/sys/kernel/perf_event_paranoid > "$out/perf_event_paranoid"
 cat /proc/sys/kernel/kptr_restrict > "$out/kptr_restrict"
 systemctl --version | head -n1 > "$out/systemd.version"
 
-# 1. As the boot left it.
+pkg_state() {	# dpkg's status of mmhitm and its version
+	_s=$(dpkg-query -W -f='${Status} ${Version}' mmhitm 2>/dev/null)
+	case "$_s" in *not-installed* | "") echo not-installed ;; *) echo "$_s" ;; esac
+}
+unit_states() {	# what an operator sees of each unit: enabled? active? (- for nothing)
+	for u in mmhitmd.service mmhitm-report.timer mmhitm-ship.timer; do
+		_e=$(systemctl is-enabled $u 2>/dev/null) _a=$(systemctl is-active $u 2>/dev/null)
+		echo "$u ${_e:--} ${_a:--}"
+	done
+}
+# The rows that must survive an upgrade, as text to compare.
+db_rows() {	# up-to interval_id
+	sql "SELECT 'i', interval_id, start_ns, end_ns, partial, learn_records FROM intervals
+		WHERE interval_id <= $1 ORDER BY interval_id"
+	sql "SELECT 'c', interval_id, event_id, count FROM event_counts
+		WHERE interval_id <= $1 ORDER BY interval_id, event_id"
+}
+started_after() {	# ns: an interval begun after it is stored
+	[ "$(sql "SELECT count(*) FROM intervals WHERE start_ns > $1")" -ge 1 ] 2>/dev/null
+}
+
+# 0. The earlier release, then the upgrade to this tree's package.
+say "scenario systemd: dpkg -i $(ls /var/cache/mmhitm-test/old)"
+dpkg -i --force-confold /var/cache/mmhitm-test/old/mmhitm_*.deb > "$out/dpkg.install.log" 2>&1
+echo $? > "$out/dpkg.install.rc"
+pkg_state > "$out/pkg.installed"
+unit_states > "$out/units.installed"
+wait_intervals 90 "an interval of the earlier release" 0 1
+sql "PRAGMA user_version" > "$out/user_version.installed"
+last=$(sql "SELECT coalesce(max(interval_id), 0) FROM intervals")
+echo "$last" > "$out/upgrade.last_interval"
+db_rows "$last" > "$out/rows.before-upgrade"
+prop $unit MainPID > "$out/pid.before-upgrade"
+now_ns > "$out/upgrade.ns"
+say "upgrade: dpkg -i $(ls /var/cache/mmhitm-test/new)"
+dpkg -i --force-confold /var/cache/mmhitm-test/new/mmhitm_*.deb > "$out/dpkg.upgrade.log" 2>&1
+echo $? > "$out/dpkg.upgrade.rc"
+now_ns > "$out/upgrade.done.ns"
+pkg_state > "$out/pkg.upgraded"
+unit_states > "$out/units.upgraded"
+# (the postinst's restart returned once the new daemon said READY=1)
+wait_for 120 "an interval of the upgraded daemon" started_after "$(cat "$out/upgrade.done.ns")"
+sql "PRAGMA user_version" > "$out/user_version.upgraded"
+say "upgraded: $(pkg_state), mmhitmd $(prop $unit ActiveState)/$(prop $unit SubState)"
+
+# 1. As the upgrade left it.
 systemctl show $unit > "$out/show.start"
 pid=$(prop $unit MainPID)
 echo "$pid" > "$out/pid.first"
@@ -89,11 +135,12 @@ dump_journal() {
 	journalctl -b -u $unit -p notice -o cat > "$out/journal.mmhitmd.notice"
 	journalctl -b -k -o short-monotonic > "$out/journal.kernel"
 	journalctl -b -o short-monotonic > "$out/journal.txt"
-	ls -la /var/lib/mmhitm > "$out/statedir.ls"
+	ls -la /var/lib/mmhitm > "$out/statedir.ls" 2>&1
 }
 if [ "$(prop $unit SubState)" != running ]; then
 	say "mmhitmd did not start; nothing else to try"
 	systemctl stop $unit
+	cp -a /var/lib/mmhitm "$out/state"
 	dump_journal
 	echo done > "$out/status"
 	echo "MMHITM-DONE rc=0 at $(cut -d' ' -f1 /proc/uptime)"
@@ -168,6 +215,30 @@ now_ns > "$out/stop.after.ns"
 systemctl show $unit > "$out/show.stopped"
 ls "$tracing/instances" > "$out/instances.after" 2>&1
 say "stopped: $(prop $unit ActiveState), result $(prop $unit Result)"
+
+# What the host asserts on, before removing and purging take it.
+cp -a /var/lib/mmhitm "$out/state"
+
+# 7. Remove with the daemon running: it stops, the recordings and the
+# configuration stay. Purge: they go too.
+systemctl start $unit
+wait_intervals 30 "an interval before the removal" "$(now_ns)" 1
+dpkg -r mmhitm > "$out/dpkg.remove.log" 2>&1
+echo $? > "$out/dpkg.remove.rc"
+pkg_state > "$out/pkg.removed"
+unit_states > "$out/units.removed"
+systemctl show -p LoadState,ActiveState $unit > "$out/show.removed"
+ls "$tracing/instances" > "$out/instances.removed" 2>&1
+ls /var/lib/mmhitm > "$out/statedir.removed" 2>&1
+ls /etc/mmhitm > "$out/etc.removed" 2>&1
+ls /usr/sbin/mmhitmd /usr/bin/mmhitm > "$out/programs.removed" 2>&1
+say "removed: $(pkg_state); /var/lib/mmhitm: $(ls /var/lib/mmhitm 2>&1 | tr '\n' ' ')"
+dpkg -P mmhitm > "$out/dpkg.purge.log" 2>&1
+echo $? > "$out/dpkg.purge.rc"
+pkg_state > "$out/pkg.purged"
+for d in /var/lib/mmhitm /etc/mmhitm; do [ -e "$d" ] && echo "$d"; done > "$out/left.purged"
+find /etc/systemd/system -type l -name 'mmhitm*' ! -name 'mmhitm-test*' > "$out/links.purged"
+say "purged: $(pkg_state)"
 
 # The journal, with the levels journald kept.
 dump_journal
