@@ -184,7 +184,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 		   $(if $(wildcard tests/integration/mmhitm-test-helper.c),$(O)/tests/mmhitm-test-helper)
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
-.PHONY: all deps deps-test deb check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
+.PHONY: all deps deps-test deb deb-tree check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
 	install uninstall clean distclean libperf soak stress check-faults layers
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
@@ -486,16 +486,23 @@ uninstall:
 # Build-Depends missing are named by dpkg-checkbuilddeps; make deps
 # installs them.
 
-deb:
-	$(Q)rm -rf $(O)/deb && mkdir -p $(O)/deb/mmhitm
+# deb-tree DEB_TREE=dir: only the copy of the tree (check-kernels builds
+# the packages from it in a clean chroot).
+DEB_TREE	?= $(O)/deb/mmhitm
+deb-tree:
+	$(Q)rm -rf $(DEB_TREE) && mkdir -p $(DEB_TREE)
 	$(Q)if git rev-parse --git-dir >/dev/null 2>&1; then \
 		git ls-files -z --cached --others --exclude-standard | \
 		    xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
-		    xargs -0 cp -P --parents -t $(O)/deb/mmhitm; \
+		    xargs -0 cp -P --parents -t $(DEB_TREE); \
 	else \
 		tar -cf - --exclude='./$(O)' --exclude='./build' --exclude='./build-*' . | \
-		    tar -xf - -C $(O)/deb/mmhitm; \
+		    tar -xf - -C $(DEB_TREE); \
 	fi
+
+deb:
+	$(Q)rm -rf $(O)/deb
+	$(Q)$(MAKE) --no-print-directory deb-tree DEB_TREE=$(O)/deb/mmhitm
 	$(Q)cd $(O)/deb/mmhitm && env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS -u MAKELEVEL \
 	    dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
 	    { tail -30 ../build.log >&2; echo "error: dpkg-buildpackage failed; the log: $(O)/deb/build.log" >&2; exit 1; }

@@ -8,6 +8,9 @@
 #include "svg.h"
 #include "util.h"
 
+/* How wide a character of the charts' 11 px text is, about (px). */
+#define CHAR_PX 6.5
+
 static enum chart_width width_mode = CHART_ONE;
 
 void chart_set_width(enum chart_width w)
@@ -170,15 +173,14 @@ static void time_ticks(struct chart *c)
 	int64_t span = (int64_t)(c->x1 - c->x0), step = steps_s[ARRAY_SIZE(steps_s) - 1] * NSEC_PER_SEC;
 	double bottom = c->h - c->mb;
 
-	/* The finest step whose labels fit side by side (11 px text is about
-	 * 6.5 px a character), at most 8 of them. */
+	/* The finest step whose labels fit side by side, at most 8 of them. */
 	for (size_t i = 0; i < ARRAY_SIZE(steps_s); i++) {
-		double label = 6.5 * (double)strlen("2025-01-01 00:00:00") + 20;
+		const struct tm epoch = { .tm_year = 70, .tm_mday = 1 };
+		char sample[32];
 		int64_t most;
 
-		if (steps_s[i] >= 60)
-			label = 6.5 * (double)(steps_s[i] >= 86400 ? 10 : 16) + 20;
-		most = (int64_t)((c->w - c->ml - c->mr) / label);
+		fmt_time(sample, sizeof(sample), steps_s[i], &epoch);
+		most = (int64_t)((c->w - c->ml - c->mr) / (CHAR_PX * (double)strlen(sample) + 20));
 		most = most > 8 ? 8 : most < 2 ? 2 : most;
 		if (span / (steps_s[i] * NSEC_PER_SEC) < most) {
 			step = steps_s[i] * NSEC_PER_SEC;
@@ -196,7 +198,7 @@ static void time_ticks(struct chart *c)
 			continue;
 		fmt_time(buf, sizeof(buf), step / NSEC_PER_SEC, &tm);
 		/* a label that would cross the chart's edge ends (or starts) at its tick */
-		half = 3.25 * (double)strlen(buf);
+		half = CHAR_PX / 2 * (double)strlen(buf);
 		anchor = x + half > c->w ? "end" : x - half < 0 ? "start" : "middle";
 		fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
 			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
@@ -206,12 +208,13 @@ static void time_ticks(struct chart *c)
 
 /*
  * Writes s as axis text at (x, *y), broken at spaces into lines of at most
- * width px (11 px text: about 6.5 px a character), each 13 px below the
- * last; *y ends at the last line. Returns the number of lines.
+ * width px, each 13 px below the last; *y ends at the last line. Returns
+ * the number of lines.
  */
 static int text_lines(FILE *f, const char *s, double width, double x, double *y, const char *anchor)
 {
-	size_t most = width < 65 ? 10 : width > 1e6 ? SIZE_MAX : (size_t)(width / 6.5), len = strlen(s);
+	size_t most = width < 10 * CHAR_PX ? 10 : width > 1e6 ? SIZE_MAX : (size_t)(width / CHAR_PX);
+	size_t len = strlen(s);
 	int n = 0;
 
 	while (len) {
@@ -438,8 +441,7 @@ void chart_legend(struct chart *c, const char *const *labels, const char *const 
 	double x = c->ml + 4, row = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		/* 11 px text is about 6.5 px a character, and 24 px of swatch and gap */
-		double wid = 24 + 6.5 * (double)strlen(labels[i]);
+		double wid = 24 + CHAR_PX * (double)strlen(labels[i]);	/* 24: swatch and gap */
 
 		if (x > c->ml + 4 && x + wid - 8 > c->w - c->mr && c->head != c->out) {
 			row++;

@@ -306,7 +306,6 @@ rootfs_build() {
 packages_clean_build() {
 	[ "$(id -u)" = 0 ] || skip "the build chroot needs root"
 	command -v debootstrap >/dev/null 2>&1 || skip "debootstrap not installed (make deps-test)"
-	git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout: which files to package?"
 	_key=$(sed -n '/^Build-Depends:/,/^[A-Z][A-Za-z-]*: /p' "$TOP/debian/control" | sha256sum | cut -c1-12)
 	CHROOT=$ROOTFS_CACHE/$ROOTFS_SUITE-buildd-$_key
 	mkdir -p "$ROOTFS_CACHE" || skip "cannot create $ROOTFS_CACHE"
@@ -345,10 +344,9 @@ packages_clean_build() {
 	# The build, in a directory of its own (the chroot is shared, and left
 	# as it was found); /proc for the compilers.
 	_b=/build/mmhitm-$$
-	rm -rf "$CHROOT$_b" && mkdir -p "$CHROOT$_b/mmhitm" || fail "cannot create $CHROOT$_b"
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		xargs -0 cp -P --parents -t "$CHROOT$_b/mmhitm") || fail "cannot copy the tree into $CHROOT$_b"
+	rm -rf "$CHROOT$_b" && env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS -u MAKELEVEL \
+		make -C "$TOP" --no-print-directory -s deb-tree DEB_TREE="$CHROOT$_b/mmhitm" ||
+		fail "cannot copy the tree into $CHROOT$_b"
 	mount -t proc proc "$CHROOT/proc" || fail "cannot mount /proc in $CHROOT"
 	note "dpkg-buildpackage -us -uc -b in $CHROOT"
 	chroot "$CHROOT" sh -c "cd $_b/mmhitm && dpkg-buildpackage -us -uc -b" >"$WORK/clean-build.log" 2>&1
