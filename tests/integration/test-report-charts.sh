@@ -63,6 +63,29 @@ assert not re.search(r"kernels that (carries|lacks) ", html), "a legend's verb d
 print("charts: event study with controls, units and full dates in all 4 paths")
 PY
 
+# A time axis spans the data it shows: a recording of 19 s (the bundled
+# trace.dat, imported), read with the default range (a week and the
+# fortnight before it), is binned and labelled over those seconds, not
+# over three weeks (it was 2 h bins then, and one sliver).
+short=$out/short.db
+"$MMHITM" import tests/fixtures/real/tracedat_elainecole_sched_switch_4cpu.trace.dat --db "$short" >/dev/null 2>&1 &&
+	"$MMHITM" report --json --output "$out/short.json" --html "$out/short.html" --quiet "$short" ||
+	fail "import and report of the bundled trace.dat failed"
+"$PY" - "$short" "$out/short.json" "$out/short.html" <<'PY' || fail "a short recording's time axis does not span its data"
+import calendar, json, re, sqlite3, sys
+lo, hi = sqlite3.connect(sys.argv[1]).execute("SELECT min(first_seen_ns), max(last_seen_ns) FROM boots").fetchone()
+d = json.load(open(sys.argv[2]))
+s = d["paths"][0]["series"]
+n = len(s["all"]["median"])
+assert s["bin_s"] <= 30 and n * s["bin_s"] <= (hi - lo) / 1e9 + 2 * s["bin_s"], (s["bin_s"], n, (hi - lo) / 1e9)
+html = open(sys.argv[3]).read()
+ticks = [calendar.timegm(tuple(map(int, re.split("[-: ]", t))) + (0, 0, 0))
+         for t in re.findall(r'class="tick"[^>]*>(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)<', html)]
+assert len(ticks) >= 2, ("second-resolution ticks", len(ticks))
+assert all(lo / 1e9 - s["bin_s"] <= t <= hi / 1e9 + s["bin_s"] for t in ticks), (lo, hi, ticks)
+print("short recording: %d bins of %d s over %.1f s of data, %d time ticks inside it" % (n, s["bin_s"], (hi - lo) / 1e9, len(ticks)))
+PY
+
 # The P1 section alone, screenshot at both widths; the page must not be
 # wider than the window (Chromium's layout, read back from the DOM).
 "$PY" - "$out/report.html" "$out/p1.html" <<'PY'
