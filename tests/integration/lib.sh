@@ -85,6 +85,18 @@ wait_until() {
 	return 1
 }
 
+# wait_recording SECONDS LOG: until mmhitmd says "Recording into", which it
+# says once its counters and /proc baselines are read. The boot row comes
+# before those reads: load started on seeing it runs through them, and what
+# it does between the counters' read and /proc/vmstat's (a daemon
+# preempted there by the load's own processes) is counted by one and not
+# the other. test-daemon once saw 2034 mm_lru_activate events against a
+# pgactivate of 2024 that way (processes exiting drain their CPU's batch
+# of activations at once).
+wait_recording() {
+	wait_until "$1" grep -q "Recording into" "$2"
+}
+
 # The kernel grows the top-level ring buffer to its default size the first
 # time it is used after boot: its buffer_size_kb then reads "1410" where
 # it read "7 (expanded: 1408)". Before 6.7 any instance enabling an event

@@ -27,7 +27,7 @@ ctxt_before=$(awk '/^ctxt/ {print $2}' /proc/stat)
 	--instance "$INST" --count-events "mmhitm_nosuch:*,sched:sched_nosuch_event" \
 	2>"$WORK/daemon.log" &
 DPID=$!
-wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'" ||
+wait_recording 20 "$WORK/daemon.log" ||
 	{ cat "$WORK/daemon.log"; fail "daemon did not start"; finish; }
 check "our instance exists while recording" "$(test -d "$TRACING/instances/$INST" && echo yes)" = yes
 
@@ -107,6 +107,11 @@ check "mm_lru_insertion >= fresh tmpfs pages written" "$(total pagemap:mm_lru_in
 # 1952 and 1956 against an allowance of one batch per CPU.)
 check "mm_lru_activate >= pages read again" "$(total pagemap:mm_lru_activate)" -ge 2000
 check "pgactivate (vmstat) >= mm_lru_activate" "$(( $(vm pgactivate) + 8 ))" -ge "$(total pagemap:mm_lru_activate)"
+[ "$(( $(vm pgactivate) + 8 ))" -ge "$(total pagemap:mm_lru_activate)" ] ||
+	echo "per interval (id|mm_lru_activate|run_share|pgactivate):" \
+		"$(q "SELECT e.interval_id, e.count, e.run_share, coalesce(v.delta, 0) FROM event_rates e
+			LEFT JOIN vmstat_changes v ON v.interval_id = e.interval_id AND v.name = 'pgactivate'
+			WHERE e.event = 'pagemap:mm_lru_activate'" | tr '\n' ' ')" >>"$WORK/diag"
 check "tlb_flush >= MADV_DONTNEED zaps" "$(total tlb:tlb_flush)" -ge 2000
 switches=$(awk '/^switches/ {print $2}' "$WORK/yield.out")
 check "sched_switch >= the yielding threads' own switches" "$(total sched:sched_switch)" -ge "$switches"

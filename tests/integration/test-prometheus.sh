@@ -45,7 +45,7 @@ promql() {	# prints the first value of an instant query
 	--instance mmhitm-test-prom-$$ \
 	--metrics-file "$WORK/textfiles/mmhitm.prom" 2>"$WORK/daemon.log" &
 DPID=$!
-wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
+wait_recording 20 "$WORK/daemon.log"
 "$HELPER" dontneed 20000 >/dev/null	# TLB flushes: P4's work
 # Scraped at three intervals at least: the dashboard's rates need counters
 # that moved between two scrapes.

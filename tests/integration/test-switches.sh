@@ -63,7 +63,7 @@ record() {	# DB LOAD...: records 1 s intervals while LOAD runs
 		--overhead-budget 20% --buffer-size-kb 8192 \
 		--instance mmhitm-test-sw-$$ 2>"$db.log" &
 	pid=$!
-	wait_until 20 sh -c "sqlite3 '$db' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
+	wait_recording 20 "$db.log"
 	truth_start "$db.truth" || return
 	"$@" >/dev/null || fail "load $*"
 	truth_stop

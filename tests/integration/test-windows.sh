@@ -39,7 +39,7 @@ PIDS="$PIDS $REFD"
 	--instance "$INST" --analyze no 2>"$WORK/steady.log" &
 D=$!
 PIDS="$PIDS $D"
-wait_until 20 sh -c "sqlite3 '$DB' 'SELECT count(*) FROM boot_events' 2>/dev/null | grep -qv '^0$'"
+wait_recording 20 "$WORK/steady.log"
 
 # Poll what is armed: perf fds of the daemon, enabled events of its instances.
 EVENTS=
