@@ -14,17 +14,10 @@
 
 struct kallsyms {
 	struct ksym *syms;
-	size_t n, alloc;
+	size_t n;
 	char *names;		/* one blob; ksym.name/module point into it */
 	size_t names_len, names_alloc;
 };
-
-static int cmp_addr(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 /* Stores a string in the blob; returns its offset or -ENOMEM. */
 static ssize_t blob_add(struct kallsyms *ks, const char *s, size_t len)
@@ -39,10 +32,21 @@ static ssize_t blob_add(struct kallsyms *ks, const char *s, size_t len)
 	return off;
 }
 
-/* Offsets into the name blob while loading: the blob moves as it grows. */
+/*
+ * A symbol while loading: offsets into the name blob, which moves as it
+ * grows, and half the size of a struct ksym. The ksyms are made once the
+ * blob is whole, in address order.
+ */
+struct ksym_raw {
+	uint64_t addr;
+	uint32_t name_off;
+	int32_t mod_off;	/* -1: vmlinux */
+};
+
 struct kallsyms_loader {
 	struct kallsyms *ks;
-	size_t *name_off, *mod_off, off_alloc, mod_alloc;
+	struct ksym_raw *raw;
+	size_t n, alloc;
 	ssize_t last_mod;
 	char last_mod_name[64];
 };
@@ -87,9 +91,7 @@ static int kallsyms_loader_add(struct kallsyms_loader *l, uint64_t addr, const c
 	struct kallsyms *ks = l->ks;
 	ssize_t no, mo = -1;
 
-	if (grow_array((void **)&ks->syms, &ks->alloc, sizeof(*ks->syms), ks->n + 1) < 0 ||
-	    grow_array((void **)&l->name_off, &l->off_alloc, sizeof(*l->name_off), ks->n + 1) < 0 ||
-	    grow_array((void **)&l->mod_off, &l->mod_alloc, sizeof(*l->mod_off), ks->n + 1) < 0)
+	if (grow_array((void **)&l->raw, &l->alloc, sizeof(*l->raw), l->n + 1) < 0)
 		return -ENOMEM;
 	no = blob_add(ks, name, strlen(name));
 	if (no < 0)
@@ -104,29 +106,77 @@ static int kallsyms_loader_add(struct kallsyms_loader *l, uint64_t addr, const c
 		}
 		mo = l->last_mod;
 	}
-	ks->syms[ks->n].addr = addr;
-	l->name_off[ks->n] = no;
-	l->mod_off[ks->n] = mo;
-	ks->n++;
+	/* The blob holds a few MB; its offsets fit 31 bits with room. */
+	if (mo > INT32_MAX || no > INT32_MAX)
+		return -ENOMEM;
+	l->raw[l->n++] = (struct ksym_raw){ addr, (uint32_t)no, (int32_t)mo };
 	return 0;
 }
 
-/* Points the symbols at their names, now that the blob is whole, and sorts and sizes them. */
-static void kallsyms_finish(struct kallsyms *ks, const size_t *name_off, const size_t *mod_off)
+static int cmp_raw_addr(const void *a, const void *b)
 {
-	for (size_t i = 0; i < ks->n; i++) {
-		ks->syms[i].name = ks->names + name_off[i];
-		ks->syms[i].module = (ssize_t)mod_off[i] >= 0 ? ks->names + mod_off[i] : NULL;
-	}
-	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
-	for (size_t i = 0; i < ks->n; i++) {
-		/* The last symbol, or one before a module gap, gets a page. */
-		uint64_t next = i + 1 < ks->n ? ks->syms[i + 1].addr : ks->syms[i].addr + 4096;
+	const struct ksym_raw *x = a, *y = b;
 
-		ks->syms[i].size = next - ks->syms[i].addr;
-		if (ks->syms[i].size > (1u << 24))
-			ks->syms[i].size = 4096;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * /proc/kallsyms lists vmlinux in address order and the modules, BPF
+ * programs and trampolines after it, out of order: sorting the tail alone
+ * and merging it in from the back needs a copy of the tail only, where
+ * qsort() of the whole table took a copy of all of it (4 MB on 6.18).
+ */
+static int sort_raw(struct ksym_raw *v, size_t n)
+{
+	struct ksym_raw *tail;
+	size_t p = 1, m, i, j, k;
+
+	while (p < n && v[p - 1].addr <= v[p].addr)
+		p++;
+	if (p >= n)
+		return 0;
+	m = n - p;
+	tail = malloc(m * sizeof(*tail));
+	if (!tail)
+		return -ENOMEM;
+	memcpy(tail, v + p, m * sizeof(*tail));
+	qsort(tail, m, sizeof(*tail), cmp_raw_addr);
+	/* From the back: v[0, p) and tail[0, m) into v[0, n). */
+	i = p, j = m, k = n;
+	while (j > 0) {
+		if (i > 0 && v[i - 1].addr > tail[j - 1].addr)
+			v[--k] = v[--i];
+		else
+			v[--k] = tail[--j];
 	}
+	free(tail);
+	return 0;
+}
+
+/* The symbols, in address order, each sized up to the next. */
+static int kallsyms_finish(struct kallsyms_loader *l)
+{
+	struct kallsyms *ks = l->ks;
+
+	if (sort_raw(l->raw, l->n) < 0)
+		return -ENOMEM;
+	ks->syms = malloc((l->n ?: 1) * sizeof(*ks->syms));
+	if (!ks->syms)
+		return -ENOMEM;
+	ks->n = l->n;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ksym_raw *r = &l->raw[i];
+		/* The last symbol, or one before a module gap, gets a page. */
+		uint64_t next = i + 1 < l->n ? l->raw[i + 1].addr : r->addr + 4096;
+
+		ks->syms[i] = (struct ksym){
+			.addr = r->addr,
+			.size = next - r->addr > (1u << 24) ? 4096 : next - r->addr,
+			.name = ks->names + r->name_off,
+			.module = r->mod_off >= 0 ? ks->names + r->mod_off : NULL,
+		};
+	}
+	return 0;
 }
 
 struct kallsyms *kallsyms_load(const char *path)
@@ -165,14 +215,15 @@ struct kallsyms *kallsyms_load(const char *path)
 		errno = EPERM;
 		goto fail;
 	}
-	kallsyms_finish(l.ks, l.name_off, l.mod_off);
-	free(l.name_off);
-	free(l.mod_off);
+	if (kallsyms_finish(&l) < 0) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	free(l.raw);
 	return l.ks;
 
 fail:
-	free(l.name_off);
-	free(l.mod_off);
+	free(l.raw);
 	kallsyms_free(l.ks);
 	return NULL;
 }

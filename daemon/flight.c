@@ -135,7 +135,6 @@ static void instance_close(struct flight *f)
 
 struct flight *flight_new(const struct flight_config *fc, const struct stream_config *sc)
 {
-	static const char *const systems[] = { "kmem", "sched", "mmap_lock", "pagemap", "lock", NULL };
 	const struct learn_filter_config lfc = { .page_pair_shift = sc->page_pair_shift,
 						 .mm_object_size = sc->mm_object_size,
 						 .ksyms = sc->ksyms };
@@ -167,7 +166,7 @@ struct flight *flight_new(const struct flight_config *fc, const struct stream_co
 	f->cfg.trace_cmd = f->trace_cmd;
 	snprintf(f->name, sizeof(f->name), "%s-flight", fc->instance);
 
-	tep = tracefs_local_events_system(NULL, systems);
+	tep = learn_formats_load();
 	if (!tep) {
 		log_warning_errno(errno, "Failed to read tracepoint formats for the flight recorder: %m");
 		goto fail;

@@ -34,6 +34,15 @@ struct stream_config {
 #define STREAM_DEFAULT_MAX_HELD 131072
 
 struct stream;
+struct tep_handle;
+
+/*
+ * The formats of the learning events (learn_source_defs) and the ring
+ * buffer's page header, parsed into a tep of their own: what the stream
+ * and the flight recorder decode and filter with. Events this kernel lacks
+ * are left out (tep_find_event_by_name() says so). NULL with errno set.
+ */
+struct tep_handle *learn_formats_load(void);
 
 /*
  * Creates the instance (removing a stale one of the same name first: only

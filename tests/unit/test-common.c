@@ -89,6 +89,45 @@ static void test_kallsyms_fixture(void)
 	CHECK(s && s->addr == 0xffffffff81001000ULL);
 	kallsyms_free(ks);
 
+	/*
+	 * As /proc/kallsyms ends: vmlinux in order, then trampolines, BPF
+	 * programs and modules out of order, one of them below the rest.
+	 * Aliases keep the file's order: the last is what a lookup names.
+	 */
+	f = fopen(path, "w");
+	fputs("ffffffff81000000 T _stext\n"
+	      "ffffffff81000000 T _text\n"
+	      "ffffffff81000100 t walk_pte_range\n"
+	      "ffffffff82000000 D vmemmap_base\n"
+	      "ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+	      "ffffffffc0023164 t bpf_prog_1_mm_snapshot\t[bpf]\n"
+	      "ffffffffc0026c90 t bpf_prog_2_mm_snapshot\t[bpf]\n"
+	      "ffffffffc0a00000 t mod_fn\t[kvm]\n"
+	      "ffffffffc0010000 t early_mod_fn\t[xfs]\n"
+	      "ffffffffc0026c90 t bpf_prog_2_alias\t[bpf]\n", f);
+	fclose(f);
+	ks = kallsyms_load(path);
+	CHECK(ks != NULL);
+	CHECK_INT(kallsyms_count(ks), ==, 10);
+	s = kallsyms_lookup(ks, 0xffffffff81000010ULL);
+	CHECK(s && !strcmp(s->name, "_text") && s->size == 0x100);
+	s = kallsyms_lookup(ks, 0xffffffffc0010004ULL);
+	CHECK(s && !strcmp(s->name, "early_mod_fn") && !strcmp(s->module, "xfs") &&
+	      s->size == 0xc0023164ULL - 0xc0010000ULL);
+	s = kallsyms_lookup(ks, 0xffffffffc0023170ULL);
+	CHECK(s && !strcmp(s->name, "bpf_prog_1_mm_snapshot") &&
+	      s->size == 0xc0026c90ULL - 0xc0023164ULL);
+	s = kallsyms_lookup(ks, 0xffffffffc0026c94ULL);
+	CHECK(s && !strcmp(s->name, "bpf_prog_2_alias") && !strcmp(s->module, "bpf"));
+	s = kallsyms_lookup(ks, 0xffffffffc0201008ULL);
+	CHECK(s && !strcmp(s->name, "ftrace_trampoline") && s->size == 0x7ff000);
+	s = kallsyms_lookup(ks, 0xffffffffc0a00008ULL);
+	CHECK(s && !strcmp(s->name, "mod_fn") && !strcmp(s->module, "kvm") && s->size == 4096);
+	/* vmlinux's last symbol before the module gap (over 16 MB): a page. */
+	s = kallsyms_lookup(ks, 0xffffffff82000008ULL);
+	CHECK(s && !strcmp(s->name, "vmemmap_base") && s->size == 4096);
+	kallsyms_free(ks);
+
 	/* kptr_restrict: every address zero means we may not see them. */
 	f = fopen(path, "w");
 	fputs("0000000000000000 T _text\n0000000000000000 T schedule\n", f);
@@ -112,6 +151,12 @@ static void test_kallsyms_live(void)
 	if (s) {
 		t = kallsyms_lookup(ks, s->addr + 1);
 		CHECK(t && !strcmp(t->name, "schedule"));
+	}
+	/* Modules and BPF programs come last, out of order: still found. */
+	s = kallsyms_find(ks, "ftrace_trampoline");
+	if (s) {
+		t = kallsyms_lookup(ks, s->addr);
+		CHECK(t && t->addr == s->addr);
 	}
 	kallsyms_free(ks);
 }
