@@ -11,7 +11,7 @@
 # half (after warm-up), and fails when RSS grows more than SOAK_RSS_KB_MIN
 # (default 1024 kB) a minute or the fewest fds grow at all over that half: generous
 # bounds for "flat", not timing thresholds. SOAK_SAMPLES=FILE keeps the
-# raw samples (time, RSS kB, fds, analysis lag ms) after the run.
+# raw samples (time, RSS kB, fds, analysis lag ms, RssAnon kB) after the run.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -49,25 +49,27 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 10
 	kill -0 $DPID 2>/dev/null || { fail "the daemon died"; cat "$WORK/daemon.log"; finish; }
 	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$DPID/status)
+	anon=$(awk '/^RssAnon:/ { print $2 }' /proc/$DPID/status)
 	fds=$(ls /proc/$DPID/fd | wc -l)
 	lag=$(q 'SELECT (a.analyzed_ns - i.end_ns) / 1000000 FROM analysis_state a
 		 JOIN intervals i ON i.interval_id = a.last_interval_id' 2>/dev/null)
-	echo "$(date +%s) $rss $fds ${lag:-0}" >>"$WORK/samples"
+	echo "$(date +%s) $rss $fds ${lag:-0} $anon" >>"$WORK/samples"
 done
+hwm=$(awk '/^VmHWM:/ { print $2 }' /proc/$DPID/status)
 kill $CHURN $LOADS 2>/dev/null
 # What the soak exercised: intervals with windows, and with learning.
 q "SELECT count(*), sum(slices > 0), sum(armed LIKE '%learn%') FROM intervals WHERE partial = 0" |
 	awk -F'|' '{ printf "intervals: %d, with a window: %d, with a learning slice: %d\n", $1, $2, $3 }'
 
-echo "minute  rss_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
+echo "minute  rss_kB  anon_kB  fds  analysis_lag_ms  daemon_cpu_ms_per_interval"
 start=$(head -1 "$WORK/samples" | cut -d' ' -f1)
 q 'SELECT (end_ns / 60000000000), avg(cpu_user_ns + cpu_sys_ns) / 1e6 FROM intervals GROUP BY 1 ORDER BY 1' \
 	>"$WORK/cpu"
 # Every minute sampled (a minute without samples, the soak stopped, is skipped).
 awk -v s="$start" '{ m = int(($1 - s) / 60); rss[m] = $2; fds[m] = $3; lag[m] += $4; n[m]++
-		if (m > last) last = m }
+		anon[m] = $5; if (m > last) last = m }
 	END { for (m = 0; m <= last; m++) if (m in n)
-		printf "%6d  %6d  %3d  %15.1f\n", m, rss[m], fds[m], lag[m] / n[m] }' \
+		printf "%6d  %6d  %7d  %3d  %15.1f\n", m, rss[m], anon[m], fds[m], lag[m] / n[m] }' \
 	"$WORK/samples" >"$WORK/table"
 [ -n "${SOAK_SAMPLES:-}" ] && cp "$WORK/samples" "$SOAK_SAMPLES"
 awk 'NR == FNR { c[NR] = $0; next } { split(c[FNR + 1], x, "|"); printf "%s  %26.2f\n", $0, x[2] }' \
@@ -84,6 +86,12 @@ awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR > half {
 		printf "%.0f %.3f\n", (n * str - st * sr) / d, (n * stf - st * sf) / d > "/dev/stderr"
 	}' "$WORK/samples" 2>"$WORK/slopes"
 read -r rss_slope fd_slope <"$WORK/slopes"
+# The memory figures of the performance doc: the most over the second half
+# (steady) and the peak since start (start-up included).
+awk -v half="$(($(wc -l <"$WORK/samples") / 2))" -v hwm="$hwm" 'NR > half {
+		if ($2 > rss) rss = $2; if ($5 > anon) anon = $5 }
+	END { printf "memory: VmRSS at most %d kB, RssAnon at most %d kB over the second half; VmHWM %d kB\n",
+		rss, anon, hwm }' "$WORK/samples"
 echo "intervals: $(q 'SELECT count(*) FROM intervals'), lost events: $(q 'SELECT sum(events_lost) FROM intervals'), dropped intervals: $(q 'SELECT sum(dropped_intervals) FROM intervals')"
 check "RSS flat (kB/min over the second half)" "$rss_slope" -le "$SOAK_RSS_KB_MIN"
 # A window open holds its counters' fds, so a sample reads more or fewer
