@@ -547,7 +547,7 @@ int event_chart(const struct report *r, FILE *f, int p)
 		goto out;
 	if (event_collect(r, eb, p, &treated, &controls) < 0)
 		goto out;
-	ret = 0;
+	ret = 1;
 	if (treated < 2) {
 		if (chart_says_why())
 			fprintf(f, "<p class=\"muted\">No event study for %s: fewer than 2 hosts with a "
@@ -555,6 +555,7 @@ int event_chart(const struct report *r, FILE *f, int p)
 		goto out;
 	}
 	event_draw(r, f, p, eb, q, x, controls);
+	ret = 0;
 out:
 	for (int g = 0; g < 2; g++) {
 		buckets_free(&eb[g]);

@@ -29,6 +29,7 @@ int coverage_chart(const struct report *r, FILE *f);
 /* Path p's section: rate over time, the event study, work over time, the
  * rates before and after, and the change per host. */
 int series_chart(const struct report *r, FILE *f, int p);
+/* 1: no event study (the line saying why written instead), else 0 or -errno. */
 int event_chart(const struct report *r, FILE *f, int p);
 int work_chart(const struct report *r, FILE *f, int p);
 void distribution_chart(const struct report *r, FILE *f, int p);

@@ -626,12 +626,12 @@ static int write_path(const struct report *r, FILE *f, int p)
 	 * rate falls. Each chart says what its marks are, under it. */
 	fputs("<div class=\"charts\">", f);
 	BOTH_WIDTHS(ret, event_chart(r, f, p));
-	if (ret == 0) {
+	if (ret == 0)
 		fputs("<p class=\"muted cap\">Each compared host against its own rate before its kernel "
 		      "change (0 %: no change); the controls, hosts that kept their kernel, around their "
 		      "cohort's reference time. Line: the median over hosts; band: the quartiles.</p>", f);
+	if (ret >= 0)
 		BOTH_WIDTHS(ret, series_chart(r, f, p));
-	}
 	if (ret == 0) {
 		fputs("<p class=\"muted cap\">Per time bin, the median rate of the hosts whose kernel "
 		      "then carries, lacks or is unknown to the patch (band: quartiles). A host moves "

@@ -83,6 +83,11 @@ ticks = [calendar.timegm(tuple(map(int, re.split("[-: ]", t))) + (0, 0, 0))
          for t in re.findall(r'class="tick"[^>]*>(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)<', html)]
 assert len(ticks) >= 2, ("second-resolution ticks", len(ticks))
 assert all(lo / 1e9 - s["bin_s"] <= t <= hi / 1e9 + s["bin_s"] for t in ticks), (lo, hi, ticks)
+# One host: no event study, and no caption describing one.
+for sec in re.split(r'<section id="path-', html)[1:]:
+    if "No event study" in sec:
+        assert "Each compared host against its own rate" not in sec, "an event study's caption without one"
+assert "No event study" in html, "a one-host report drew an event study"
 print("short recording: %d bins of %d s over %.1f s of data, %d time ticks inside it" % (n, s["bin_s"], (hi - lo) / 1e9, len(ticks)))
 PY
 
