@@ -224,8 +224,20 @@ note "what it recorded (the DB from /var/lib/mmhitm)"
 check "one boot in the DB" "$(q "SELECT count(*) FROM boots")" -eq 1
 boot=$(q "SELECT boot_id FROM boots")
 check "intervals stored" "$(q "SELECT count(*) FROM intervals")" -ge 8
-dropped=$(q "SELECT coalesce(sum(dropped_intervals), 0) FROM intervals")
-check "no interval failed to be written (dropped_intervals $dropped)" "$dropped" -eq 0
+# Nothing lost between rows: each interval starts where the last ended,
+# with a gap only where mmhitmd started again. A failed write is an error
+# in its journal (checked above). dropped_intervals is not the measure:
+# it also counts a flush more than a tenth of an interval late, which a
+# TCG guest on a loaded host sees (once in CI: the first interval after
+# the watchdog's restart flushed 0.8 s late).
+starts=$(daemon_log | awk -F'\t' '$5 ~ /^Recording into /' | wc -l)
+gaps=$(q "SELECT count(*) FROM intervals a JOIN intervals b ON b.interval_id = a.interval_id + 1
+	WHERE b.start_ns != a.end_ns")
+check "no two intervals overlap" \
+	"$(q "SELECT count(*) FROM intervals a JOIN intervals b ON b.interval_id = a.interval_id + 1
+		WHERE b.start_ns < a.end_ns")" -eq 0
+check "a gap between intervals only where mmhitmd started again ($gaps, $starts starts)" "$gaps" -lt "$starts"
+echo "    intervals flushed late (dropped_intervals): $(q "SELECT coalesce(sum(dropped_intervals), 0) FROM intervals")"
 sw=$(q "SELECT count(*) FROM event_counts JOIN event_names USING (event_id)
 	WHERE name = 'sched:sched_switch' AND count > 0")
 check "sched:sched_switch counted in $sw intervals" "$sw" -ge 8
