@@ -62,6 +62,7 @@ struct daemon {
 	uint64_t watchdog_usec;
 	int64_t cpu_warned_ns;		/* last CPU-budget warning */
 	int64_t analyzed_ns;		/* wall: the last attribution that succeeded; 0 none */
+	int64_t trimmed_ns;		/* monotonic: the last heap trim (mmhitmd.c); 0 none */
 	bool budget_warned;
 	bool windowed;			/* record_mode = windowed */
 	double event_price_ns;		/* calibrated kernel cost of a counted event */
