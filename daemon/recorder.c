@@ -911,15 +911,26 @@ static void close_windows(struct recorder *r)
 	r->armed[0] = r->window_note[0] = '\0';
 }
 
-/* Intervals folded into this row: said once the writes work again, counted always. */
+/*
+ * Intervals folded into this row, counted always; said once the writes
+ * work again, or, when no write failed, once mmhitmd runs again after it
+ * did not for whole intervals (SIGSTOP, a suspended host or VM, a starved
+ * daemon): one row covers the time, its counts are the whole time's, and
+ * what the learning ring could not hold meanwhile is in its events_lost.
+ */
 static void count_folded(struct recorder *r, int64_t now_wall)
 {
+	uint64_t missed = interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
+
 	if (r->failed_attempts)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
 			   "one row covers them, %" PRIu64 " missed intervals folded into it",
-			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9,
-			   interval_slots_missed(r->start_ns, now_wall, r->interval_ns));
-	r->tot.dropped += interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
+			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9, missed);
+	else if (missed)
+		log_notice("mmhitmd did not run for whole intervals (stopped, suspended or starved): "
+			   "one row covers %.0f s, %" PRIu64 " missed intervals folded into it, %" PRIu64
+			   " learning events lost", (now_wall - r->start_ns) / 1e9, missed, r->lost);
+	r->tot.dropped += missed;
 }
 
 /* Our CPU and the host's in the written interval, and the totals since start. */
