@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -52,6 +53,7 @@ struct recorder {
 	int64_t *vmstat_ids;		/* by position in the previous snapshot */
 	size_t n_vmstat_ids;
 	int64_t start_ns;		/* wall clock */
+	int64_t start_boot_ns;		/* the same moment, CLOCK_BOOTTIME */
 	struct rusage ru_prev;
 	uint64_t learn_records;		/* since the last written interval */
 	uint64_t lost;
@@ -307,6 +309,7 @@ static int take_baselines(struct recorder *r, int64_t now_wall)
 	r->last_written.busy = -1;
 	getrusage(RUSAGE_SELF, &r->ru_prev);
 	r->start_ns = now_wall;
+	r->start_boot_ns = now_ns(CLOCK_BOOTTIME);
 	r->row_interval_ns = r->interval_ns;
 	return 0;
 }
@@ -911,25 +914,37 @@ static void close_windows(struct recorder *r)
 	r->armed[0] = r->window_note[0] = '\0';
 }
 
+/* A wall clock that moved a second or more apart from CLOCK_BOOTTIME
+ * (which, unlike CLOCK_MONOTONIC, goes on while the host is suspended). */
+#define CLOCK_STEP_NS NSEC_PER_SEC
+
 /*
  * Intervals folded into this row, counted always; said once the writes
  * work again, or, when no write failed, once mmhitmd runs again after it
  * did not for whole intervals (SIGSTOP, a suspended host or VM, a starved
  * daemon): one row covers the time, its counts are the whole time's, and
  * what the learning ring could not hold meanwhile is in its events_lost.
+ * A step of the wall clock is said apart: a row's times are the wall
+ * clock's, so across a step its length is not the time its counts took.
  */
 static void count_folded(struct recorder *r, int64_t now_wall)
 {
 	uint64_t missed = interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
+	int64_t wall_ns = now_wall - r->start_ns, boot_ns = now_ns(CLOCK_BOOTTIME) - r->start_boot_ns;
+	bool stepped = llabs(wall_ns - boot_ns) >= CLOCK_STEP_NS;
 
+	if (stepped)
+		log_warning("The wall clock stepped %+.0f s in this interval: its row spans %.0f s of "
+			    "wall time, %.1f s passed", (wall_ns - boot_ns) / 1e9, wall_ns / 1e9,
+			    boot_ns / 1e9);
 	if (r->failed_attempts)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
 			   "one row covers them, %" PRIu64 " missed intervals folded into it",
 			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9, missed);
-	else if (missed)
+	else if (missed && !stepped)
 		log_notice("mmhitmd did not run for whole intervals (stopped, suspended or starved): "
 			   "one row covers %.0f s, %" PRIu64 " missed intervals folded into it, %" PRIu64
-			   " learning events lost", (now_wall - r->start_ns) / 1e9, missed, r->lost);
+			   " learning events lost", wall_ns / 1e9, missed, r->lost);
 	r->tot.dropped += missed;
 }
 
@@ -966,6 +981,7 @@ static void move_baselines(struct recorder *r, int64_t now_wall, const struct ru
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = *ru;
 	r->start_ns = now_wall;
+	r->start_boot_ns = now_ns(CLOCK_BOOTTIME);
 	r->row_interval_ns = r->interval_ns;
 	r->tot.written++;
 }
