@@ -269,7 +269,7 @@ static int sleep_on_signals(struct daemon *d, int64_t ms)
  *   over 128 KiB goes back at once.
  * - A trim at most once a minute (after an interval's flush) returns the
  *   free pages below live chunks too, which the top's trim cannot reach:
- *   0.7 ms measured on this heap under load.
+ *   about a millisecond on this heap (bench/README.md).
  */
 #define MALLOC_THRESHOLD (128 * 1024)
 #define TRIM_EVERY_NS (60 * NSEC_PER_SEC)

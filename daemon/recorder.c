@@ -921,11 +921,12 @@ static void close_windows(struct recorder *r)
 /*
  * Intervals folded into this row, counted always; said once the writes
  * work again, or, when no write failed, once mmhitmd runs again after it
- * did not for whole intervals (SIGSTOP, a suspended host or VM, a starved
- * daemon): one row covers the time, its counts are the whole time's, and
- * what the learning ring could not hold meanwhile is in its events_lost.
- * A step of the wall clock is said apart: a row's times are the wall
- * clock's, so across a step its length is not the time its counts took.
+ * did not for a whole interval or more (SIGSTOP, a suspended host or VM,
+ * a starved daemon; a flush merely late is not said): one row covers the
+ * time, its counts are the whole time's, and what the learning ring could
+ * not hold meanwhile is in its events_lost. A step of the wall clock is
+ * said apart: a row's times are the wall clock's, so across a step its
+ * length is not the time its counts took.
  */
 static void count_folded(struct recorder *r, int64_t now_wall)
 {
@@ -941,7 +942,7 @@ static void count_folded(struct recorder *r, int64_t now_wall)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
 			   "one row covers them, %" PRIu64 " missed intervals folded into it",
 			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9, missed);
-	else if (missed && !stepped)
+	else if (missed && !stepped && boot_ns >= 2 * r->interval_ns)
 		log_notice("mmhitmd did not run for whole intervals (stopped, suspended or starved): "
 			   "one row covers %.0f s, %" PRIu64 " missed intervals folded into it, %" PRIu64
 			   " learning events lost", wall_ns / 1e9, missed, r->lost);
