@@ -96,10 +96,9 @@ awk -v half="$(($(wc -l <"$WORK/samples") / 2))" 'NR > half {
 		printf "%.0f %.3f\n", (n * str - st * sr) / d, (n * stf - st * sf) / d > "/dev/stderr"
 	}' "$WORK/samples" 2>"$WORK/slopes"
 read -r rss_slope fd_slope <"$WORK/slopes"
-# The memory figures of the performance doc: the most over the second half
-# (steady) and the peak since start (start-up included).
-# Steady: the median sample of the second half; the most, a storm's
-# buffers caught in a sample, is printed beside it; the peak is VmHWM.
+# The memory figures of the performance doc. Steady: the median sample of
+# the second half; the most, a storm's buffers caught in a sample, is
+# printed beside it; the peak since start (start-up included) is VmHWM.
 half=$(($(wc -l <"$WORK/samples") / 2))
 med() { tail -n "$half" "$WORK/samples" | cut -d' ' -f"$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] + 0, a[NR] + 0 }'; }
 # shellcheck disable=SC2046
