@@ -58,9 +58,10 @@ DEB_BUILD	:= gcc make pkg-config xz-utils libtracefs-dev libtraceevent-dev \
 # check-kernels and demo run first). The fuzzers link libFuzzer
 # (libclang-rt); the tests read the databases with sqlite3, count with
 # perf and bpftool, run units under systemd, build and lint the packages
-# (dpkg-checkbuilddeps wants build-essential besides Build-Depends).
+# (dpkg-checkbuilddeps wants build-essential besides Build-Depends);
+# libfaketime sets the wall clock test-clock's daemons see.
 DEB_LAB		:= libclang-rt-14-dev sqlite3 linux-perf bpftool systemd procps util-linux \
-		   build-essential debhelper dpkg-dev lintian fakeroot
+		   build-essential debhelper dpkg-dev lintian fakeroot libfaketime
 # report tests and make demo: numpy draws the generated fleets (fleetgen.py),
 # scipy checks the statistics, Chromium loads the HTML.
 # tests/kernels: QEMU, a static busybox for the initramfs, cpio, modinfo,

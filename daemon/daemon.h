@@ -74,7 +74,7 @@ struct daemon {
  * once met, so the loop sleeps until the earliest and never spins.
  */
 struct deadlines {
-	int64_t flush_wall;	/* the interval's end */
+	int64_t flush_wall;	/* the interval's end, on the rows' clock (recorder_now()) */
 	int64_t drain;		/* the learning stream's next read */
 	int64_t stop;		/* --duration */
 	int64_t ping;		/* the systemd watchdog */

@@ -480,7 +480,7 @@ static void handle_signal(struct daemon *d, const struct signalfd_siginfo *si, b
 			log_notice("Got SIGUSR2: not recording yet (waiting for the database)");
 			break;
 		}
-		wall = now_ns(CLOCK_REALTIME);
+		wall = recorder_now(d->rec);
 		/* Cut the interval here; the rest of its slot is the next row. */
 		if (recorder_flush(d->rec, wall, false) == 0)
 			after_flush(d, wall);
@@ -508,7 +508,7 @@ static int final_flush(struct daemon *d)
 	if (!d->recording)
 		return 0;
 	for (;;) {
-		int64_t wall = now_ns(CLOCK_REALTIME);
+		int64_t wall = recorder_now(d->rec);
 
 		r = recorder_flush(d->rec, wall, true);
 		if (r == 0) {
@@ -619,6 +619,8 @@ static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 		if (!d->windowed)
 			lock_mode_after_flush(d);
 	}
+	/* After a wall clock set forward, the rows' clock is on the new time. */
+	wall = recorder_now(d->rec);
 	t->flush_wall = interval_boundary_after(wall, d->cfg.interval_ns);
 	if (d->windowed)
 		schedule_plan(d, now_ns(CLOCK_MONOTONIC), wall, t->flush_wall);
@@ -641,7 +643,7 @@ static void announce(struct daemon *d, int ready_fd)
 /* The first interval's deadlines and plan; systemd and the parent told. */
 static void run_start(struct daemon *d, struct deadlines *t, int ready_fd)
 {
-	int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
+	int64_t wall = recorder_now(d->rec), mono = now_ns(CLOCK_MONOTONIC);
 
 	*t = (struct deadlines){
 		.flush_wall = interval_boundary_after(wall, d->cfg.interval_ns),
@@ -722,17 +724,16 @@ static int run_loop(struct daemon *d, int ready_fd)
 	run_start(d, &t, ready_fd);
 	while (!stop) {
 		bool in_slice = schedule_in_window(d);
-		int64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
+		/* The rows' clock: a wall clock set back or forward moves no
+		 * deadline; the flush after the step says it. */
+		int64_t wall = recorder_now(d->rec), mono = now_ns(CLOCK_MONOTONIC);
 
-		/* The wall clock jumped back by more than an interval. */
-		if (t.flush_wall - wall > d->cfg.interval_ns)
-			t.flush_wall = interval_boundary_after(wall, d->cfg.interval_ns);
 		r = wait_and_signals(d, next_wait(d, &t, mono, wall), &stop);
 		if (r < 0)
 			return r;
 
 		mono = now_ns(CLOCK_MONOTONIC);
-		wall = now_ns(CLOCK_REALTIME);
+		wall = recorder_now(d->rec);
 		if (mono >= t.stop)
 			stop = true;
 		if (mono >= t.ping) {

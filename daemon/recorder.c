@@ -52,8 +52,16 @@ struct recorder {
 	int snap_prev;
 	int64_t *vmstat_ids;		/* by position in the previous snapshot */
 	size_t n_vmstat_ids;
-	int64_t start_ns;		/* wall clock */
-	int64_t start_boot_ns;		/* the same moment, CLOCK_BOOTTIME */
+	/*
+	 * The rows' clock (recorder_now()): CLOCK_BOOTTIME plus wall_off, the
+	 * wall clock's offset from it when recording began, raised when the
+	 * wall clock steps forward, kept when it steps back. Lengths are
+	 * CLOCK_BOOTTIME's, and no row starts before the last one ended.
+	 */
+	int64_t start_ns;		/* this row's start, on the rows' clock */
+	int64_t wall_off;		/* rows' clock - CLOCK_BOOTTIME */
+	int64_t clock_off;		/* CLOCK_REALTIME - CLOCK_BOOTTIME, as last seen */
+	int64_t step_ns;		/* the wall clock's step in this row, 0: none */
 	struct rusage ru_prev;
 	uint64_t learn_records;		/* since the last written interval */
 	uint64_t lost;
@@ -309,13 +317,97 @@ static int take_baselines(struct recorder *r, int64_t now_wall)
 	r->last_written.busy = -1;
 	getrusage(RUSAGE_SELF, &r->ru_prev);
 	r->start_ns = now_wall;
-	r->start_boot_ns = now_ns(CLOCK_BOOTTIME);
 	r->row_interval_ns = r->interval_ns;
 	return 0;
 }
 
+/* CLOCK_REALTIME - CLOCK_BOOTTIME: changes only when the wall clock is set. */
+static int64_t wall_clock_offset(void)
+{
+	int64_t boot = now_ns(CLOCK_BOOTTIME), wall = now_ns(CLOCK_REALTIME);
+
+	return wall - boot;
+}
+
+/*
+ * A restart after the wall clock stepped back: this boot's rows may end
+ * later than now_wall; the first row starts where the last one ended.
+ */
+static int64_t first_start(struct recorder *r, int64_t now_wall)
+{
+	int64_t last_end = 0;
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(end_ns), 0) FROM intervals WHERE boot_id = %" PRId64,
+		 r->boot_id);
+	if (db_query_int(r->db, &last_end, sql) < 0 || last_end <= now_wall)
+		return now_wall;
+	log_notice("This boot's last row ends %.0f s after the wall clock's now (it was set back): "
+		   "rows go on from there, so that none overlaps another", (last_end - now_wall) / 1e9);
+	return last_end;
+}
+
+int64_t recorder_now(const struct recorder *r)
+{
+	return now_ns(CLOCK_BOOTTIME) + r->wall_off;
+}
+
+/* A wall clock set a second or more away from where it was. */
+#define CLOCK_STEP_NS NSEC_PER_SEC
+
+/* Whether the wall clock was set in this row: its step in r->step_ns. */
+static void clock_check(struct recorder *r)
+{
+	int64_t step = wall_clock_offset() - r->clock_off;
+
+	r->step_ns = llabs(step) >= CLOCK_STEP_NS ? step : 0;
+}
+
+/*
+ * What the step does to the rows, for the row's window_note and the log:
+ * forward, a gap after this row; back, the rows' clock stays ahead.
+ */
+static void clock_step_note(const struct recorder *r, char *buf, size_t len)
+{
+	int64_t cur = r->clock_off + r->step_ns, off = cur > r->wall_off ? cur : r->wall_off;
+	int n;
+
+	n = snprintf(buf, len, "wall clock stepped %+.0f s", r->step_ns / 1e9);
+	if (off - r->wall_off >= CLOCK_STEP_NS && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, "; the next row starts %.0f s after this one ends",
+			      (off - r->wall_off) / 1e9);
+	if (off - cur >= CLOCK_STEP_NS && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "; rows run %.0f s ahead of it, so that none overlaps "
+			 "another", (off - cur) / 1e9);
+}
+
+/*
+ * After the row with the step is written: the rows' clock follows a wall
+ * clock set forward, never one set back. Returns how much later than the
+ * written row's end the next row starts.
+ */
+static int64_t follow_clock(struct recorder *r)
+{
+	int64_t cur = r->clock_off + r->step_ns, gap;
+	char note[160];
+
+	if (!r->step_ns)
+		return 0;
+	clock_step_note(r, note, sizeof(note));
+	log_warning("The %s (intervals keep CLOCK_BOOTTIME's lengths)", note);
+	gap = cur > r->wall_off ? cur - r->wall_off : 0;
+	r->wall_off += gap;
+	r->clock_off = cur;
+	r->step_ns = 0;
+	if (r->stream)
+		stream_set_wall_off(r->stream, r->wall_off);
+	return gap;
+}
+
 int recorder_new(const struct recorder_config *c, int64_t now_wall, struct recorder **ret_recorder)
 {
+	/* The same moment as now_wall, read by the caller just before. */
+	int64_t boot0 = now_ns(CLOCK_BOOTTIME);
 	struct recorder *r = calloc(1, sizeof(*r));
 	int ret;
 
@@ -336,11 +428,15 @@ int recorder_new(const struct recorder_config *c, int64_t now_wall, struct recor
 	r->cpus = c->cpus;
 	ret = alloc_arrays(r, counters_count(r->counters));
 	if (ret >= 0)
-		ret = take_baselines(r, now_wall);
+		ret = take_baselines(r, first_start(r, now_wall));
 	if (ret < 0) {
 		recorder_free(r);
 		return ret;
 	}
+	r->clock_off = wall_clock_offset();
+	r->wall_off = r->start_ns - boot0;
+	if (r->stream)
+		stream_set_wall_off(r->stream, r->wall_off);
 	*ret_recorder = r;
 	return 0;
 }
@@ -721,6 +817,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL, *touch = NULL;
 	int64_t interval_id, rss = self_rss_kb();
+	char note[sizeof(r->window_note) + 160];
 	int ret, rc;
 
 	ret = db_prepare(r->db, &st,
@@ -757,8 +854,16 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 			sqlite3_bind_text(st, 16, r->armed, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 17, est_cost_ns(r));
 	}
-	if (r->window_note[0])
+	if (r->step_ns) {
+		size_t n = strlen(r->window_note);
+
+		snprintf(note, sizeof(note), "%s%s", r->window_note, n ? "; " : "");
+		n = strlen(note);
+		clock_step_note(r, note + n, sizeof(note) - n);
+		sqlite3_bind_text(st, 18, note, -1, SQLITE_STATIC);
+	} else if (r->window_note[0]) {
 		sqlite3_bind_text(st, 18, r->window_note, -1, SQLITE_STATIC);
+	}
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
 		return db_step_failed(st, rc);	/* said by write_failed() */
@@ -914,38 +1019,27 @@ static void close_windows(struct recorder *r)
 	r->armed[0] = r->window_note[0] = '\0';
 }
 
-/* A wall clock that moved a second or more apart from CLOCK_BOOTTIME
- * (which, unlike CLOCK_MONOTONIC, goes on while the host is suspended). */
-#define CLOCK_STEP_NS NSEC_PER_SEC
-
 /*
  * Intervals folded into this row, counted always; said once the writes
  * work again, or, when no write failed, once mmhitmd runs again after it
  * did not for a whole interval or more (SIGSTOP, a suspended host or VM,
  * a starved daemon; a flush merely late is not said): one row covers the
  * time, its counts are the whole time's, and what the learning ring could
- * not hold meanwhile is in its events_lost. A step of the wall clock is
- * said apart: a row's times are the wall clock's, so across a step its
- * length is not the time its counts took.
+ * not hold meanwhile is in its events_lost.
  */
 static void count_folded(struct recorder *r, int64_t now_wall)
 {
 	uint64_t missed = interval_slots_missed(r->start_ns, now_wall, r->interval_ns);
-	int64_t wall_ns = now_wall - r->start_ns, boot_ns = now_ns(CLOCK_BOOTTIME) - r->start_boot_ns;
-	bool stepped = llabs(wall_ns - boot_ns) >= CLOCK_STEP_NS;
+	int64_t len = now_wall - r->start_ns;
 
-	if (stepped)
-		log_warning("The wall clock stepped %+.0f s in this interval: its row spans %.0f s of "
-			    "wall time, %.1f s passed", (wall_ns - boot_ns) / 1e9, wall_ns / 1e9,
-			    boot_ns / 1e9);
 	if (r->failed_attempts)
 		log_notice("Writing intervals again after %" PRIu64 " failed attempts over %.0f s: "
 			   "one row covers them, %" PRIu64 " missed intervals folded into it",
 			   r->failed_attempts, (now_wall - r->fail_since_ns) / 1e9, missed);
-	else if (missed && !stepped && boot_ns >= 2 * r->interval_ns)
+	else if (missed && len >= 2 * r->interval_ns)
 		log_notice("mmhitmd did not run for whole intervals (stopped, suspended or starved): "
 			   "one row covers %.0f s, %" PRIu64 " missed intervals folded into it, %" PRIu64
-			   " learning events lost", wall_ns / 1e9, missed, r->lost);
+			   " learning events lost", len / 1e9, missed, r->lost);
 	r->tot.dropped += missed;
 }
 
@@ -975,14 +1069,15 @@ static void keep_usage(struct recorder *r, int64_t now_wall, const struct sys_sn
 /* What was written becomes the next interval's baseline. */
 static void move_baselines(struct recorder *r, int64_t now_wall, const struct rusage *ru)
 {
+	int64_t gap = follow_clock(r);
+
 	if (!r->windowed) {
 		memcpy(r->prev, r->cur, counters_count(r->counters) * sizeof(*r->prev));
 		memcpy(r->t_prev, r->t_cur, counters_count(r->counters) * sizeof(*r->t_prev));
 	}
 	r->snap_prev = !r->snap_prev;
 	r->ru_prev = *ru;
-	r->start_ns = now_wall;
-	r->start_boot_ns = now_ns(CLOCK_BOOTTIME);
+	r->start_ns = now_wall + gap;
 	r->row_interval_ns = r->interval_ns;
 	r->tot.written++;
 }
@@ -1005,6 +1100,7 @@ int recorder_flush(struct recorder *r, int64_t now_wall, bool final)
 	if (ret < 0)
 		return ret;
 	getrusage(RUSAGE_SELF, &ru);
+	clock_check(r);
 	ret = write_transaction(r, now_wall, final, prev, cur, &ru);
 	if (ret < 0)
 		return ret;

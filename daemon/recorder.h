@@ -102,17 +102,27 @@ void recorder_spike(struct recorder *r, const char *armed, const char *note);
 void recorder_spike_cost(struct recorder *r, int64_t armed_ns, int64_t cpu_ns);
 
 /*
- * Takes the baselines; the first interval starts at now_wall. Returns 0
- * and the recorder in *ret_recorder, or -errno (logged). Caller frees with
- * recorder_free().
+ * Takes the baselines; the first interval starts at now_wall, or where
+ * this boot's last row ends if that is later (a restart after the wall
+ * clock was set back). Returns 0 and the recorder in *ret_recorder, or
+ * -errno (logged). Caller frees with recorder_free().
  */
 int recorder_new(const struct recorder_config *c, int64_t now_wall, struct recorder **ret_recorder);
 /* Accepts NULL. */
 void recorder_free(struct recorder *r);
+/*
+ * The rows' clock, for every time written (rows, the learning streams'
+ * events, the objects' snapshots): CLOCK_BOOTTIME plus the wall clock's
+ * offset from it, which follows the wall clock when it is set forward (a
+ * gap between two rows) but not back (the rows run ahead of it, never
+ * over rows already written). A row's length is CLOCK_BOOTTIME's, and a
+ * step is said in the log and in the row's window_note.
+ */
+int64_t recorder_now(const struct recorder *r);
 /* A reload's interval length, from the next row on. */
 void recorder_set_interval(struct recorder *r, int64_t interval_ns);
 /*
- * Ends the interval at now_wall and writes it. Returns 0 when written,
+ * Ends the interval at now_wall (recorder_now()) and writes it. Returns 0 when written,
  * -errno when it could not be (already logged; folded into the next).
  */
 int recorder_flush(struct recorder *r, int64_t now_wall, bool final);

@@ -567,7 +567,7 @@ static void take_mm_snapshot(struct daemon *d)
 {
 	if (d->stream && stream_drain(d->stream, d->learner, false) < 0)
 		log_warning("Failed to drain the learning streams before a snapshot, ignoring");
-	mm_snapshot_take(d->snapshot, d->learner, now_ns(CLOCK_REALTIME));
+	mm_snapshot_take(d->snapshot, d->learner, recorder_now(d->rec));
 }
 
 /*

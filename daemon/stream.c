@@ -210,6 +210,7 @@ struct stream {
 	uint64_t lock_records;		/* read by the last drain */
 	uint64_t lock_period_records;	/* ... and by every drain since */
 	int64_t lock_period_start;	/* CLOCK_MONOTONIC; 0: no period yet */
+	int64_t wall_off;		/* events' wall stamps: CLOCK_BOOTTIME + this */
 };
 
 /*
@@ -404,6 +405,7 @@ struct stream *stream_new(const struct stream_config *cfg, struct event_status_l
 	}
 	s->page_size = getpagesize();
 	s->windowed = cfg->windowed;
+	s->wall_off = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME);
 	s->merge = stream_merge_new(cfg->max_held ? cfg->max_held : STREAM_DEFAULT_MAX_HELD);
 	if (!s->merge) {
 		log_oom();
@@ -537,9 +539,6 @@ static void feed_learner(void *ctx, const struct learn_event *ev)
 int stream_drain(struct stream *s, struct learner *l, bool final)
 {
 	int64_t boot_now = now_ns(CLOCK_BOOTTIME);
-	/* Only for the wall stamps of what this drain feeds: the order is
-	 * the rings' clock's (see struct stream_merge). */
-	int64_t wall_off = now_ns(CLOCK_REALTIME) - boot_now;
 	/* A record stamped before now is committed within microseconds; the
 	 * margin covers one still being written on another CPU. */
 	int64_t watermark = boot_now - NSEC_PER_MSEC;
@@ -551,8 +550,13 @@ int stream_drain(struct stream *s, struct learner *l, bool final)
 		r = ring_read(s, &s->win);
 	if (r < 0)
 		return r;
-	stream_merge_feed(s->merge, watermark, wall_off, final, feed_learner, l);
+	stream_merge_feed(s->merge, watermark, s->wall_off, final, feed_learner, l);
 	return 0;
+}
+
+void stream_set_wall_off(struct stream *s, int64_t wall_off)
+{
+	s->wall_off = wall_off;
 }
 
 int stream_sample_switches(struct stream *s, bool on)

@@ -62,6 +62,10 @@ void stream_free(struct stream *s);
  * written on another CPU can't be overtaken. final feeds everything.
  */
 int stream_drain(struct stream *s, struct learner *l, bool final);
+/* The events' wall stamps from now on: their CLOCK_BOOTTIME stamp plus
+ * wall_off (the recorder's clock, recorder_now(); at first the wall
+ * clock's offset when the stream was made). */
+void stream_set_wall_off(struct stream *s, int64_t wall_off);
 
 /*
  * Turns the sched_switch sample window on or off. Switches are far too
@@ -121,7 +125,7 @@ void stream_take_stats(struct stream *s, uint64_t *ret_records, uint64_t *ret_lo
  * (CLOCK_BOOTTIME), one for every CPU and every drain.
  * stream_merge_feed() feeds, in timestamp order, what is stamped at or
  * before both watermark and the capped CPUs' bound (everything if final),
- * each with wall_off added (the feeding drain's REALTIME - BOOTTIME), holds
+ * each with wall_off added (stream_set_wall_off()'s), holds
  * the rest, and shrinks the array back after a storm. Returns how many
  * were fed.
  */

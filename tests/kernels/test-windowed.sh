@@ -12,6 +12,16 @@
 # with 2-4 slices, Student's t's tails make a 3-se miss in one of six
 # intervals a few percent likely); no count scaled for multiplexing. test-lru-gen and test-rollout record continuously
 # (guest/record.sh says why).
+#
+# In the same boot, clock steps ("Hours of faults", point 1): a second
+# windowed daemon records while the guest's wall clock is set forward a
+# day, then back an hour, each in the midst of an interval. After both: no
+# row overlaps the one before, none is negative or longer than two
+# intervals, the day is a gap between two rows, no slot counted missed,
+# nothing lost; every full row's context-switch rate within half and
+# twice the others' mean, and the sched_switch estimates within 5 % + 3
+# standard errors of ctxt (a row stretched over the day scaled its slices
+# to it); both steps in the rows' window_note and in the log.
 
 . "$(dirname "$0")/lib.sh"
 RECORD_MODE=windowed
@@ -25,9 +35,10 @@ kernel_fetch 6.12
 initramfs_build "$WORK/initramfs-$KVER.cpio" "$O/mmhitmd" "$O/mmhitm-load" "$(command -v sqlite3)"
 disk_seed "$WORK/seed" mmhitm-windowed
 disk_make "$WORK/disk.img" 128 "$WORK/seed"
-qemu_boot windowed windowed 6.12 "$WORK/disk.img" $((DURATION + 90))
+qemu_boot windowed windowed 6.12 "$WORK/disk.img" $((DURATION + 150))
 disk_pull "$WORK/disk.img" /results/6.12 "$WORK/results"
 disk_pull_db "$WORK/disk.img" mmhitm.db "$WORK/db"
+disk_pull_db "$WORK/disk.img" clock.db "$WORK/clockdb"
 DB=$WORK/db/mmhitm.db
 R=$WORK/results/6.12
 
@@ -49,4 +60,37 @@ q "SELECT i.interval_id, i.partial, round(s.armed_share, 3), i.slices, c.count, 
 	sed 's/^/    interval|partial|armed share|slices|sched_switch estimate|counted|stderr|ctxt: /'
 check_windows "$boot" windowed
 check_switches "$boot" windowed
+
+# The clock steps.
+DB=$WORK/clockdb/clock.db
+check "clock: mmhitmd exited 0" "$(cat "$R/clock.rc" 2>/dev/null)" = 0
+cboot=$(q "SELECT boot_id FROM boots")
+q "SELECT interval_id, partial, (end_ns - start_ns) / 1000000, ctxt, dropped_intervals, window_note
+   FROM intervals ORDER BY interval_id" | sed 's/^/    interval|partial|ms|ctxt|dropped|note: /'
+next_rows="FROM intervals a JOIN intervals b ON b.interval_id = a.interval_id + 1"
+check "clock: no row starts before the last one ended" "$(q "SELECT count(*) $next_rows WHERE b.start_ns < a.end_ns")" -eq 0
+check "clock: none negative" "$(q "SELECT count(*) FROM intervals WHERE end_ns <= start_ns")" -eq 0
+check "clock: none longer than two intervals" \
+	"$(q "SELECT count(*) FROM intervals WHERE end_ns - start_ns > 8e9")" -eq 0
+check "clock: the day a gap between two rows" \
+	"$(q "SELECT count(*) $next_rows WHERE b.start_ns - a.end_ns BETWEEN 86398e9 AND 86402e9")" -eq 1
+check "clock: no other gap" "$(q "SELECT count(*) $next_rows WHERE b.start_ns - a.end_ns BETWEEN 1 AND 86398e9")" -eq 0
+check "clock: no slot counted missed" "$(q "SELECT coalesce(sum(dropped_intervals), 0) FROM intervals")" -eq 0
+check "clock: nothing lost" "$(q "SELECT coalesce(sum(events_lost), 0) FROM intervals")" -eq 0
+read c0 c1 < "$R/clock.ctxt"
+all=$(q "SELECT sum(ctxt) FROM intervals")
+check "clock: the rows' ctxt no more than the daemon's life's ($((c1 - c0)))" "${all:-0}" -le $((c1 - c0))
+rates="FROM intervals WHERE partial = 0"
+mean=$(q "SELECT CAST(sum(ctxt) * 1e9 / sum(end_ns - start_ns) AS INTEGER) $rates")
+echo "    full rows: $mean context switches/s"
+check "clock: every full row's rate at least half the mean" \
+	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) < $mean / 2.0")" -eq 0
+check "clock: ... and at most twice it" \
+	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) > $mean * 2.0")" -eq 0
+check_switches "$cboot" clock
+check "clock: a row says the day's step" \
+	"$(q "SELECT count(*) FROM interval_summary WHERE window_note GLOB '*wall clock stepped +86[34][0-9][0-9] s*'")" -eq 1
+check "clock: a row says the hour's, and that rows run ahead" \
+	"$(q "SELECT count(*) FROM interval_summary WHERE window_note GLOB '*wall clock stepped -3[56][0-9][0-9] s*ahead*'")" -eq 1
+check "clock: the log says both" "$(grep -c 'wall clock stepped' "$R/clock.log")" -eq 2
 echo "scenario windowed: $(( $(date +%s) - t0 ))s wall (boot ${BOOT_SECS}s), DB $DB"
