@@ -238,13 +238,6 @@ static void begin_db(struct status_out *o, const char *name, bool has_version, b
 	}
 }
 
-static void end_db(struct status_out *o)
-{
-	if (o->fmt == FMT_JSON) {
-		jsonw_end(&o->w);
-		jsonw_end(&o->w);
-	}
-}
 
 /* The columns of a boot, boot_keys' order, oldest first. */
 static const char boots_sql[] =
@@ -363,10 +356,115 @@ static int sqlite_boot(sqlite3 *db, sqlite3_stmt *b, bool totals, struct boot_vi
 	return r;
 }
 
+/*
+ * What mmhitm ship sent of a database, and what the size budget deleted
+ * before it could (retention with ship_required counts those).
+ */
+struct ship_view {
+	bool shipped;			/* ship_cursors has the intervals' cursor */
+	int64_t through;		/* ... the last interval_id sent */
+	char at[24];			/* ... when ClickHouse acknowledged it */
+	int64_t waiting;		/* intervals after it */
+	int64_t deleted;		/* sum of retention_log.unshipped */
+	char first[24], last[24];	/* the retention runs that deleted them */
+};
+
+/* A text column of the current row into buf ("" for NULL). */
+static void column_text(sqlite3_stmt *st, int col, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, col) ?: "");
+}
+
+static const char ship_sql[] =
+	"SELECT last_key, strftime('%Y-%m-%dT%H:%M:%SZ', shipped_ns / 1000000000, 'unixepoch'),"
+	" (SELECT count(*) FROM intervals WHERE interval_id > last_key)"
+	" FROM ship_cursors WHERE tbl = 'intervals'";
+static const char unshipped_sql[] =
+	"SELECT coalesce(sum(unshipped), 0),"
+	" strftime('%Y-%m-%dT%H:%M:%SZ', min(CASE WHEN unshipped > 0 THEN ts_ns END) / 1000000000, 'unixepoch'),"
+	" strftime('%Y-%m-%dT%H:%M:%SZ', max(CASE WHEN unshipped > 0 THEN ts_ns END) / 1000000000, 'unixepoch')"
+	" FROM retention_log";
+
+/* A database's shipping; a database older than mmhitm ship has none (0). */
+static int sqlite_ship(sqlite3 *db, struct ship_view *v)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL, *del = NULL;
+	int rc;
+
+	*v = (struct ship_view){};
+	if (sqlite3_prepare_v2(db, ship_sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, unshipped_sql, -1, &del, NULL) != SQLITE_OK)
+		return 0;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		v->shipped = true;
+		v->through = sqlite3_column_int64(st, 0);
+		column_text(st, 1, v->at, sizeof(v->at));
+		v->waiting = sqlite3_column_int64(st, 2);
+	} else if (rc != SQLITE_DONE) {
+		return db_step_failed(st, rc);
+	}
+	rc = sqlite3_step(del);
+	if (rc != SQLITE_ROW)
+		return db_step_failed(del, rc);
+	v->deleted = sqlite3_column_int64(del, 0);
+	column_text(del, 1, v->first, sizeof(v->first));
+	column_text(del, 2, v->last, sizeof(v->last));
+	return 0;
+}
+
+static void print_ship(const struct ship_view *v)
+{
+	if (v->shipped)
+		printf("  shipped: intervals through %" PRId64 ", acknowledged %s; %" PRId64
+		       " not sent yet\n", v->through, v->at, v->waiting);
+	if (v->deleted)
+		printf("  deleted unshipped: %" PRId64 " intervals (or their detail) that max_db_size "
+		       "deleted before mmhitm ship sent them, %s to %s (retention_log.unshipped)\n",
+		       v->deleted, v->first, v->last);
+}
+
+static void json_ship(const struct ship_view *v, struct jsonw *w)
+{
+	jsonw_object(w, "shipping");
+	if (v->shipped) {
+		jsonw_int(w, "shipped_through", v->through);
+		jsonw_str(w, "acknowledged", v->at);
+		jsonw_int(w, "intervals_not_sent", v->waiting);
+	} else {
+		jsonw_null(w, "shipped_through");
+		jsonw_null(w, "acknowledged");
+		jsonw_null(w, "intervals_not_sent");
+	}
+	jsonw_int(w, "deleted_unshipped", v->deleted);
+	if (v->deleted) {
+		jsonw_str(w, "deleted_unshipped_first", v->first);
+		jsonw_str(w, "deleted_unshipped_last", v->last);
+	} else {
+		jsonw_null(w, "deleted_unshipped_first");
+		jsonw_null(w, "deleted_unshipped_last");
+	}
+	jsonw_end(w);
+}
+
+/* A database's block closed: JSON's boots, then (a SQLite database's) shipping. */
+static void end_db(struct status_out *o, const struct ship_view *ship)
+{
+	if (o->fmt == FMT_JSON) {
+		jsonw_end(&o->w);
+		if (ship)
+			json_ship(ship, &o->w);
+		jsonw_end(&o->w);
+	} else if (o->fmt == FMT_TEXT && ship) {
+		print_ship(ship);
+	}
+}
+
 /* One database's block; -errno (a failure to open said). */
 static int status_db(struct status_out *o, const char *path, bool many)
 {
 	_cleanup_finalize_ sqlite3_stmt *b = NULL;
+	struct ship_view ship;
 	sqlite3 *db = NULL;
 	int r, rc;
 
@@ -389,8 +487,10 @@ static int status_db(struct status_out *o, const char *path, bool many)
 	}
 	if (rc != SQLITE_DONE)
 		r = db_step_failed(b, rc);
+	if (r >= 0)
+		r = sqlite_ship(db, &ship);
 out:
-	end_db(o);
+	end_db(o, r >= 0 ? &ship : NULL);
 	sqlite3_finalize(b);
 	b = NULL;
 	db_close(db);
@@ -620,7 +720,7 @@ static int status_cluster(struct status_out *o, const struct source *src, const 
 		cstatus_boot(&c, k, &v);
 		emit_boot(o, &v, src->arg);
 	}
-	end_db(o);
+	end_db(o, NULL);
 out:
 	cstatus_done(&c);
 	return r;
