@@ -204,14 +204,20 @@ static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
 	return r;
 }
 
-/* Of temp.doomed, how many ship has not sent (what the size budget costs the cluster). */
+/*
+ * Of temp.doomed, how many ship has not sent (what the size budget costs the
+ * cluster), each interval once: a whole interval whose detail went unsent
+ * before was counted then.
+ */
 static int count_unshipped(sqlite3 *db, bool detail, int64_t grain_s, int64_t *ret)
 {
-	char sql[1024], shipped[768];
+	char sql[2048], shipped[768], counted[768];
 
 	shipped_pred(shipped, sizeof(shipped), detail, grain_s);
+	shipped_pred(counted, sizeof(counted), true, grain_s);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM temp.doomed JOIN intervals USING (interval_id)"
-		 " WHERE NOT %s", shipped);
+		 " WHERE NOT %s%s%s%s", shipped, detail ? "" : " AND NOT (detail_dropped = 1 AND NOT ",
+		 detail ? "" : counted, detail ? "" : ")");
 	return db_query_int(db, ret, sql);
 }
 
