@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,6 +59,26 @@ const char *tracecmd_get_version(struct tracecmd_input *handle) __attribute__((w
 /* In a sanitized build (the fuzz target), what runs when a sanitizer
  * finds an error: libFuzzer's would report the child's death as its own. */
 void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+/*
+ * What a hostile file may cost the child that reads it first: address
+ * space beyond what the child had at the fork (libtracecmd allocates what
+ * a size field says, and a corrupt header asked for 12 GB), and CPU time
+ * (a real 3 MB file takes the child 0.1 s). AddressSanitizer reserves
+ * terabytes of shadow, so a sanitized build (the fuzzers, the asan unit
+ * tests) bounds each allocation instead (fuzz-tracedat's
+ * max_allocation_size_mb).
+ */
+#define CHECK_MEM_BYTES		(1ULL << 30)
+#define CHECK_CPU_S		60
+#define CHECK_CPU_BYTES_PER_S	(1 << 20)
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 /* "\x17\x08\x44" then "tracing": every trace-cmd file version. */
 static const char tracedat_magic_bytes[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -265,9 +286,10 @@ static int open_file(struct tdimport *im, int fd)
 		close(d);
 		return -errno;
 	}
+	errno = 0;
 	im->h[0] = tracecmd_open_fd(d, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!im->h[0])
-		return -EBADMSG;
+		return errno == ENOMEM ? -ENOMEM : -EBADMSG;
 	im->n_h = 1;
 	im->tep = tracecmd_get_tep(im->h[0]);
 	if (!im->tep)
@@ -575,13 +597,47 @@ static int read_all(struct tdimport *im, int fd, const struct config *cfg, bool 
 	return iterate(im);
 }
 
+#ifndef UNDER_ASAN
+/* The child's address space: what it has now plus CHECK_MEM_BYTES. */
+static void bound_address_space(void)
+{
+	unsigned long long pages;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return;
+	if (fscanf(f, "%llu", &pages) == 1) {
+		rlim_t as = pages * (rlim_t)sysconf(_SC_PAGESIZE) + CHECK_MEM_BYTES;
+
+		setrlimit(RLIMIT_AS, &(struct rlimit){ as, as });
+	}
+	fclose(f);
+}
+#endif
+
+/* The child's bounds (CHECK_*): memory, and CPU time by the file's size. */
+static void bound_child(int fd)
+{
+	rlim_t cpu = CHECK_CPU_S;
+	struct stat st;
+
+	if (fstat(fd, &st) == 0)
+		cpu += (rlim_t)st.st_size / CHECK_CPU_BYTES_PER_S;
+	setrlimit(RLIMIT_CPU, &(struct rlimit){ cpu, cpu + 5 });
+#ifndef UNDER_ASAN
+	bound_address_space();
+#endif
+}
+
 /*
  * libtracecmd 3.1 is not hardened against corrupt files: a file cut
- * short inside its CPU data crashes tracecmd_open_fd() itself. So a child
- * reads the whole file first, exactly as the import will; only when it
- * came through does this process read it. Returns 0, -EBADMSG (corrupt,
- * or it crashed the reader: logged by the caller), -ENODATA (no events),
- * or another -errno.
+ * short inside its CPU data crashes tracecmd_open_fd() itself, a corrupt
+ * size field makes it allocate what it says. So a child, bounded in
+ * memory and CPU time (bound_child), reads the whole file first, exactly
+ * as the import will; only when it came through does this process read
+ * it. Returns 0, -EBADMSG (corrupt, or it crashed the reader), -ENOMEM
+ * (it asked for more than the bound), -ETIME (it took longer), -ENODATA
+ * (no events), all logged by the caller, or another -errno.
  */
 static int check_in_child(int fd)
 {
@@ -603,6 +659,7 @@ static int check_in_child(int fd)
 			signal(crash_signals[i], SIG_DFL);
 		if (__sanitizer_set_death_callback)
 			__sanitizer_set_death_callback(NULL);
+		bound_child(fd);
 		config_init(&cfg);
 		r = tdimport_init(&im, &cfg);
 		if (r >= 0)
@@ -615,7 +672,7 @@ static int check_in_child(int fd)
 			return -errno;
 	if (WIFSIGNALED(status)) {
 		log_debug("libtracecmd died of signal %d reading the file", WTERMSIG(status));
-		return -EBADMSG;
+		return WTERMSIG(status) == SIGXCPU ? -ETIME : -EBADMSG;
 	}
 	switch (WEXITSTATUS(status)) {
 	case 0: return 0;
@@ -833,6 +890,13 @@ static int read_trace(struct tdimport *im, const struct config *cfg, int *ret_fd
 		return r;
 	}
 	r = check_in_child(fd);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Failed to read %s: reading it takes more than %llu MiB of memory "
+				       "(a corrupt size field?), nothing imported", path, CHECK_MEM_BYTES >> 20);
+	if (r == -ETIME)
+		return log_error_errno(r, "Failed to read %s: reading it took more than %lld s of CPU time "
+				       "(%d s and 1 s a MiB), nothing imported", path,
+				       (long long)(CHECK_CPU_S + st.st_size / CHECK_CPU_BYTES_PER_S), CHECK_CPU_S);
 	if (r >= 0)
 		r = tdimport_init(im, cfg);
 	if (r >= 0)
@@ -842,6 +906,7 @@ static int read_trace(struct tdimport *im, const struct config *cfg, int *ret_fd
 	else if (r == -EBADMSG)
 		log_error("Failed to read %s: not a trace-cmd file libtracecmd can read "
 			  "(truncated or corrupt), nothing imported", path);
+
 	return r;
 }
 
