@@ -185,7 +185,7 @@ TEST_BINS	:= $(addprefix $(O)/tests/,$(UNIT_TESTS)) \
 		   $(if $(wildcard tests/integration/mmhitm-test-helper.c),$(O)/tests/mmhitm-test-helper)
 FUZZ_BINS	:= $(addprefix $(O)/fuzz/,$(FUZZERS))
 
-.PHONY: all deps deps-test deb deb-tree check check-unit check-integration check-kernels fuzz bench bench-fleet demo \
+.PHONY: all deps deps-test deb deb-tree check check-unit check-integration check-kernels fuzz fuzz-long $(FUZZ_LONG_RUNS) bench bench-fleet demo \
 	install uninstall clean distclean libperf soak stress check-faults layers
 .DELETE_ON_ERROR:
 # Objects are kept for the next incremental build, but not as .SECONDARY
@@ -312,6 +312,26 @@ fuzz: $(FUZZ_BINS)
 
 # FUZZ_SECONDS bounds each fuzzer's run inside make check.
 FUZZ_SECONDS	?= 20
+
+# make fuzz-long: every fuzzer for FUZZ_LONG_SECONDS (-j2: two at a time),
+# any report failing it; the inputs that found new coverage are merged
+# into FUZZ_CORPUS/<fuzzer>, which the next run starts from (copy the
+# small ones into tests/fuzz/corpus/ to give them to make check). Each
+# fuzzer's output is in $(O)/fuzz-work/<fuzzer>/log; the last lines say
+# its executions.
+FUZZ_LONG_SECONDS ?= 600
+FUZZ_CORPUS	?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mmhitm/fuzz-corpus
+FUZZ_LONG_RUNS	:= $(addprefix fuzz-long/,$(FUZZERS))
+fuzz-long: $(FUZZ_LONG_RUNS)
+	$(Q)for f in $(FUZZERS); do \
+	    printf '%-18s %12s executions, %s new inputs kept\n' $$f \
+	        "$$(sed -n 's/^stat::number_of_executed_units: *//p' $(O)/fuzz-work/$$f/log)" \
+	        "$$(sed -n "s/^$$f: \([0-9]*\) new inputs kept.*/\1/p" $(O)/fuzz-work/$$f/log)"; \
+	done
+$(FUZZ_LONG_RUNS): fuzz-long/%: $(O)/fuzz/%
+	$(Q)O=$(O) sh tests/fuzz/run-fuzzer $< $(FUZZ_LONG_SECONDS) $(FUZZ_CORPUS) > /dev/null 2>&1 || \
+	    { tail -20 $(O)/fuzz-work/$*/log; echo "FAIL: $*"; exit 1; }
+	$(Q)echo "$*: done, no report"
 
 # tests/run derives the tests expected from the sources (tests/unit/test-*.c
 # plain and ASan, tests/fuzz/fuzz-*.c, tests/integration/test-*.sh), as
