@@ -324,11 +324,12 @@ static void after_flush(struct daemon *d, int64_t now)
 	if (r < 0) {
 		log_warning_errno(r, "Retention failed: %s, retrying next interval", db_error(r));
 	} else {
-		if (res.intervals || res.detail_intervals || res.hours)
+		if (res.intervals || res.detail_intervals || res.hours || res.objects)
 			log_info("Retention: dropped %" PRId64 " intervals, the detail of %" PRId64
-				 ", %" PRId64 " rollup hours (%" PRIu64 " -> %" PRIu64 " bytes)",
-				 res.intervals, res.detail_intervals, res.hours, res.bytes_before,
-				 res.bytes_after);
+				 ", %" PRId64 " rollup hours, %" PRId64 " learned objects dead before the"
+				 " oldest interval (%" PRIu64 " -> %" PRIu64 " bytes)",
+				 res.intervals, res.detail_intervals, res.hours, res.objects,
+				 res.bytes_before, res.bytes_after);
 		if (res.over_budget && !d->budget_warned)
 			log_warning("Database is %" PRIu64 " bytes with nothing left to drop, over "
 				    "max_db_size=%" PRIu64 "; raise it", res.bytes_after, d->cfg.max_db_size);

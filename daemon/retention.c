@@ -121,6 +121,25 @@ static int oldest_start(sqlite3 *db, int64_t *ret)
 	return db_query_int(db, ret, "SELECT coalesce(min(start_ns), 0) FROM intervals");
 }
 
+/*
+ * Objects that died before the oldest interval kept can't be the target of
+ * anything we still hold. Finding them reads every learned object.
+ */
+static int prune_dead(sqlite3 *db, int64_t *ret_n)
+{
+	int64_t a = 0, b = 0;
+	int r;
+
+	r = exec_bind(db, "DELETE FROM mm_objects WHERE coalesce(free_ns, last_seen_ns) <"
+			  " coalesce((SELECT min(start_ns) FROM intervals), 0)", 0, &a);
+	if (r >= 0)
+		r = exec_bind(db, "DELETE FROM lock_objects WHERE last_seen_ns <"
+				  " coalesce((SELECT min(start_ns) FROM intervals), 0)", 0, &b);
+	if (ret_n)
+		*ret_n = a + b;
+	return r;
+}
+
 /* Adds the doomed intervals into the hourly tables, then deletes them. */
 static int rollup_and_delete(sqlite3 *db)
 {
@@ -162,19 +181,13 @@ static int rollup_and_delete(sqlite3 *db)
 		"DELETE FROM intervals WHERE interval_id IN (SELECT interval_id FROM temp.doomed);");
 	if (r < 0)
 		return r;
-	/* Objects that died before the oldest interval kept can't be the
-	 * target of anything we still hold. Finding them reads every learned
-	 * object, and past the raw retention every interval recorded pushes
-	 * one out: pruned when the oldest interval kept moves into another
-	 * hour, so that the dead are kept an hour longer at most. */
+	/* Past the raw retention every interval recorded pushes one out: the
+	 * dead objects go when the oldest interval kept moves into another
+	 * hour, so that they are kept an hour longer at most. */
 	r = oldest_start(db, &after);
 	if (r < 0 || after / HOUR_NS == before / HOUR_NS)
 		return r;
-	return db_exec(db,
-		"DELETE FROM mm_objects WHERE coalesce(free_ns, last_seen_ns) <"
-		" coalesce((SELECT min(start_ns) FROM intervals), 0);"
-		"DELETE FROM lock_objects WHERE last_seen_ns <"
-		" coalesce((SELECT min(start_ns) FROM intervals), 0);");
+	return prune_dead(db, NULL);
 }
 
 static int delete_hours(sqlite3 *db, int64_t cutoff, int64_t *ret_n)
@@ -221,8 +234,15 @@ static int count_unshipped(sqlite3 *db, bool detail, int64_t grain_s, int64_t *r
 	return db_query_int(db, ret, sql);
 }
 
+/*
+ * What retention deletes, in the order the size budget takes it: first the
+ * learned objects no interval kept can need. Age has no step for those:
+ * the intervals step prunes them hourly.
+ */
+enum step_kind { STEP_DEAD_OBJECTS, STEP_DETAIL, STEP_INTERVALS, STEP_HOURS, STEP_MAX };
+
 /* One step in its own transaction. */
-static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_policy *p,
+static int step(sqlite3 *db, enum step_kind kind, int64_t cutoff, const struct retention_policy *p,
 		struct retention_result *res, int64_t *ret_n)
 {
 	int64_t n = 0, unshipped = 0;
@@ -232,7 +252,7 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_po
 	if (r < 0)
 		return r;
 	switch (kind) {
-	case 0:	/* detail */
+	case STEP_DETAIL:
 		r = pick(db, true, cutoff, p->ship_required, p->ship_rollup_s, &n);
 		if (r >= 0 && n && p->ship_required)
 			r = count_unshipped(db, true, p->ship_rollup_s, &unshipped);
@@ -240,7 +260,11 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_po
 			r = drop_detail(db);
 		res->detail_intervals += n;
 		break;
-	case 1:	/* intervals */
+	case STEP_DEAD_OBJECTS:
+		r = prune_dead(db, &n);
+		res->objects += n;
+		break;
+	case STEP_INTERVALS:
 		r = pick(db, false, cutoff, p->ship_required, p->ship_rollup_s, &n);
 		if (r >= 0 && n && p->ship_required)
 			r = count_unshipped(db, false, p->ship_rollup_s, &unshipped);
@@ -248,7 +272,7 @@ static int step(sqlite3 *db, int kind, int64_t cutoff, const struct retention_po
 			r = rollup_and_delete(db);
 		res->intervals += n;
 		break;
-	default: /* rollup hours */
+	default: /* STEP_HOURS */
 		r = delete_hours(db, cutoff, &n);
 		res->hours += n;
 		break;
@@ -308,11 +332,11 @@ int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p
 	if (r < 0)
 		return r;
 
-	if (p->detail_ns && (r = step(db, 0, now - p->detail_ns, p, &res, &n)) < 0)
+	if (p->detail_ns && (r = step(db, STEP_DETAIL, now - p->detail_ns, p, &res, &n)) < 0)
 		return r;
-	if (p->raw_ns && (r = step(db, 1, now - p->raw_ns, p, &res, &n)) < 0)
+	if (p->raw_ns && (r = step(db, STEP_INTERVALS, now - p->raw_ns, p, &res, &n)) < 0)
 		return r;
-	if (p->rollup_ns && (r = step(db, 2, now - p->rollup_ns, p, &res, &n)) < 0)
+	if (p->rollup_ns && (r = step(db, STEP_HOURS, now - p->rollup_ns, p, &res, &n)) < 0)
 		return r;
 	r = vacuum(db, &size);
 	if (r < 0)
@@ -323,10 +347,15 @@ int retention_enforce(sqlite3 *db, int64_t now, const struct retention_policy *p
 		return r;
 
 	mark = res;
+	/* Over the budget, the dead objects go before any detail or interval:
+	 * a host forking thousands of processes a minute learns more objects
+	 * than it records intervals, and they would otherwise push out every
+	 * interval while they wait for the hourly prune. Each pass reads
+	 * every learned object once. */
 	while (p->max_bytes && size > p->max_bytes) {
 		int kind;
 
-		for (kind = 0, n = 0; kind < 3 && n == 0; kind++) {
+		for (kind = STEP_DEAD_OBJECTS, n = 0; kind < STEP_MAX && n == 0; kind++) {
 			r = step(db, kind, 0, p, &res, &n);
 			if (r < 0)
 				return r;

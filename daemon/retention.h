@@ -32,6 +32,8 @@ struct retention_result {
 	int64_t intervals;		/* deleted (after roll-up) */
 	int64_t detail_intervals;	/* whose detail was dropped */
 	int64_t hours;			/* rollup hours deleted */
+	int64_t objects;		/* learned objects dead before the oldest
+					 * interval kept, deleted by the size budget */
 	uint64_t bytes_before;
 	uint64_t bytes_after;
 	int over_budget;		/* nothing left to delete, still over */

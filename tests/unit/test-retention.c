@@ -374,12 +374,6 @@ static void test_steady_cost(void)
 }
 
 /*
- * Past the raw retention, every interval recorded pushes one out, so the
- * rollup runs after every interval. Pruning the learned objects that died
- * before the oldest interval kept reads all of them (hundreds of thousands
- * on a host that forks a lot): once an hour is enough, not every time.
- */
-/*
  * Learned objects that died before the oldest interval kept go, when the
  * oldest interval kept moves into another hour: kept an hour longer at
  * most, never pruned while an interval they could explain is kept.
@@ -418,6 +412,48 @@ static void test_prune_hourly(void)
 	db_close(db);
 }
 
+/*
+ * Past the raw retention, every interval recorded pushes one out, so the
+ * rollup runs after every interval. Pruning the learned objects that died
+ * before the oldest interval kept reads all of them (hundreds of thousands
+ * on a host that forks a lot): once an hour is enough, not every time.
+ */
+/*
+ * Over the size budget the dead learned objects go first, before any
+ * detail or interval: 20000 processes that exited before the oldest
+ * interval (a host forking hard) would otherwise push out the intervals
+ * while they wait for the hourly prune. The living stay.
+ */
+static void test_size_dead_objects(void)
+{
+	struct retention_policy pol = { 0 };
+	struct retention_result res = {};
+	int64_t n = 20, now = T0 + n * STEP_NS;
+	sqlite3 *db = fresh_db();
+	uint64_t size = 0;
+	char sql[512];
+
+	for (int64_t i = 0; i < n; i++)
+		add_interval(db, i);
+	CHECK_INT(db_size_bytes(db, &size), ==, 0);
+	snprintf(sql, sizeof(sql),
+		 "WITH RECURSIVE o(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM o WHERE k < 20005)"
+		 " INSERT INTO mm_objects(boot_id, addr, tgid, comm, learned_from, first_seen_ns,"
+		 " last_seen_ns, free_ns) SELECT 1, k * 4096, k, 'a-longish-comm', 'fork', %" PRId64 ","
+		 " CASE WHEN k <= 20000 THEN %" PRId64 " ELSE %" PRId64 " END,"
+		 " CASE WHEN k <= 20000 THEN %" PRId64 " END FROM o",
+		 (int64_t)(T0 - HOUR_NS), (int64_t)(T0 - 1), now, (int64_t)(T0 - 1));
+	CHECK_INT(db_exec(db, sql), ==, 0);
+	pol.max_bytes = size + (64 << 10);
+	CHECK_INT(retention_enforce(db, now, &pol, &res), ==, 0);
+	CHECK_INT(res.objects, ==, 20000);
+	CHECK_INT(q(db, "SELECT count(*) FROM mm_objects"), ==, 5);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals"), ==, n);
+	CHECK_INT(q(db, "SELECT count(*) FROM intervals WHERE detail_dropped"), ==, 0);
+	CHECK_INT(res.bytes_after, <=, pol.max_bytes);
+	db_close(db);
+}
+
 static void test_rollup_cost(void)
 {
 	uint64_t few = rollup_ops(100), many = rollup_ops(20000);
@@ -439,6 +475,7 @@ int main(void)
 	RUN(test_steady_cost);
 	RUN(test_rollup_cost);
 	RUN(test_prune_hourly);
+	RUN(test_size_dead_objects);
 	unlink(path);
 	return test_exit();
 }
