@@ -3,7 +3,8 @@
 # lib.sh, never run. ch_start starts them (their own data directories under
 # a temporary directory, small caches, one query thread each: the build
 # machine has 2 CPUs shared with everything else), ch_stop stops them by
-# PID; ch_start installs a trap that does it however the test ends.
+# PID; ch_start installs a trap that does it however the test ends (a
+# test that sets its own EXIT trap calls ch_stop from it).
 #
 # CH_SERVER_MEMORY and CH_QUERY_MEMORY (bytes) raise the servers' and a
 # query's memory limits (1 GiB, 512 MiB) for make bench-fleet.
@@ -87,7 +88,10 @@ ch_start() {
 		fi
 	done
 	CH_DIR=$(mktemp -d /tmp/mmhitm-ch.XXXXXX)
-	trap ch_stop EXIT INT TERM HUP PIPE
+	# A signal ends the test (a trap alone would resume it, without its
+	# servers); the EXIT trap then stops them.
+	trap ch_stop EXIT
+	trap 'exit 130' INT TERM HUP PIPE
 	ch_config 1 "$CH_HTTP1" "$CH_TCP1"
 	ch_config 2 "$CH_HTTP2" "$CH_TCP2"
 	# The package's own user when it made one: the server refuses nothing

@@ -157,7 +157,7 @@ for n in a b; do
 		--instance "mmhitm-ship-$n-$$" --metrics-file "" 2>"$WORK/daemon-$n.log" &
 	eval "DPID_$n=$!"
 done
-trap 'kill $DPID_a $DPID_b 2>/dev/null; ch_stop' EXIT INT TERM HUP PIPE
+trap 'kill $DPID_a $DPID_b 2>/dev/null; ch_stop' EXIT
 enough() { [ "$(sqlite3 "$1" 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0)" -ge "$2" ]; }
 wait_until 90 enough "$WORK/daemon-a.db" 3 || { cat "$WORK/daemon-a.log"; fail "mmhitmd wrote no intervals"; finish; }
 ship "$WORK/daemon-a.db" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "ship while mmhitmd records"; }
