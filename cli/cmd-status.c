@@ -447,13 +447,15 @@ static void json_ship(const struct ship_view *v, struct jsonw *w)
 	jsonw_end(w);
 }
 
-/* A database's block closed: JSON's boots, then (a SQLite database's) shipping. */
+/* A database's block closed: JSON's boots, then shipping (null for a cluster). */
 static void end_db(struct status_out *o, const struct ship_view *ship)
 {
 	if (o->fmt == FMT_JSON) {
 		jsonw_end(&o->w);
 		if (ship)
 			json_ship(ship, &o->w);
+		else
+			jsonw_null(&o->w, "shipping");	/* a cluster: the same keys */
 		jsonw_end(&o->w);
 	} else if (o->fmt == FMT_TEXT && ship) {
 		print_ship(ship);
