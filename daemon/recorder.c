@@ -811,6 +811,19 @@ static int64_t est_cost_ns(const struct recorder *r)
 	       (int64_t)((double)r->window_events * r->event_price_ns);
 }
 
+/* The row's window_note: the windows' note, then the wall clock's step; NULL: none. */
+static const char *row_note(const struct recorder *r, char *buf, size_t len)
+{
+	int n;
+
+	if (!r->step_ns)
+		return r->window_note[0] ? r->window_note : NULL;
+	n = snprintf(buf, len, "%s%s", r->window_note, r->window_note[0] ? "; " : "");
+	if (n >= 0 && (size_t)n < len)
+		clock_step_note(r, buf + n, len - n);
+	return buf;
+}
+
 static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 			  const struct sys_snapshot *prev, const struct sys_snapshot *cur,
 			  const struct rusage *ru, int64_t db_bytes)
@@ -818,6 +831,7 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 	_cleanup_finalize_ sqlite3_stmt *st = NULL, *touch = NULL;
 	int64_t interval_id, rss = self_rss_kb();
 	char note[sizeof(r->window_note) + 160];
+	const char *text;
 	int ret, rc;
 
 	ret = db_prepare(r->db, &st,
@@ -854,16 +868,9 @@ static int write_interval(struct recorder *r, int64_t end_ns, bool partial,
 			sqlite3_bind_text(st, 16, r->armed, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 17, est_cost_ns(r));
 	}
-	if (r->step_ns) {
-		size_t n = strlen(r->window_note);
-
-		snprintf(note, sizeof(note), "%s%s", r->window_note, n ? "; " : "");
-		n = strlen(note);
-		clock_step_note(r, note + n, sizeof(note) - n);
-		sqlite3_bind_text(st, 18, note, -1, SQLITE_STATIC);
-	} else if (r->window_note[0]) {
-		sqlite3_bind_text(st, 18, r->window_note, -1, SQLITE_STATIC);
-	}
+	text = row_note(r, note, sizeof(note));
+	if (text)
+		sqlite3_bind_text(st, 18, text, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
 		return db_step_failed(st, rc);	/* said by write_failed() */
