@@ -17,8 +17,8 @@
 # windowed daemon records while the guest's wall clock is set forward a
 # day, then back an hour, each in the midst of an interval. After both: no
 # row overlaps the one before, none is negative or longer than two
-# intervals, the day is a gap between two rows, no slot counted missed,
-# nothing lost; every full row's context-switch rate within half and
+# intervals, the day is a gap between two rows, no slot counted missed
+# for a step, nothing lost; every full row's context-switch rate within half and
 # twice the others' mean, and the sched_switch estimates within 5 % + 3
 # standard errors of ctxt (a row stretched over the day scaled its slices
 # to it); both steps in the rows' window_note and in the log.
@@ -75,7 +75,11 @@ check "clock: none longer than two intervals" \
 check "clock: the day a gap between two rows" \
 	"$(q "SELECT count(*) $next_rows WHERE b.start_ns - a.end_ns BETWEEN 86398e9 AND 86402e9")" -eq 1
 check "clock: no other gap" "$(q "SELECT count(*) $next_rows WHERE b.start_ns - a.end_ns BETWEEN 1 AND 86398e9")" -eq 0
-check "clock: no slot counted missed" "$(q "SELECT coalesce(sum(dropped_intervals), 0) FROM intervals")" -eq 0
+# A step counted as time would miss 21,600 slots (a day of 4 s ones); a
+# flush late in a starved TCG guest may miss one (seen once: the last row
+# 5.9 s, after a slice's disarming took 3 s).
+check "clock: no slot counted missed for a step (one for a late flush)" \
+	"$(q "SELECT coalesce(sum(dropped_intervals), 0) FROM intervals")" -le 1
 check "clock: nothing lost" "$(q "SELECT coalesce(sum(events_lost), 0) FROM intervals")" -eq 0
 read c0 c1 < "$R/clock.ctxt"
 all=$(q "SELECT sum(ctxt) FROM intervals")
