@@ -5,14 +5,13 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <tracefs.h>
@@ -22,46 +21,21 @@
 #include "flight.h"
 #include "learn-source.h"
 #include "log.h"
+#include "tracedat.h"
 #include "util.h"
-
-#define TRACEFS_MAGIC_NR	0x74726163
-
-/* Exit statuses of the child before trace-cmd runs (trace-cmd's are small). */
-#define CHILD_NO_SHIELD		120	/* the top-level tracing_on could not be covered */
-#define CHILD_NO_EXEC		127	/* trace-cmd is not there */
 
 /* A storm asks for one snapshot at most this often (ns): a storm that
  * lasts an hour must not fill the directory with copies of itself. */
 #define STORM_MIN_GAP_NS	(600 * NSEC_PER_SEC)
-/* A trace-cmd extract still running after this long is killed (ns). */
-#define EXTRACT_TIMEOUT_NS	(120 * NSEC_PER_SEC)
-/* Room a snapshot needs besides its ring: the event formats trace-cmd
- * writes into every file (about 1 MiB), /proc/kallsyms in the file and its
- * frozen copy beside it (5 MiB each on a 6.18 kernel) and slack (bytes). */
+/* A writer still running after this long is killed (ns). */
+#define WRITER_TIMEOUT_NS	(120 * NSEC_PER_SEC)
+/* Room a snapshot needs besides its ring: /proc/kallsyms in the file
+ * (5 MiB on a 6.18 kernel), the formats and saved_cmdlines, and slack
+ * (bytes). */
 #define SNAPSHOT_OVERHEAD	(16 << 20)
 /* File names: "flight-<UTC time>-<trigger>.dat". */
 #define SNAPSHOT_PREFIX		"flight-"
 #define SNAPSHOT_SUFFIX		".dat"
-
-/*
- * Files trace-cmd 3.1 reads twice, once for their size and once to copy
- * them, and that change in between: saved_cmdlines whenever a task new
- * to it hits an event in any instance (the learning streams stay armed
- * while a window's snapshot is written), printk_formats when a module
- * loads. A size that changed in between left the file's command lines
- * section shorter than it says: trace-cmd warned, exited 0, and the
- * trace.dat could not be read (trace-cmd report printed nothing and
- * exited 0). And /proc/kallsyms whenever a BPF program or an ftrace
- * trampoline comes or goes (each daemon's task iterator, any BPF tool on
- * the host): trace-cmd gave up ("error in size of file"), no snapshot.
- * run_extract() binds a copy, read once, over each: a name is a tracefs
- * file of every mount's top level, a path is a file of its own.
- */
-static const char *const frozen_files[] = { "saved_cmdlines", "printk_formats", "/proc/kallsyms" };
-#define N_FROZEN		3
-_Static_assert(ARRAY_SIZE(frozen_files) == N_FROZEN, "frozen_files[] and N_FROZEN");
-/* What trace-cmd says of such a file, in its log. */
-#define TORN_WARNING		"error in size of file"
 
 struct flight_event {
 	const char *system, *name;
@@ -71,7 +45,7 @@ struct flight_event {
 struct flight {
 	struct flight_config cfg;
 	char name[96];			/* the instance */
-	char *dir, *trace_cmd;
+	char *dir;
 	struct tracefs_instance *inst;
 	struct flight_event ev[16];
 	int n_ev;
@@ -83,8 +57,7 @@ struct flight {
 	pid_t child;
 	int64_t child_start;		/* monotonic */
 	char trigger[32];
-	char path[4096], tmp[4200], log[4200], on[4200], empty[4200];
-	char frozen[N_FROZEN][4200];	/* the copies run_extract() binds */
+	char path[4096], tmp[4200], log[4200];
 	int64_t snap_start_ns, snap_end_ns, snap_offset_ns;
 };
 
@@ -92,7 +65,7 @@ static int instance_open(struct flight *f)
 {
 	char buf[32];
 
-	/* A stale one (a killed daemon, a failed extract) goes first. */
+	/* A stale one (a killed daemon) goes first. */
 	if (tracefs_instance_exists(f->name)) {
 		struct tracefs_instance *old = tracefs_instance_alloc(NULL, f->name);
 
@@ -133,6 +106,41 @@ static void instance_close(struct flight *f)
 	f->inst = NULL;
 }
 
+/*
+ * What writers that died with their daemon left in dir: a partial file no
+ * writer holds (a live one keeps its lock), and its log.
+ */
+static void remove_leftovers(const struct flight *f)
+{
+	static const char tmp_suffix[] = SNAPSHOT_SUFFIX ".tmp";
+	struct dirent *de;
+	DIR *d = opendir(f->dir);
+	char p[4400];
+
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		int fd;
+
+		if (!startswith(de->d_name, SNAPSHOT_PREFIX) || n < sizeof(tmp_suffix) ||
+		    strcmp(de->d_name + n - (sizeof(tmp_suffix) - 1), tmp_suffix))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", f->dir, de->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (fd >= 0)
+				close(fd);
+			continue;	/* another daemon's writer at work */
+		}
+		log_info("Removing %s, a snapshot its daemon did not finish", p);
+		unlink(p);
+		memcpy(p + strlen(p) - 4, ".log", 4);
+		unlink(p);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 struct flight *flight_new(const struct flight_config *fc, const struct stream_config *sc)
 {
 	const struct learn_filter_config lfc = { .page_pair_shift = sc->page_pair_shift,
@@ -157,13 +165,11 @@ struct flight *flight_new(const struct flight_config *fc, const struct stream_co
 			     slash ? fc->db_path : ".") < 0)
 			f->dir = NULL;
 	}
-	f->trace_cmd = strdup(fc->trace_cmd ?: "trace-cmd");
-	if (!f->dir || !f->trace_cmd) {
+	if (!f->dir) {
 		log_oom();
 		goto fail;
 	}
 	f->cfg.dir = f->dir;
-	f->cfg.trace_cmd = f->trace_cmd;
 	snprintf(f->name, sizeof(f->name), "%s-flight", fc->instance);
 
 	tep = learn_formats_load();
@@ -202,6 +208,7 @@ struct flight *flight_new(const struct flight_config *fc, const struct stream_co
 	}
 	if (instance_open(f) < 0)
 		goto fail;
+	remove_leftovers(f);
 	log_info("Flight recorder: %d events in tracefs instance %s (%" PRIu64 " KiB per CPU), "
 		 "snapshots in %s", f->n_ev, f->name, fc->buffer_size_kb, f->dir);
 	return f;
@@ -253,124 +260,39 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-/* Copies a file in one pass (a tracefs file: its size is unknown). */
-static int copy_once(const char *from, const char *to)
-{
-	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int out = -1;
-	char buf[8192];
-	ssize_t n;
-
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0)
-		return -errno;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			return -EIO;
-	return n < 0 ? -errno : 0;
-}
-
-/* Binds src over path in the child's mount namespace, or ends the child. */
-static void shield(const char *src, const char *path)
-{
-	if (mount(src, path, NULL, MS_BIND, NULL) < 0) {
-		fprintf(stderr, "cannot shield %s: %m\n", path);
-		_exit(CHILD_NO_SHIELD);
-	}
-}
-
-/* What trace-cmd reads twice, as it was once: frozen_files[k] at path. */
-static void freeze(const struct flight *f, size_t k, const char *path, bool copied[N_FROZEN])
-{
-	if (access(path, R_OK) < 0)
-		return;
-	if (!copied[k] && copy_once(path, f->frozen[k]) < 0) {
-		fprintf(stderr, "cannot copy %s to %s: %m\n", path, f->frozen[k]);
-		_exit(CHILD_NO_SHIELD);
-	}
-	copied[k] = true;
-	shield(f->frozen[k], path);
-}
-
-/* One tracefs mount's top level, as run_extract() says. */
-static void shield_top(const struct flight *f, const char *dir, bool copied[N_FROZEN])
-{
-	struct dirent *de;
-	char p[PATH_MAX];
-	DIR *d;
-
-	snprintf(p, sizeof(p), "%s/tracing_on", dir);
-	shield(f->on, p);
-	for (size_t k = 0; k < N_FROZEN; k++) {
-		if (frozen_files[k][0] == '/')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, frozen_files[k]);
-		freeze(f, k, p, copied);
-	}
-	snprintf(p, sizeof(p), "%s/per_cpu", dir);
-	d = opendir(p);
-	if (!d) {
-		fprintf(stderr, "cannot list %s: %m\n", p);
-		_exit(CHILD_NO_SHIELD);
-	}
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, "cpu", 3) == 0) {
-			snprintf(p, sizeof(p), "%s/per_cpu/%s/trace_pipe_raw", dir, de->d_name);
-			shield(f->empty, p);
-		}
-	closedir(d);
-}
-
 /*
- * The child: trace-cmd extract, shielded. trace-cmd 3.1's extract sets the
- * top-level instance's tracing_on to 0 whenever it fails (a full disk, the
- * instance gone), and 3.1.6 reads the top-level ring whatever -B names
- * (fixed in 3.2, "trace-cmd extract: Do not extract top level unless told
- * to"): trace_pipe_raw's reads consume, so another tool's trace would be
- * drained into our snapshot. In a mount namespace of its own, over every
- * tracefs mount's top-level tracing_on is bound a file of our own holding
- * "1" (trace-cmd reads it first), so that write goes nowhere, and over
- * each top-level per-CPU trace_pipe_raw an empty file; where that cannot
- * be done (no CAP_SYS_ADMIN, mount() filtered), trace-cmd does not run.
+ * The child: the ring and what reads it, as a trace.dat into f->tmp
+ * (tracedat.c), with no other program; a failure is one line in f->log.
  */
-static void run_extract(const struct flight *f, char **argv)
+static void run_writer(const struct flight *f)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	bool copied[N_FROZEN] = { false };
-	int fd, shielded = 0;
+	struct tracedat_event ev[ARRAY_SIZE(f->ev)];
+	char what[256];
+	int fd, out, r;
 
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		dup2(fd, STDIN_FILENO);
+	/* A daemon killed (or stopped) mid-save takes its writer along. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(1);
 	fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd >= 0) {
-		dup2(fd, STDOUT_FILENO);
+	if (fd >= 0)
 		dup2(fd, STDERR_FILENO);
+	for (int i = 0; i < f->n_ev; i++)
+		ev[i] = (struct tracedat_event){ f->ev[i].system, f->ev[i].name };
+	out = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	/* held while it writes: remove_leftovers() knows a live writer's file */
+	if (out < 0 || flock(out, LOCK_EX) < 0) {
+		fprintf(stderr, "cannot create %s: %m\n", f->tmp);
+		_exit(1);
 	}
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		fprintf(stderr, "cannot shield the top-level tracing_on: %m\n");
-		_exit(CHILD_NO_SHIELD);
+	r = tracedat_write(out, f->inst, ev, (size_t)f->n_ev, what, sizeof(what));
+	if (r == 0 && fdatasync(out) < 0)
+		r = -errno, snprintf(what, sizeof(what), "writing");
+	if (r < 0) {
+		fprintf(stderr, "%s%s%s\n", what, *what ? ": " : "", strerror(-r));
+		_exit(1);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		struct statfs sfs;
-
-		if (statfs(dirs[i], &sfs) < 0 || sfs.f_type != TRACEFS_MAGIC_NR)
-			continue;
-		shield_top(f, dirs[i], copied);
-		shielded++;
-	}
-	if (!shielded) {
-		fprintf(stderr, "cannot shield the top-level tracing_on: no tracefs mount found\n");
-		_exit(CHILD_NO_SHIELD);
-	}
-	for (size_t k = 0; k < N_FROZEN; k++)
-		if (frozen_files[k][0] == '/')
-			freeze(f, k, frozen_files[k], copied);
-	execvp(argv[0], argv);
-	fprintf(stderr, "cannot run %s: %m\n", argv[0]);
-	_exit(CHILD_NO_EXEC);
+	_exit(close(out) < 0 ? 1 : 0);
 }
 
 /*
@@ -391,7 +313,7 @@ static bool storm_too_soon(struct flight *f, int64_t mono)
 	return false;
 }
 
-/* Where its file cannot fit, trace-cmd is not even started. */
+/* Where its file cannot fit, the writer is not even started. */
 static int snapshot_fits(const struct flight *f, const char *trigger)
 {
 	struct statvfs vfs;
@@ -423,52 +345,12 @@ static int snapshot_paths(struct flight *f, int64_t wall, const char *trigger)
 					 "directory name, ignoring", trigger, f->dir);
 	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", f->path);
 	snprintf(f->log, sizeof(f->log), "%s.log", f->path);
-	snprintf(f->on, sizeof(f->on), "%s.on", f->path);
-	snprintf(f->empty, sizeof(f->empty), "%s.empty", f->path);
-	for (size_t k = 0; k < N_FROZEN; k++) {
-		const char *slash = strrchr(frozen_files[k], '/');
-
-		snprintf(f->frozen[k], sizeof(f->frozen[k]), "%s.%s", f->path,
-			 slash ? slash + 1 : frozen_files[k]);
-	}
 	return 0;
 }
 
-/* A tracing_on that says 1 and an empty file, which run_extract() binds
- * over the top level's tracing_on and trace_pipe_raw files. */
-static int write_on_mark(const struct flight *f, const char *trigger)
+/* The writer in a child, which flight_poll() waits for. */
+static int start_writer(struct flight *f, const char *trigger, int64_t mono)
 {
-	_cleanup_close_ int fd = open(f->on, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	_cleanup_close_ int efd = -1;
-	int r = fd < 0 || write(fd, "1\n", 2) != 2 ? -errno ?: -EIO : 0;
-
-	if (r < 0)
-		return log_warning_errno(r, "Snapshot (%s) not taken: failed to write %s: %m, ignoring",
-					 trigger, f->on);
-	efd = open(f->empty, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (efd < 0)
-		return log_warning_errno(errno, "Snapshot (%s) not taken: failed to create %s: %m, "
-					 "ignoring", trigger, f->empty);
-	return 0;
-}
-
-/* trace-cmd extract in a child, which flight_poll() waits for. */
-static int start_extract(struct flight *f, const char *trigger, int64_t mono)
-{
-	char *argv[8];
-
-	argv[0] = f->trace_cmd;
-	argv[1] = (char *)"extract";
-	/* Keep: without it trace-cmd 3.1 resets the top level once it has
-	 * read the instance: every top-level event disabled, every system's
-	 * filter cleared, the top-level ring emptied and its tracer set to
-	 * nop. Another tool's tracing, gone at each snapshot. */
-	argv[2] = (char *)"-k";
-	argv[3] = (char *)"-B";
-	argv[4] = f->name;
-	argv[5] = (char *)"-o";
-	argv[6] = f->tmp;
-	argv[7] = NULL;
 	fflush(NULL);
 	f->child = fork();
 	if (f->child < 0) {
@@ -476,7 +358,7 @@ static int start_extract(struct flight *f, const char *trigger, int64_t mono)
 		return log_warning_errno(errno, "Snapshot (%s) not taken: fork: %m, ignoring", trigger);
 	}
 	if (f->child == 0)
-		run_extract(f, argv);
+		run_writer(f);
 	f->child_start = mono;
 	log_info("Snapshot (%s): saving the flight recorder to %s", trigger, f->path);
 	return 0;
@@ -512,11 +394,9 @@ int flight_request(struct flight *f, const char *trigger)
 	r = snapshot_fits(f, trigger);
 	if (r >= 0)
 		r = snapshot_paths(f, wall, trigger);
-	if (r >= 0)
-		r = write_on_mark(f, trigger);
 	if (r < 0)
 		return r;
-	return start_extract(f, trigger, mono);
+	return start_writer(f, trigger, mono);
 }
 
 struct snap_file {
@@ -618,31 +498,9 @@ static int store(struct flight *f, sqlite3 *db, int64_t boot_id, uint64_t bytes)
 	return db_step_done(db, st);
 }
 
-/* What a failed or killed trace-cmd leaves: its file and per-CPU parts. */
-static void remove_partial(const struct flight *f)
-{
-	char p[4300];
-
-	unlink(f->tmp);
-	for (long c = 0; c < sysconf(_SC_NPROCESSORS_CONF); c++) {
-		snprintf(p, sizeof(p), "%s.cpu%ld", f->tmp, c);
-		unlink(p);
-	}
-}
-
-/* The files of the child's own, besides the snapshot. */
-static void remove_child_files(const struct flight *f)
-{
-	unlink(f->log);
-	unlink(f->on);
-	unlink(f->empty);
-	for (size_t k = 0; k < N_FROZEN; k++)
-		unlink(f->frozen[k]);
-}
-
 /*
- * The first line trace-cmd wrote that is not blank and, with needle, holds
- * it, for the failure message; false: none.
+ * The first line the writer wrote that is not blank and, with needle,
+ * holds it, for the failure message; false: none.
  */
 static bool log_line(const char *path, const char *needle, char *buf, size_t len)
 {
@@ -665,40 +523,31 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	struct stat st;
 	char msg[256];
 	int status, r = 1;
-	bool torn;
 	pid_t p;
 
 	if (!f || !f->child)
 		return 0;
 	p = waitpid(f->child, &status, wait ? 0 : WNOHANG);
 	if (p == 0) {
-		if (now_ns(CLOCK_MONOTONIC) - f->child_start < EXTRACT_TIMEOUT_NS)
+		if (now_ns(CLOCK_MONOTONIC) - f->child_start < WRITER_TIMEOUT_NS)
 			return 0;
-		log_warning("Snapshot (%s): %s extract still runs after %" PRId64 " s, killing it",
-			    f->trigger, f->trace_cmd, (int64_t)(EXTRACT_TIMEOUT_NS / NSEC_PER_SEC));
+		log_warning("Snapshot (%s): its writer still runs after %" PRId64 " s, killing it",
+			    f->trigger, (int64_t)(WRITER_TIMEOUT_NS / NSEC_PER_SEC));
 		kill(f->child, SIGKILL);
 		p = waitpid(f->child, &status, 0);
 	}
 	if (p < 0 && errno == EINTR)
 		return 0;
 	f->child = 0;
-	/* A file trace-cmd read twice changed in between (frozen_files[]):
-	 * exited 0, but what it wrote cannot be read. */
-	torn = log_line(f->log, TORN_WARNING, msg, sizeof(msg));
-	if (!torn)
-		log_line(f->log, NULL, msg, sizeof(msg));
+	log_line(f->log, NULL, msg, sizeof(msg));
 	if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(f->tmp, &st) < 0 ||
-	    st.st_size == 0 || torn) {
-		log_warning("Snapshot (%s) failed: %s extract %s%s%s, ignoring", f->trigger,
-			    f->trace_cmd,
-			    p < 0 ? "could not be waited for" :
-			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_EXEC ? "is not installed" :
-			    WIFEXITED(status) && WEXITSTATUS(status) == CHILD_NO_SHIELD ? "was not run" :
-			    WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed" :
-			    WIFSIGNALED(status) ? "was killed" :
-			    torn ? "wrote a file that cannot be read" : "wrote nothing",
-			    msg[0] ? ": " : "", msg);
-		remove_partial(f);
+	    st.st_size == 0) {
+		log_warning("Snapshot (%s) failed: %s%s%s, ignoring", f->trigger,
+			    p < 0 ? "its writer could not be waited for" :
+			    WIFSIGNALED(status) ? "its writer was killed" :
+			    WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "the trace.dat was not written" :
+			    "the writer wrote nothing", msg[0] ? ": " : "", msg);
+		unlink(f->tmp);
 		r = 0;
 	} else if (rename(f->tmp, f->path) < 0) {
 		log_warning_errno(errno, "Snapshot (%s): failed to rename %s: %m, ignoring", f->trigger,
@@ -706,9 +555,9 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 		unlink(f->tmp);
 		r = 0;
 	}
-	remove_child_files(f);
-	/* A fresh ring for the next snapshot (without -k trace-cmd would
-	 * have removed the instance itself). */
+	unlink(f->log);
+	/* A fresh ring for the next snapshot, also where a failed writer
+	 * left part of this one. */
 	instance_close(f);
 	if (instance_open(f) < 0)
 		instance_close(f);
@@ -731,11 +580,10 @@ void flight_free(struct flight *f)
 	if (f->child) {
 		kill(f->child, SIGKILL);
 		waitpid(f->child, NULL, 0);
-		remove_partial(f);
-		remove_child_files(f);
+		unlink(f->tmp);
+		unlink(f->log);
 	}
 	instance_close(f);
 	free(f->dir);
-	free(f->trace_cmd);
 	free(f);
 }

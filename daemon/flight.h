@@ -16,7 +16,7 @@
  * when something worth a look happens. The streams' instances are drained
  * as they are read and hold no history; this one is never read, only
  * saved: on a trigger (SIGUSR1, `mmhitm snapshot`, a lock-contention
- * storm) `trace-cmd extract -B` writes it as a trace.dat into a bounded
+ * storm) the daemon writes it as a trace.dat (tracedat.h) into a bounded
  * directory, for trace-cmd report, KernelShark or `mmhitm import`, and
  * the snapshot is listed in table snapshots.
  *
@@ -24,8 +24,9 @@
  * and filters, so between windows nothing more is armed (within a window,
  * a second instance's probe on each of those tracepoints is the extra
  * cost: on kernels with static calls, a call-site update at each arm and
- * disarm). A snapshot runs in a child process; its failure (no
- * trace-cmd, a full disk) is logged and never touches the recording.
+ * disarm). A snapshot is written by a child process (forked, no exec, no
+ * namespace: it runs under the shipped unit's hardening); its failure (a
+ * full disk) is logged and never touches the recording.
  */
 
 struct flight_config {
@@ -35,7 +36,6 @@ struct flight_config {
 	const char *db_path;		/* the database: "<its dir>/snapshots" */
 	uint64_t max_count;		/* snapshots kept in dir, oldest removed */
 	uint64_t max_bytes;		/* their total size, likewise */
-	const char *trace_cmd;		/* the program; NULL: "trace-cmd" from PATH */
 };
 
 struct flight;
@@ -53,8 +53,7 @@ void flight_free(struct flight *f);
 int flight_arm(struct flight *f, bool on);
 
 /*
- * Starts a snapshot: disarms, saves the ring with trace-cmd extract in a
- * child. trigger is what asked ("SIGUSR1", "request", "lock-storm").
+ * Starts a snapshot: disarms, saves the ring as a trace.dat in a child. trigger is what asked ("SIGUSR1", "request", "lock-storm").
  * -EBUSY while one is in progress, -EAGAIN when a storm asked too soon
  * after the last storm snapshot (logged at most once per snapshot).
  */
