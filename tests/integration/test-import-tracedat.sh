@@ -115,7 +115,7 @@ while [ $i -lt $N ]; do
 	i=$((i + 1))
 done
 echo 0 >"$DIR/tracing_on"
-# -k (keep), as mmhitmd's flight recorder runs it: without it trace-cmd
+# -k (keep): without it trace-cmd
 # 3.1 resets the top level after the read (its events disabled, filters
 # cleared, ring emptied, tracer set; on a fresh boot that also grew the
 # top-level ring, and this test's own check caught it) and removes the
@@ -124,7 +124,8 @@ echo 0 >"$DIR/tracing_on"
 # exits (seen turning it off for half a second, until something of the
 # host's turned it back on, and this test's own check caught it once in
 # two runs of make check): it runs where every tracefs mount's tracing_on
-# is a file of ours, as mmhitmd's flight recorder runs it (flight.c).
+# is a file of ours. (mmhitmd's flight recorder no longer runs trace-cmd:
+# it writes its trace.dat itself, daemon/tracedat.c.)
 unshare --mount --propagation private sh -c '
 	cat "$1" >"$2" || exit 125
 	for m in $(awk '\''$3 == "tracefs" { print $2 }'\'' /proc/mounts); do

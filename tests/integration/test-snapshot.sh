@@ -9,12 +9,14 @@
 # takes another (trigger 'request'). snapshot_max_count keeps the newest
 # ones and marks the removed ones; a snapshot_max_size smaller than one
 # snapshot removes it at once. A snapshot that fails (a full disk, or a
-# directory that cannot be made) is logged and the daemon keeps writing
-# intervals. A lock-contention storm seen in a window takes a snapshot by
-# itself (trigger 'lock-storm') that holds the contention. The flight
-# instance is gone after each run; the top-level
-# instance is never touched, also when trace-cmd extract fails (it sets
-# the top-level tracing_on to 0 then: the child shields it).
+# directory that cannot be made, the instance gone) is logged and the
+# daemon keeps writing intervals. A lock-contention storm seen in a window
+# takes a snapshot by itself (trigger 'lock-storm') that holds the
+# contention. The daemon writes the trace.dat itself (daemon/tracedat.c):
+# under strace, no exec, no namespace, no mount, no tracefs file opened to
+# write outside our instances. Killed while it saves, it leaves no partial
+# file. The flight instance is gone after each run; the top-level instance
+# is never touched.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -30,25 +32,7 @@ D=
 trap '[ -n "$D" ] && kill $D 2>/dev/null; wait 2>/dev/null; mountpoint -q "$TMP/full" && umount "$TMP/full"; rm -rf "$TMP"' EXIT
 top_before=$(top_level_state)
 FLIGHT_EN=$TRACING/instances/$INST-flight/events/sched/sched_process_fork/enable
-# Every daemon's trace-cmd: first, what it sees. trace-cmd 3.1 reads
-# saved_cmdlines twice (its size, then its bytes), and a task that hit an
-# event in between made the trace.dat unreadable, report printing nothing
-# (exit 0): the extract must see a copy that holds still, not tracefs's file.
-mkdir "$TMP/bin"
-# Second, what it writes: under strace, every file it opens to write.
 STRACE=$(command -v strace || true)
-cat >"$TMP/bin/trace-cmd" <<EOF
-#!/bin/sh
-if [ "\$1" = extract ] && [ "\$(stat -f -c %T '$TRACING/saved_cmdlines')" = tracefs ]; then
-	echo "saved_cmdlines is tracefs's own, not a frozen copy" >&2; exit 1
-fi
-if [ "\$1" = extract ] && [ -n "$STRACE" ]; then
-	exec $STRACE -f -qq -e trace=openat -o "$TMP/extract-opens.\$\$" $(command -v trace-cmd) "\$@"
-fi
-exec $(command -v trace-cmd) "\$@"
-EOF
-chmod +x "$TMP/bin/trace-cmd"
-PATH=$TMP/bin:$PATH
 
 # start_daemon NAME DURATION ARGS...: one learning window of 5 s per 10 s,
 # also while this machine is quiet (quiet_cpu 0: no interval without one)
@@ -81,6 +65,15 @@ snapshots() { q "SELECT count(*) FROM snapshots" 2>/dev/null || echo 0; }
 
 # --- SIGUSR1 during a window with N known forks ------------------------------------
 start_daemon usr1 180s --snapshot-dir "$TMP/snap" --snapshot-max-count 2
+# What the daemon and its writer do while they save: under strace from here
+# to the third snapshot.
+ST=
+if [ -n "$STRACE" ]; then
+	"$STRACE" -f -qq -p "$D" -e trace=execve,execveat,unshare,setns,mount,openat \
+		-o "$TMP/daemon-trace" 2>"$TMP/strace.err" &
+	ST=$!
+	sleep 1
+fi
 tries=0 done=0
 while [ $tries -lt 4 ] && [ $done = 0 ]; do
 	tries=$((tries + 1))
@@ -148,9 +141,9 @@ check "usr1: events outside [start_ns, end_ns]" "$out" -eq 0
 # mmhitm snapshot: a request, waited for, while /proc/kallsyms changes: a
 # BPF program loaded and freed again and again, as BPF tools on a fleet
 # host (and our own daemons' task iterator, under make stress) do.
-# trace-cmd 3.1 reads kallsyms twice, for its size and to copy it, and
-# gave up ("error in size of file '/proc/kallsyms'") when they differed:
-# the request failed. The extract reads a copy frozen once.
+# trace-cmd 3.1's extract read kallsyms twice, for its size and to copy
+# it, and gave up ("error in size of file '/proc/kallsyms'") when they
+# differed; the daemon's writer reads it once.
 "$HELPER" bpfchurn 30000 >"$TMP/churn" 2>&1 &
 churn=$!
 "$O/mmhitm" snapshot --db "$DB" --wait 30 >"$TMP/req.out" 2>"$TMP/req.err" ||
@@ -180,6 +173,20 @@ check_str "max_count: its file is gone" "$(test -e "$path" && echo left)" ""
 # an interval every 10 s: the snapshots did not hold the recording up
 wait_until 25 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT count(*) FROM intervals' 2>/dev/null)\" -ge 1 ]"
 check "recording went on: intervals" "$(q "SELECT count(*) FROM intervals")" -ge 1
+if [ -n "$ST" ]; then
+	kill "$ST" 2>/dev/null
+	wait "$ST" 2>/dev/null
+	# the writers: children that created a snapshot's file
+	check "strace: the writers traced" \
+		"$(grep -c 'openat(.*flight-[^"]*\.dat\.tmp".*O_CREAT' "$TMP/daemon-trace")" -ge 3
+	check_str "strace: no exec, namespace or mount while saving" \
+		"$(grep -E '^[0-9]+ +(execve|execveat|unshare|setns|mount)\(' "$TMP/daemon-trace" | head -3)" ""
+	written=$(grep -E 'O_WRONLY|O_RDWR' "$TMP/daemon-trace" | grep -o "\"$TRACING/[^\"]*\"" |
+		grep -v "^\"$TRACING/instances/$INST" | sort -u | head -5)
+	check_str "strace: no tracefs file written outside our instances" "$written" ""
+else
+	echo "  (no strace: what the daemon does while saving is not checked)"
+fi
 stop_daemon usr1
 
 # --- a lock-contention storm seen in a window: a snapshot of it -----------------------
@@ -254,51 +261,51 @@ check "fail ($why): nothing listed" "$(snapshots)" -eq 0
 kill -0 "$D" 2>/dev/null || fail "fail ($why): the daemon died"
 stop_daemon fail
 
-# --- a file trace-cmd says it read torn: a failed snapshot, not a listed one ---------
-# trace-cmd 3.1 exits 0 after "error in size of file" (a file it reads
-# twice changed in between: /proc/kallsyms, which the child cannot
-# freeze), and what it wrote cannot be read. A trace-cmd that says so.
-mkdir "$TMP/torn-bin"
-cat >"$TMP/torn-bin/trace-cmd" <<EOF
-#!/bin/sh
-$TMP/bin/trace-cmd "\$@" || exit
-echo "error in size of file '/proc/kallsyms'" >&2
-EOF
-chmod +x "$TMP/torn-bin/trace-cmd"
-path_before=$PATH
-PATH=$TMP/torn-bin:$PATH
-start_daemon torn 25s --snapshot-dir "$TMP/torn"
-PATH=$path_before
+# --- killed while it saves: no partial file, nothing touched ------------------------
+# The writer dies with the daemon (PR_SET_PDEATHSIG): caught and stopped
+# mid-save, then the daemon killed, it leaves a partial file that the next
+# start removes; the top level is as it was.
+start_daemon killed 60s --snapshot-dir "$TMP/killed" --buffer-size-kb 8192
+wait_until 25 armed
+"$HELPER" fork 2000 >/dev/null 2>&1 || true
 kill -USR1 "$D"
-wait_until 30 sh -c "grep -q 'Snapshot (SIGUSR1) failed.*cannot be read' '$TMP/torn.log'" ||
-	fail "torn: not logged as failed: $(grep -i snapshot "$TMP/torn.log")"
-check "torn: nothing listed" "$(snapshots)" -eq 0
-check "torn: no trace.dat kept" "$(ls "$TMP/torn" 2>/dev/null | grep -c '\.dat$')" -eq 0
-stop_daemon torn
+writer= n=0
+while [ -z "$writer" ] && [ $n -lt 500 ]; do
+	writer=$(pgrep -P "$D" | head -1)
+	n=$((n + 1))
+done
+[ -n "$writer" ] && kill -STOP "$writer"
+kill -KILL "$D"
+wait "$D" 2>/dev/null
+D=
+wait_until 10 sh -c "! kill -0 '${writer:-0}' 2>/dev/null"
+check_str "killed: the writer died with the daemon" "$(kill -0 "${writer:-0}" 2>/dev/null && echo alive)" ""
+check_str "killed: top level untouched" "$(top_level_state)" "$top_before"
+if [ -n "$writer" ]; then
+	check "killed: the stopped writer left a partial file" "$(ls "$TMP/killed" | grep -c '\.dat\.tmp$')" -eq 1
+else
+	echo "note: the writer was not caught before it finished; its partial file is not tested"
+fi
+start_daemon killed2 10s --snapshot-dir "$TMP/killed"
+left=$(ls "$TMP/killed" | grep -v '\.dat$' | head -3)
+check_str "killed: no partial file after the next start" "$left" ""
+[ -n "$writer" ] && check "killed: its removal logged" \
+	"$(grep -c 'a snapshot its daemon did not finish' "$TMP/killed2.log")" -eq 1
+for f in "$TMP"/killed/*.dat; do
+	[ -e "$f" ] || continue
+	trace-cmd report "$f" >/dev/null 2>&1 || fail "killed: $f kept but unreadable"
+done
+stop_daemon killed2
 
-# --- trace-cmd extract failing: the top-level tracing_on stays as it was -----------
+# --- the instance gone: a failed snapshot, the top level as it was -----------------
 start_daemon gone 25s --snapshot-dir "$TMP/gone"
 wait_until 20 sh -c "test -d '$TRACING/instances/$INST-flight'"
 rmdir "$TRACING/instances/$INST-flight"
 kill -USR1 "$D"
-sleep 3
-check_str "gone: top-level tracing_on after a failing extract" "$(top_level_state)" "$top_before"
+wait_until 20 sh -c "grep -q 'Snapshot (SIGUSR1) \(failed\|saved\)' '$TMP/gone.log'"
+check_str "gone: top level after a failing snapshot" "$(top_level_state)" "$top_before"
 stop_daemon gone
 
 check_str "top-level tracing instance untouched" "$(top_level_state)" "$top_before"
-# What the state above cannot show on a machine where nothing else
-# traces: a top level reset to what it already was. trace-cmd extract
-# without -k disables every top-level event, clears each system's
-# filter, empties the top-level ring and sets its tracer. Only the
-# top-level tracing_on may be opened (bound over with our own file).
-if [ -n "$STRACE" ]; then
-	written=$(cat "$TMP"/extract-opens.* 2>/dev/null | grep -E 'O_WRONLY|O_RDWR' |
-		grep -o "\"$TRACING/[^\"]*\"" | grep -v -e "^\"$TRACING/instances/" -e '/tracing_on"$' |
-		sort -u | head -5)
-	check_str "the extracts wrote no top-level tracefs file" "$written" ""
-	check "the extracts were traced" "$(ls "$TMP"/extract-opens.* 2>/dev/null | wc -l)" -ge 2
-else
-	echo "  (no strace: what the extracts write is not checked)"
-fi
 [ -s "$TMP/diag" ] && cat "$TMP/diag"
 finish
