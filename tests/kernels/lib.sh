@@ -253,10 +253,11 @@ disk_pull_db() {	# img name dest
 
 # What test-systemd's guest runs: systemd as PID 1 and the shared libraries
 # of mmhitmd and mmhitm (as on a fleet host: no procps, no udev), plus
-# sqlite3 for the guest's own waits. The cache is keyed by this list.
+# sqlite3 for the guest's own waits and trace-cmd to read its snapshots
+# back where they were saved. The cache is keyed by this list.
 ROOTFS_SUITE=bookworm
 ROOTFS_PACKAGES="systemd systemd-sysv dbus libtracefs1 libtraceevent1 libtracecmd1 libsqlite3-0
-	libbpf1 libsystemd0 libelf1 zlib1g libcurl4 sqlite3"
+	libbpf1 libsystemd0 libelf1 zlib1g libcurl4 sqlite3 trace-cmd"
 
 # debootstraps (once) a minbase Debian 12 with ROOTFS_PACKAGES into
 # ROOTFS_CACHE and sets ROOTFS to it. Callers copy it, never change it.

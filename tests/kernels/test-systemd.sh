@@ -350,6 +350,30 @@ check "reports/report-YYYY-MM-DD.json written" -n "$(ls "$R" | grep -E '^report-
 check "... JSON that parses" "$(python3 -c 'import json, sys; json.load(open(sys.argv[1])); print(1)' "$R/latest.json" 2>/dev/null)" = 1
 check "/var/lib/mmhitm stays 0750 when the report runs" "$(cat "$G/statedir.mode.before")/$(cat "$G/statedir.mode.after")" = 750/750
 
+# --- 4b. snapshots under the unit ------------------------------------------
+note "snapshots = yes under the shipped unit: SIGUSR1 and mmhitm snapshot"
+check "two snapshots listed (SIGUSR1, request)" \
+	"$(cut -d'|' -f1 "$G/snap.rows" 2>/dev/null | tr '\n' ' ')" = "SIGUSR1 request "
+check "mmhitm snapshot --wait exited 0 ($(head -c 200 "$G/snap.request.err" 2>/dev/null))" \
+	"$(cat "$G/snap.request.rc" 2>/dev/null)" = 0
+check "no snapshot failed or was refused" \
+	-z "$(daemon_log | grep -E 'Snapshot \([^)]*\) (failed|not taken)' | head -n1)"
+n=0
+while IFS='|' read -r trig path bytes; do
+	n=$((n + 1))
+	check "$trig snapshot: saved whole ($bytes bytes listed)" \
+		"$(stat -c %s "$G/snap.$n.dat" 2>/dev/null || echo 0)" -eq "$bytes"
+	check "$trig snapshot: trace-cmd report reads it in the guest ($(head -c 200 "$G/snap.report.err.$n"))" \
+		"$(cat "$G/snap.report.rc.$n" 2>/dev/null)" = 0
+	trace-cmd report "$G/snap.$n.dat" > "$G/snap.host-report.$n" 2>/dev/null ||
+		fail "$trig snapshot: trace-cmd report on the host"
+	check "$trig snapshot: ... and on the host, as many lines" \
+		"$(wc -l < "$G/snap.host-report.$n")" -eq "$(wc -l < "$G/snap.report.$n")"
+	echo "    $trig: $(basename "$path"), $bytes bytes, $(grep -c ': [a-z_]*:' "$G/snap.report.$n") events"
+done < "$G/snap.rows"
+check "the top-level tracing_on as it was" \
+	"$(cat "$G/snap.tracing_on.after" 2>/dev/null)" = "$(cat "$G/snap.tracing_on.before" 2>/dev/null)"
+
 # --- 5. removed, then purged -------------------------------------------------
 note "dpkg -r, then dpkg -P (debian/mmhitm.postrm)"
 check "dpkg -r exited 0" "$(cat "$G/dpkg.remove.rc" 2>/dev/null)" = 0

@@ -16,6 +16,8 @@
 #   3. interval changed in mmhitm.conf + systemctl reload
 #   4. SIGSTOP: the watchdog must kill it, Restart=on-failure restart it
 #   5. mmhitm-report.service started by hand, as its timer would
+#  5b. snapshots = yes, a restart: SIGUSR1 and `mmhitm snapshot` save the
+#      flight recorder under the unit's hardening; trace-cmd reads them
 #   6. systemctl stop in the middle of an interval
 #   7. dpkg -r with the daemon running, then dpkg -P
 #
@@ -203,6 +205,33 @@ systemctl show mmhitm-report.service > "$out/show.report"
 stat -c %a /var/lib/mmhitm > "$out/statedir.mode.after"
 ls -l /var/lib/mmhitm/reports > "$out/reports.ls" 2>&1
 say "report: exit $(cat "$out/report.rc"), $(ls /var/lib/mmhitm/reports 2>/dev/null | tr '\n' ' ')"
+
+# 5b. Snapshots under the unit: its hardening refused trace-cmd extract's
+# namespace and mounts; the daemon now writes the trace.dat itself.
+echo "snapshots = yes" >> "$conf"
+cat "$tracing/tracing_on" > "$out/snap.tracing_on.before"
+now_ns > "$out/snap.restart.ns"
+systemctl restart $unit
+wait_intervals 30 "an interval with snapshots on" "$(cat "$out/snap.restart.ns")" 1
+i=0
+while [ $i -lt 20 ]; do /bin/true; i=$((i + 1)); done
+# the main process only: a writer child must not get it
+systemctl kill -s USR1 --kill-who=main $unit
+snaps() { [ "$(sql "SELECT count(*) FROM snapshots")" -ge "$1" ] 2>/dev/null; }
+wait_for 60 "the SIGUSR1 snapshot" snaps 1
+mmhitm snapshot --db "$db" --wait 60 > "$out/snap.request.out" 2> "$out/snap.request.err"
+echo $? > "$out/snap.request.rc"
+sql "SELECT trigger, path, bytes FROM snapshots ORDER BY snapshot_id" > "$out/snap.rows"
+cat "$tracing/tracing_on" > "$out/snap.tracing_on.after"
+ls "$tracing/instances" > "$out/snap.instances" 2>&1
+n=0
+while IFS='|' read -r trig path bytes; do
+	n=$((n + 1))
+	trace-cmd report "$path" > "$out/snap.report.$n" 2> "$out/snap.report.err.$n"
+	echo $? > "$out/snap.report.rc.$n"
+	cp "$path" "$out/snap.$n.dat"
+done < "$out/snap.rows"
+say "snapshots: $(wc -l < "$out/snap.rows") listed, $(cat "$out"/snap.report.rc.* 2>/dev/null | tr '\n' ' ')from trace-cmd report"
 
 # 6. Stop a second into an interval: the partial one must be written.
 n=$(intervals_after 0)
