@@ -95,7 +95,7 @@ LIBPERF_LIBS	:= $(LIBPERF_DIR)/libperf.a $(KSRC_DIR)/tools/lib/api/libapi.a
 LIBPERF_STAMP	:= $(DEPS)/libperf.stamp
 endif
 
-PKGS		:= libtracefs libtraceevent libtracecmd sqlite3 libbpf libsystemd libcurl
+PKGS		:= libtracefs libtraceevent libtracecmd sqlite3 libbpf libsystemd libcurl zlib
 PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "btf.h"
+#include "bundle.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -48,7 +48,8 @@ void cmd_import_help(void)
 	       "mmhitmd stores its own. One transaction: a malformed file changes nothing.\n"
 	       "A trace-cmd trace.dat is imported too: its counted events per interval and\n"
 	       "the objects learned from it (--db, --hostname, --kernel-release and\n"
-	       "--interval apply; see mmhitm(1)).\n\n"
+	       "--interval apply; see mmhitm(1)). So is a bundle of mmhitm record, checked\n"
+	       "whole, with the kallsyms, BTF and bases it carries: no option needed.\n\n"
 	       "  --db PATH              database (default $MMHITM_DB or %s)\n"
 	       "  --hostname H           host to file it under (default: the file's)\n"
 	       "  --kernel-release R     kernel release (default: the file's uname -r)\n"
@@ -80,6 +81,11 @@ void cmd_import_help(void)
 
 struct import_opts {
 	const char *db, *hostname, *release, *kallsyms, *btf;
+	struct bundle_manifest bundle;	/* an mmhitm record bundle's manifest */
+	char bundle_dir[64];		/* where it was extracted; "": no bundle */
+	char bundle_files[2][96];	/* its kallsyms and btf there */
+	char bundle_names[2][4200];	/* and as shown and stored: "BUNDLE:kallsyms" */
+	const char *kallsyms_name, *btf_name;	/* NULL: as the paths */
 	const char *boot_id;		/* the kernel boot recorded in; "none": unknown */
 	char running_boot_id[64];
 	uint64_t vmemmap_base, page_offset;
@@ -133,32 +139,8 @@ static void same_host_defaults(const struct import *im, struct import_opts *o, b
 	}
 	if (here && !o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
 		o->btf = "/sys/kernel/btf/vmlinux";
-	if (here && ks && !o->vmemmap_base && !o->page_offset) {
-		const struct ksym *vb = kallsyms_find(ks, "vmemmap_base");
-		const struct ksym *po = kallsyms_find(ks, "page_offset_base");
-		int r = -ENOENT;
-
-		struct utsname u;
-
-		if (vb)
-			r = kallsyms_read_running_u64(vb->addr, &o->vmemmap_base);
-		if (r >= 0 && po)
-			r = kallsyms_read_running_u64(po->addr, &o->page_offset);
-		if (r >= 0) {
-			o->layout_source = "running kernel";
-		} else if (!vb && !po && uname(&u) == 0 && strcmp(u.machine, "x86_64") == 0) {
-			/* An x86_64 kernel without CONFIG_DYNAMIC_MEMORY_LAYOUT (no
-			 * KASLR of memory, 4-level) has no such variables: its
-			 * bases are the constants of Documentation/arch/x86/
-			 * x86_64/mm.rst. /proc/kallsyms is complete, so their
-			 * absence proves it. */
-			o->vmemmap_base = 0xffffea0000000000ULL;
-			o->page_offset = 0xffff888000000000ULL;
-			o->layout_source = "fixed x86_64 layout";
-		} else {
-			o->vmemmap_base = o->page_offset = 0;
-		}
-	}
+	if (here && ks && !o->vmemmap_base && !o->page_offset)
+		host_memory_bases(&o->vmemmap_base, &o->page_offset, &o->layout_source);
 	kallsyms_free(ks);
 	if (here)
 		log_info("%s was recorded by the running kernel: using %s%s%s", im->path,
@@ -350,14 +332,14 @@ static void print_import(struct import *im, const struct import_opts *o, sqlite3
 {
 	print_summary(im, boot_id, hostname, release, db);
 	if (o->kallsyms) {
-		printf("  %zu kernel symbols stored from %s", nsyms, o->kallsyms);
+		printf("  %zu kernel symbols stored from %s", nsyms, o->kallsyms_name ?: o->kallsyms);
 		if (unresolved)
 			printf(", %zu addresses outside every symbol (is it the recorded boot's?)",
 			       unresolved);
 		printf("\n");
 	}
 	if (layout)
-		printf("  %zu struct fields stored from %s\n", layout->n, o->btf);
+		printf("  %zu struct fields stored from %s\n", layout->n, o->btf_name ?: o->btf);
 	if (o->vmemmap_base)
 		printf("  vmemmap base 0x%016" PRIx64 " (%s)\n", o->vmemmap_base, o->layout_source);
 	print_joined(db, boot_id, o);
@@ -489,7 +471,7 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 	r = db_begin(db);
 	if (r < 0)
 		return r;
-	r = import_store(im, db, hostname, release, o->btf, boot_id);
+	r = import_store(im, db, hostname, release, o->btf_name ?: o->btf, boot_id);
 	if (r >= 0 && o->kallsyms)
 		r = store_ksyms(db, *boot_id, o->kallsyms, nsyms, unresolved);
 	if (r >= 0 && layout)
@@ -499,6 +481,60 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 	if (r >= 0)
 		r = store_recorded_boot(db, *boot_id, o);
 	return db_end(db, r);
+}
+
+/*
+ * An mmhitm record bundle: extracted into a directory of its own and
+ * checked whole, then imported as the recording host would import its
+ * perf.data: its kallsyms, BTF, bases and boot id, unless options say
+ * otherwise. Nothing is imported from a bundle that is not whole.
+ */
+static int import_bundle(struct import_opts *o, struct import *im, char *data, size_t len)
+{
+	struct bundle_manifest *m = &o->bundle;
+	char err[256];
+	int r;
+
+	snprintf(o->bundle_dir, sizeof(o->bundle_dir), "/tmp/mmhitm-import-XXXXXX");
+	if (!mkdtemp(o->bundle_dir)) {
+		o->bundle_dir[0] = '\0';
+		return log_error_errno(errno, "Failed to create a directory in /tmp: %m");
+	}
+	r = bundle_extract(im->path, o->bundle_dir, m, err, sizeof(err));
+	if (r < 0)
+		return log_error_errno(r, "%s: not a whole mmhitm bundle: %s; nothing imported",
+				       im->path, err);
+	log_info("%s: an mmhitm record bundle of %s, kernel %s (%s, %s)", im->path,
+		 m->hostname[0] ? m->hostname : "the host its perf.data names",
+		 m->release[0] ? m->release : "as its perf.data says", m->sampler, m->created);
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "btf" : "kallsyms";
+
+		snprintf(o->bundle_files[k], sizeof(o->bundle_files[k]), "%s/%s", o->bundle_dir, name);
+		snprintf(o->bundle_names[k], sizeof(o->bundle_names[k]), "%s:%s", im->path, name);
+	}
+	if (!o->kallsyms && access(o->bundle_files[0], R_OK) == 0) {
+		o->kallsyms = o->bundle_files[0];
+		o->kallsyms_name = o->bundle_names[0];
+	}
+	if (!o->btf && access(o->bundle_files[1], R_OK) == 0) {
+		o->btf = o->bundle_files[1];
+		o->btf_name = o->bundle_names[1];
+	}
+	if (!o->vmemmap_base && !o->page_offset && (m->vmemmap_base || m->page_offset)) {
+		o->vmemmap_base = m->vmemmap_base;
+		o->page_offset = m->page_offset;
+		o->layout_source = m->layout_source[0] ? m->layout_source : "given";
+	}
+	if (!o->boot_id)
+		o->boot_id = m->boot_id[0] ? m->boot_id : "none";
+	if (!o->hostname && m->hostname[0])
+		o->hostname = m->hostname;
+	if (!o->release && m->release[0])
+		o->release = m->release;
+	snprintf(data, len, "%s/perf.data", o->bundle_dir);
+	im->path = data;
+	return 0;
 }
 
 struct import_args {
@@ -551,6 +587,7 @@ static int import_parse(int argc, char **argv, struct import_opts *o, struct imp
 int cmd_import(int argc, char **argv)
 {
 	struct import_opts o = { .db = default_db_path() };
+	char bundle_data[128];
 	struct import im = { .interval_ns = 60 * NSEC_PER_SEC, .max_gap_ns = IMPORT_MAX_GAP_NS,
 			     .agg_cfg = { .max_stack = IMPORT_MAX_STACK } };
 	struct perf_data *pd = NULL;
@@ -567,15 +604,23 @@ int cmd_import(int argc, char **argv)
 	if (r != 0)
 		return r == 1 ? 0 : r;
 
+	/* An mmhitm record bundle: its perf.data, with what types it. */
+	if (bundle_sniff(im.path) > 0) {
+		r = import_bundle(&o, &im, bundle_data, sizeof(bundle_data));
+		if (r < 0)
+			goto out;
+	}
 	/* A trace-cmd trace.dat has its own import (import-tracedat.c). */
-	if (tracedat_sniff(im.path) > 0)
+	if (!o.bundle_dir[0] && tracedat_sniff(im.path) > 0)
 		return tracedat_import(im.path, &(struct tracedat_opts){
 			.db = o.db, .hostname = o.hostname, .release = o.release,
 			.interval_ns = im.interval_ns });
 
 	r = perf_data_open(im.path, &pd, &err);
-	if (r < 0)
-		return log_error_errno(r, "Failed to read %s: %s", im.path, err ?: "");
+	if (r < 0) {
+		r = log_error_errno(r, "Failed to read %s: %s", im.path, err ?: "");
+		goto out;
+	}
 	r = import_read(&im, pd);
 	if (r >= 0)
 		r = import_identity(&im, &o, &hostname, &release);
@@ -585,7 +630,7 @@ int cmd_import(int argc, char **argv)
 		r = import_aggregate(&im);
 	if (r < 0)
 		goto out;
-	same_host_defaults(&im, &o, recorded_here(&im, hostname, release));
+	same_host_defaults(&im, &o, !o.bundle_dir[0] && recorded_here(&im, hostname, release));
 	if (o.btf) {
 		r = btf_layout_collect(o.btf, &layout);
 		if (r < 0)
@@ -608,5 +653,7 @@ int cmd_import(int argc, char **argv)
 out:
 	btf_layout_done(&layout);
 	import_done(&im);
+	if (o.bundle_dir[0])
+		bundle_remove_dir(o.bundle_dir);
 	return r;
 }

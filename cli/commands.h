@@ -27,6 +27,8 @@ int cmd_import(int argc, char **argv);
 void cmd_import_help(void);
 int cmd_report(int argc, char **argv);
 void cmd_report_help(void);
+int cmd_record(int argc, char **argv);
+void cmd_record_help(void);
 int cmd_snapshot(int argc, char **argv);
 void cmd_snapshot_help(void);
 int cmd_ship(int argc, char **argv);

@@ -335,3 +335,35 @@ bool kallsyms_running_build_id_is(const char *hex)
 	/* the GNU build-id note's descriptor: its bytes in the notes */
 	return n >= 8 && len > 0 && memmem(notes, (size_t)len, id, n) != NULL;
 }
+
+int kallsyms_running_build_id(char *buf, size_t len)
+{
+	_cleanup_close_ int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	unsigned char notes[4096];
+	ssize_t n;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	n = read(fd, notes, sizeof(notes));
+	if (n < 0)
+		return -errno;
+	/* ELF notes: namesz, descsz, type, then name and desc, each 4-aligned */
+	while (o + 12 <= (size_t)n) {
+		uint32_t namesz = get32(notes + o), descsz = get32(notes + o + 4);
+		uint32_t type = get32(notes + o + 8);
+		size_t name = o + 12, desc = name + ((namesz + 3) & ~3u);
+
+		if (desc + descsz > (size_t)n)
+			break;
+		if (type == 3 && namesz == 4 && memcmp(notes + name, "GNU", 4) == 0 &&
+		    2 * (size_t)descsz < len) {
+			for (uint32_t i = 0; i < descsz; i++)
+				snprintf(buf + 2 * i, 3, "%02x", notes[desc + i]);
+			return 0;
+		}
+		o = desc + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}

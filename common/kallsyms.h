@@ -37,6 +37,8 @@ const struct ksym *kallsyms_find(const struct kallsyms *ks, const char *name);
  */
 int kallsyms_read_running_u64(uint64_t addr, uint64_t *ret);
 
+/* The running kernel's build id (GNU note in /sys/kernel/notes) as hex: 0 or -errno. */
+int kallsyms_running_build_id(char *buf, size_t len);
 /* Whether the running kernel's build id (in /sys/kernel/notes) is hex. */
 bool kallsyms_running_build_id_is(const char *hex);
 

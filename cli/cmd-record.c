@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmhitm record: on a host without mmhitmd, one command that makes a
+ * bundle (bundle.h) which `mmhitm import` types anywhere as it would on
+ * this host: the memory samples (perf c2c record -g; where no PMU samples
+ * memory, --event records a software event with data addresses, which
+ * tests the plumbing but holds no contention), this boot's
+ * /proc/kallsyms, the kernel's BTF, the memory map's bases read as import
+ * reads them on the recording host, the boot id, release and build id.
+ * --perf-data packs a recording already made; --kallsyms, --btf and the
+ * others pack another host's inputs (a lab, the tests).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "commands.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "opts.h"
+#include "util.h"
+
+enum {
+	OPT_OUTPUT = 0x200, OPT_DURATION, OPT_EVENT, OPT_PERF_DATA, OPT_KALLSYMS, OPT_BTF,
+	OPT_VMEMMAP, OPT_PAGE_OFFSET, OPT_HOSTNAME, OPT_RELEASE, OPT_BOOT_ID,
+};
+
+struct record_opts {
+	const char *output, *event, *perf_data, *kallsyms, *btf;
+	int64_t duration_ns;
+	struct bundle_manifest m;
+	bool given_bases;
+};
+
+void cmd_record_help(void)
+{
+	printf("Usage: mmhitm record [--output FILE] [--duration TIME] [--event EVENT]\n"
+	       "                     [--perf-data FILE]\n\n"
+	       "On a host without mmhitmd, records memory samples with perf c2c record -g\n"
+	       "and packs them with what typing them needs (this boot's kallsyms, the\n"
+	       "kernel's BTF, the memory map's bases, boot id, release, build id) into one\n"
+	       "bundle; `mmhitm import BUNDLE` on any machine types its lines as an import\n"
+	       "here would. Root (kallsyms addresses, /proc/kcore for the bases).\n\n"
+	       "  --output FILE          the bundle (default mmhitm-HOST-TIME.bundle)\n"
+	       "  --duration TIME        how long to sample (default 10s)\n"
+	       "  --event EVENT          perf record -d -e EVENT instead of perf c2c: a\n"
+	       "                         software event with data addresses (page-faults)\n"
+	       "                         where no PMU samples memory; no contention in it\n"
+	       "  --perf-data FILE       pack this recording (made in this boot) instead\n"
+	       "Another host's inputs, packed as given (a lab; the tests):\n"
+	       "  --kallsyms FILE --btf FILE --vmemmap-base ADDR --page-offset ADDR\n"
+	       "  --hostname NAME --kernel-release REL --boot-id UUID\n");
+}
+
+static int record_option(int c, const char *arg, void *userdata)
+{
+	struct record_opts *o = userdata;
+	struct bundle_manifest *m = &o->m;
+	uint64_t v;
+
+	switch (c) {
+	case OPT_OUTPUT: o->output = arg; break;
+	case OPT_EVENT: o->event = arg; break;
+	case OPT_PERF_DATA: o->perf_data = arg; break;
+	case OPT_KALLSYMS: o->kallsyms = arg; break;
+	case OPT_BTF: o->btf = arg; break;
+	case OPT_HOSTNAME: snprintf(m->hostname, sizeof(m->hostname), "%s", arg); break;
+	case OPT_RELEASE: snprintf(m->release, sizeof(m->release), "%s", arg); break;
+	case OPT_BOOT_ID: snprintf(m->boot_id, sizeof(m->boot_id), "%s", arg); break;
+	case OPT_DURATION:
+		if (parse_duration_ns(arg, &o->duration_ns) < 0 || o->duration_ns < NSEC_PER_SEC)
+			return log_error_errno(EINVAL, "Invalid --duration '%s': 1s or more", arg);
+		break;
+	case OPT_VMEMMAP:
+	case OPT_PAGE_OFFSET:
+		if (parse_u64(arg, &v) < 0 || !v)
+			return log_error_errno(EINVAL, "Invalid --%s '%s': a kernel address",
+					       c == OPT_VMEMMAP ? "vmemmap-base" : "page-offset", arg);
+		*(c == OPT_VMEMMAP ? &m->vmemmap_base : &m->page_offset) = v;
+		snprintf(m->layout_source, sizeof(m->layout_source), "given");
+		o->given_bases = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* perf's command line into dir/perf.data; 0, or -errno with perf's last line said. */
+static int run_perf(const struct record_opts *o, const char *dir, char *data, size_t len)
+{
+	char secs[32], log[4200], last[256] = "", event[256];
+	char *argv[16];
+	int n = 0, status;
+	pid_t pid;
+
+	snprintf(data, len, "%s/perf.data", dir);
+	snprintf(log, sizeof(log), "%s/perf.log", dir);
+	snprintf(secs, sizeof(secs), "%.3f", (double)o->duration_ns / NSEC_PER_SEC);
+	argv[n++] = (char *)"perf";
+	if (o->event) {
+		char *ev[] = { "record", "-d", "-g", "-a", "-e", event, NULL };
+
+		snprintf(event, sizeof(event), "%s", o->event);
+
+		for (size_t i = 0; ev[i]; i++)
+			argv[n++] = ev[i];
+	} else {
+		argv[n++] = (char *)"c2c";
+		argv[n++] = (char *)"record";
+		argv[n++] = (char *)"-g";
+	}
+	argv[n++] = (char *)"-o";
+	argv[n++] = data;
+	argv[n++] = (char *)"--";
+	argv[n++] = (char *)"sleep";
+	argv[n++] = secs;
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(errno, "fork: %m");
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run perf: %m (Debian: linux-perf)\n");
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return log_error_errno(errno, "waitpid: %m");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	{
+		FILE *f = fopen(log, "re");
+		char line[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			if (strstrip(line)[0])
+				snprintf(last, sizeof(last), "%s", strstrip(line));
+		if (f)
+			fclose(f);
+	}
+	if (o->event)
+		return log_error_errno(EIO, "perf record -e %s failed: %s", o->event, last);
+	return log_error_errno(ENODEV, "No memory-sampling PMU here: perf c2c record failed (%s), so "
+			       "no HITM can be sampled on this machine. --event page-faults records a "
+			       "software event with data addresses (the bundle's plumbing, no "
+			       "contention); --perf-data FILE packs a recording made elsewhere", last);
+}
+
+/* This host and boot: name, release, boot id, build id, bases. */
+static int running_identity(struct record_opts *o)
+{
+	struct bundle_manifest *m = &o->m;
+	struct utsname u;
+	const char *source = NULL;
+	int r;
+
+	/* another host's inputs: its name and release as given, else the perf.data's */
+	if (!m->hostname[0] && !o->kallsyms && gethostname(m->hostname, sizeof(m->hostname) - 1) < 0)
+		return log_error_errno(errno, "gethostname: %m");
+	if (!m->release[0] && !o->kallsyms && uname(&u) == 0)
+		snprintf(m->release, sizeof(m->release), "%s", u.release);
+	if (!m->boot_id[0] && !o->kallsyms)
+		read_line("/proc/sys/kernel/random/boot_id", m->boot_id, sizeof(m->boot_id));
+	if (!o->kallsyms)
+		kallsyms_running_build_id(m->build_id, sizeof(m->build_id));
+	if (o->given_bases || o->kallsyms)
+		return 0;	/* another host's, as given */
+	r = host_memory_bases(&m->vmemmap_base, &m->page_offset, &source);
+	if (r < 0)
+		log_warning_errno(r, "This kernel's memory-map bases cannot be read (%m): the bundle's "
+				  "struct page lines are typed only where their code path shows it");
+	snprintf(m->layout_source, sizeof(m->layout_source), "%s", source ?: "");
+	return 0;
+}
+
+/* This boot's /proc/kallsyms, copied once (it must show addresses). */
+static int copy_kallsyms(const char *dir, char *path, size_t len)
+{
+	struct kallsyms *ks = kallsyms_load(NULL);
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (!ks)
+		return log_error_errno(errno, errno == EPERM ? "/proc/kallsyms shows every address as "
+				       "zero: run mmhitm record as root" : "Failed to read /proc/kallsyms: %m");
+	kallsyms_free(ks);
+	n = read_file("/proc/kallsyms", &buf);
+	if (n < 0)
+		return log_error_errno((int)n, "Failed to read /proc/kallsyms: %m");
+	snprintf(path, len, "%s/kallsyms", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n)
+		return log_error_errno(fd < 0 ? errno : EIO, "Failed to write %s: %m", path);
+	return 0;
+}
+
+static void default_output(struct record_opts *o, char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char stamp[32];
+
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&t, &tm));
+	snprintf(o->m.created, sizeof(o->m.created), "%s", stamp);
+	if (!o->output) {
+		snprintf(buf, len, "mmhitm-%s-%s.bundle", o->m.hostname[0] ? o->m.hostname : "host",
+			 stamp);
+		o->output = buf;
+	}
+}
+
+/* The samples, the context, the bundle; the temporary files go in dir. */
+static int record_pack(struct record_opts *o, const char *dir)
+{
+	char data[4200], ks[4200], out[512];
+	struct bundle_member files[3];
+	size_t n = 0;
+	struct stat st;
+	int r;
+
+	r = running_identity(o);
+	if (r < 0)
+		return r;
+	default_output(o, out, sizeof(out));
+	if (o->perf_data) {
+		snprintf(data, sizeof(data), "%s", o->perf_data);
+		snprintf(o->m.sampler, sizeof(o->m.sampler), "given file");
+	} else {
+		log_info("Sampling for %.0f s: %s", (double)o->duration_ns / NSEC_PER_SEC,
+			 o->event ? "perf record -d -g -a -e EVENT" : "perf c2c record -g");
+		r = run_perf(o, dir, data, sizeof(data));
+		if (r < 0)
+			return r;
+		snprintf(o->m.sampler, sizeof(o->m.sampler), "%s%s",
+			 o->event ? "perf record -d -g -a -e " : "perf c2c record -g", o->event ?: "");
+	}
+	if (stat(data, &st) < 0)
+		return log_error_errno(errno, "%s: %m", data);
+	files[n++] = (struct bundle_member){ "perf.data", data };
+	if (o->kallsyms) {
+		snprintf(ks, sizeof(ks), "%s", o->kallsyms);
+	} else {
+		r = copy_kallsyms(dir, ks, sizeof(ks));
+		if (r < 0)
+			return r;
+	}
+	files[n++] = (struct bundle_member){ "kallsyms", ks };
+	if (!o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		o->btf = "/sys/kernel/btf/vmlinux";
+	if (o->btf)
+		files[n++] = (struct bundle_member){ "btf", o->btf };
+	else
+		log_warning("No BTF for this kernel (CONFIG_DEBUG_INFO_BTF): the bundle's lines get "
+			    "no field names");
+	r = bundle_write(o->output, &o->m, files, n);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write %s: %m", o->output);
+	if (stat(o->output, &st) == 0)
+		printf("%s: %lld bytes: samples from %s; kernel %s on %s%s%s; import anywhere "
+		       "with: mmhitm import %s\n", o->output, (long long)st.st_size, o->m.sampler,
+		       o->m.release[0] ? o->m.release : "(the perf.data's)",
+		       o->m.hostname[0] ? o->m.hostname : "(the perf.data's host)",
+		       o->m.vmemmap_base ? "" : "; no vmemmap base", o->btf ? "" : "; no BTF", o->output);
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output",		required_argument, NULL, OPT_OUTPUT },
+		{ "duration",		required_argument, NULL, OPT_DURATION },
+		{ "event",		required_argument, NULL, OPT_EVENT },
+		{ "perf-data",		required_argument, NULL, OPT_PERF_DATA },
+		{ "kallsyms",		required_argument, NULL, OPT_KALLSYMS },
+		{ "btf",		required_argument, NULL, OPT_BTF },
+		{ "vmemmap-base",	required_argument, NULL, OPT_VMEMMAP },
+		{ "page-offset",	required_argument, NULL, OPT_PAGE_OFFSET },
+		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
+		{ "kernel-release",	required_argument, NULL, OPT_RELEASE },
+		{ "boot-id",		required_argument, NULL, OPT_BOOT_ID },
+		{}
+	};
+	struct record_opts o = { .duration_ns = 10 * NSEC_PER_SEC };
+	char dir[] = "/tmp/mmhitm-record-XXXXXX";
+	struct cli_opts co;
+	int r;
+
+	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
+		.prog = "mmhitm record", .opts = opts, .parse = record_option, .userdata = &o,
+		.help = cmd_record_help }, &co);
+	if (r != 0)
+		return r == 1 ? 0 : r;
+	if (optind != argc) {
+		log_error("Usage: mmhitm record [--output FILE] ... ('mmhitm record --help')");
+		return EXIT_USAGE;
+	}
+	if (!mkdtemp(dir))
+		return log_error_errno(errno, "Failed to create a directory in /tmp: %m");
+	r = record_pack(&o, dir);
+	bundle_remove_dir(dir);
+	return r;
+}
