@@ -137,6 +137,16 @@ out=$(awk -v s="$start" -v e="$end" -v o="$off" '
 	{ w = $1 + o; if (w < s - 1000000 || w > e + 1000000) n++ }
 	END { print n + 0 }' "$TMP/events")
 check "usr1: events outside [start_ns, end_ns]" "$out" -eq 0
+# mmhitm import reads it through libtracecmd: every record of the file
+# (the report's lines) counted or learned from, one interval
+if "$O/mmhitm" import "$path" --db "$TMP/imported.db" >"$TMP/import.out" 2>&1; then
+	learned=$(sed -n 's/.*learned from \([0-9]*\) records.*/\1/p' "$TMP/import.out")
+	check "usr1: mmhitm import learns from the snapshot's records" "${learned:-0}" -ge $N
+	check "usr1: ... into one interval" \
+		"$(sqlite3 -batch "$TMP/imported.db" 'SELECT count(*) FROM intervals')" -eq 1
+else
+	fail "usr1: mmhitm import: $(tail -3 "$TMP/import.out")"
+fi
 
 # mmhitm snapshot: a request, waited for, while /proc/kallsyms changes: a
 # BPF program loaded and freed again and again, as BPF tools on a fleet
