@@ -16,6 +16,11 @@
 #
 #   sh bench/daemon-ab.sh /tmp/mmhitmd-old build/mmhitmd 30
 #
+# AB_NEW_ARGS="--snapshots yes" gives NEW (only) more options: a setting's
+# cost, with BASE and NEW the same build.
+#
+#   AB_NEW_ARGS="--snapshots yes" sh bench/daemon-ab.sh build/mmhitmd build/mmhitmd 10
+#
 # AB_KEEP=DIR keeps the databases and samples; `daemon-ab.sh --report DIR`
 # prints the tables again from them.
 
@@ -102,8 +107,11 @@ trap 'exit 130' INT TERM
 # The executables are copied: a rebuild meanwhile changes nothing here.
 cp "$BASE" "$W/base" && cp "$BASE" "$W/control" && cp "$NEW" "$W/new" || exit 1
 for v in base control new; do
+	extra=
+	[ $v = new ] && extra=${AB_NEW_ARGS:-}
+	# shellcheck disable=SC2086 # the options, split as words
 	"$W/$v" --foreground --db "$W/$v.db" --interval 1s --instance "mmhitm-ab-$v-$$" \
-		--metrics-file "" --overhead-budget 20% 2>"$W/$v.log" &
+		--metrics-file "" --overhead-budget 20% $extra 2>"$W/$v.log" &
 	PIDS="$PIDS $!"
 	echo $! >"$W/$v.pid"
 done
@@ -118,7 +126,7 @@ if [ "$AB_LOAD" != no ]; then
 		"$O/mmhitm-load" "$w" --threads 1 --duration 20s >/dev/null 2>&1; done; done ) &
 	LOADS="$LOADS $!"
 fi
-echo "daemon-ab: base $BASE, new $NEW, $MINUTES minutes, load: $AB_LOAD ($W)"
+echo "daemon-ab: base $BASE, new $NEW${AB_NEW_ARGS:+ $AB_NEW_ARGS}, $MINUTES minutes, load: $AB_LOAD ($W)"
 
 end=$(( $(date +%s) + MINUTES * 60 ))
 while [ "$(date +%s)" -lt "$end" ]; do
