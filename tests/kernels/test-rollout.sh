@@ -33,8 +33,8 @@ echo "SNAPSHOT_BOOT=$SNAPSHOT_BOOT SNAPSHOT_FORKS=$SNAPSHOT_FORKS" >> "$WORK/see
 disk_make "$WORK/disk.img" 192 "$WORK/seed"
 for series in 6.1 6.12; do
 	kernel_fetch $series
-	# trace-cmd: the flight recorder saves with it, and the guest reads
-	# the snapshot back with it (copy_program takes its libraries).
+	# trace-cmd: the guest reads the flight recorder's snapshot back with
+	# it (copy_program takes its libraries); mmhitmd writes it itself.
 	initramfs_build "$WORK/initramfs-$KVER.cpio" "$O/mmhitmd" "$O/mmhitm-load" "$(command -v sqlite3)" \
 		"$(command -v trace-cmd)"
 	extra=0
@@ -85,8 +85,9 @@ check_snapshot() {	# results-dir label
 	events_of "$r/snap.report" > "$r/snap.events"
 	awk '{ n[$2]++ } END { for (e in n) printf "    %s %d\n", e, n[e] }' "$r/snap.events" | sort
 	check "$l snapshot: events in it" "$(wc -l < "$r/snap.events")" -ge "$SNAPSHOT_FORKS"
-	# trace-cmd 3.1.6's extract reads (and drains) the top-level ring too,
-	# whatever -B says: the other tool's sched_process_exit must stay there.
+	# Only the flight instance's ring is read (trace-cmd 3.1.6's extract
+	# read and drained the top level's too): the other tool's
+	# sched_process_exit must stay there.
 	check "$l snapshot: none of the top level's events (sched_process_exit)" \
 		"$(grep -c ' sched_process_exit' "$r/snap.events")" -eq 0
 	check "$l snapshot: forks run" "$(wc -l < "$r/snap.pids")" -eq "$SNAPSHOT_FORKS"
