@@ -137,6 +137,10 @@ static int manifest_text(char **ret, const struct bundle_manifest *m,
 			    m->boot_id[0] ? m->boot_id : "-", m->vmemmap_base, m->page_offset,
 			    m->layout_source[0] ? m->layout_source : "-", m->sampler, m->created);
 
+	for (size_t i = 0; r >= 0 && i < m->nr_markers; i++)
+		r = str_appendf(&t, "", "marker %s\n", m->markers[i]);
+	if (r >= 0 && m->patches[0])
+		r = str_appendf(&t, "", "patches %s\n", m->patches);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		uint32_t crc;
 
@@ -362,6 +366,7 @@ static int manifest_line(struct reader *rd, char *line, struct bundle_manifest *
 		{ "boot_id", m->boot_id, sizeof(m->boot_id) },
 		{ "sampler", m->sampler, sizeof(m->sampler) },
 		{ "layout_source", m->layout_source, sizeof(m->layout_source) },
+		{ "patches", m->patches, sizeof(m->patches) },
 		{ "created", m->created, sizeof(m->created) },
 	};
 
@@ -371,6 +376,15 @@ static int manifest_line(struct reader *rd, char *line, struct bundle_manifest *
 	*val++ = '\0';
 	if (strcmp(line, "file") == 0)
 		return manifest_file(rd, val, ex, nex);
+	if (strcmp(line, "marker") == 0) {
+		if (m->nr_markers >= BUNDLE_MAX_MARKERS || strlen(val) >= sizeof(m->markers[0]) ||
+		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$")
+		    != strlen(val))
+			return say(rd->err, rd->errlen, -EPROTO, "the manifest's marker '%.60s' is not "
+				   "a symbol (or one too many)", val);
+		snprintf(m->markers[m->nr_markers++], sizeof(m->markers[0]), "%s", val);
+		return 0;
+	}
 	if (strcmp(line, "vmemmap_base") == 0 || strcmp(line, "page_offset_base") == 0) {
 		uint64_t *dst = line[0] == 'v' ? &m->vmemmap_base : &m->page_offset;
 

@@ -17,6 +17,7 @@
  *                                  ("-": not known; import takes the perf.data's)
  *   vmemmap_base 0x... / page_offset_base 0x... / layout_source HOW
  *   sampler WHAT / created TIME
+ *   marker SYMBOL / patches P1 carries, P2 lacks, ...   (with record --patches)
  *   file NAME BYTES CRC32          one line per member that follows
  *
  * and then its members: perf.data (the samples), kallsyms (the recording
@@ -27,12 +28,18 @@
 
 #define BUNDLE_VERSION	1
 #define BUNDLE_MAX_FILES 4
+#define BUNDLE_MAX_MARKERS 16
 
 struct bundle_manifest {
 	char hostname[256], release[256], build_id[128], boot_id[64];
 	char sampler[256], created[32];
 	uint64_t vmemmap_base, page_offset;
 	char layout_source[64];		/* how the bases were read */
+	/* record --patches: the map's marker symbols this kernel has, and the
+	 * state the map gives each path ("P1 carries"), for import to show */
+	char markers[BUNDLE_MAX_MARKERS][64];
+	size_t nr_markers;
+	char patches[160];
 };
 
 struct bundle_member {

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "opts.h"
 #include "mem-agg.h"
+#include "patchmap.h"
 #include "perf-data.h"
 #include "util.h"
 
@@ -226,10 +227,34 @@ static void print_joined(sqlite3 *db, int64_t boot_id, const struct import_opts 
 		       "typed without live objects\n", o->boot_id);
 }
 
-/* The kernel symbols the stored IPs and callchain frames fall in. */
-static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *ret_n,
+/*
+ * The patch map's marker symbols the recorded kallsyms holds (the
+ * built-in map's, as mmhitmd stores at boot, and those a bundle names):
+ * the report tells the boot's patches from them.
+ */
+static int store_markers(sqlite3 *db, int64_t boot_id, const struct kallsyms *ks,
+			 const struct import_opts *o)
+{
+	struct patch_map *map = patch_map_new();
+	int r = map ? patch_map_load_default(map) : -ENOMEM;
+	size_t n = r >= 0 ? patch_map_nr_ksyms(map) : 0;
+
+	for (size_t i = 0; r >= 0 && i < n + o->bundle.nr_markers; i++) {
+		const char *name = i < n ? patch_map_ksym(map, i) : o->bundle.markers[i - n];
+		const struct ksym *sym = kallsyms_find(ks, name);
+
+		if (sym)
+			r = kallsyms_store(db, boot_id, sym);
+	}
+	patch_map_free(map);
+	return r;
+}
+
+/* The kernel symbols the stored IPs and callchain frames fall in, and the markers. */
+static int store_ksyms(sqlite3 *db, int64_t boot_id, const struct import_opts *o, size_t *ret_n,
 		       size_t *ret_unresolved)
 {
+	const char *path = o->kallsyms;
 	_cleanup_finalize_ sqlite3_stmt *ips = NULL;
 	struct kallsyms *ks;
 	size_t n = 0, miss = 0;
@@ -283,6 +308,7 @@ static int store_ksyms(sqlite3 *db, int64_t boot_id, const char *path, size_t *r
 	}
 	*ret_n = n;
 	*ret_unresolved = miss;
+	r = store_markers(db, boot_id, ks, o);
 out:
 	kallsyms_free(ks);
 	return r;
@@ -473,7 +499,7 @@ static int import_write(struct import *im, const struct import_opts *o, sqlite3 
 		return r;
 	r = import_store(im, db, hostname, release, o->btf_name ?: o->btf, boot_id);
 	if (r >= 0 && o->kallsyms)
-		r = store_ksyms(db, *boot_id, o->kallsyms, nsyms, unresolved);
+		r = store_ksyms(db, *boot_id, o, nsyms, unresolved);
 	if (r >= 0 && layout)
 		r = btf_layout_store(db, *boot_id, layout);
 	if (r >= 0)
@@ -507,6 +533,8 @@ static int import_bundle(struct import_opts *o, struct import *im, char *data, s
 	log_info("%s: an mmhitm record bundle of %s, kernel %s (%s, %s)", im->path,
 		 m->hostname[0] ? m->hostname : "the host its perf.data names",
 		 m->release[0] ? m->release : "as its perf.data says", m->sampler, m->created);
+	if (m->patches[0])
+		log_info("%s: its recording host's patch map said %s", im->path, m->patches);
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "btf" : "kallsyms";
 

@@ -28,15 +28,17 @@
 #include "kallsyms.h"
 #include "log.h"
 #include "opts.h"
+#include "patchmap.h"
+#include "paths.h"
 #include "util.h"
 
 enum {
 	OPT_OUTPUT = 0x200, OPT_DURATION, OPT_EVENT, OPT_PERF_DATA, OPT_KALLSYMS, OPT_BTF,
-	OPT_VMEMMAP, OPT_PAGE_OFFSET, OPT_HOSTNAME, OPT_RELEASE, OPT_BOOT_ID,
+	OPT_VMEMMAP, OPT_PAGE_OFFSET, OPT_HOSTNAME, OPT_RELEASE, OPT_BOOT_ID, OPT_PATCHES,
 };
 
 struct record_opts {
-	const char *output, *event, *perf_data, *kallsyms, *btf;
+	const char *output, *event, *perf_data, *kallsyms, *btf, *patches;
 	int64_t duration_ns;
 	struct bundle_manifest m;
 	bool given_bases;
@@ -45,7 +47,7 @@ struct record_opts {
 void cmd_record_help(void)
 {
 	printf("Usage: mmhitm record [--output FILE] [--duration TIME] [--event EVENT]\n"
-	       "                     [--perf-data FILE]\n\n"
+	       "                     [--perf-data FILE] [--patches FILE]\n\n"
 	       "On a host without mmhitmd, records memory samples with perf c2c record -g\n"
 	       "and packs them with what typing them needs (this boot's kallsyms, the\n"
 	       "kernel's BTF, the memory map's bases, boot id, release, build id) into one\n"
@@ -57,6 +59,8 @@ void cmd_record_help(void)
 	       "                         software event with data addresses (page-faults)\n"
 	       "                         where no PMU samples memory; no contention in it\n"
 	       "  --perf-data FILE       pack this recording (made in this boot) instead\n"
+	       "  --patches FILE         a patch map (mmhitm report's format): the bundle\n"
+	       "                         says which paths' patches this kernel carries\n"
 	       "Another host's inputs, packed as given (a lab; the tests):\n"
 	       "  --kallsyms FILE --btf FILE --vmemmap-base ADDR --page-offset ADDR\n"
 	       "  --hostname NAME --kernel-release REL --boot-id UUID\n");
@@ -72,6 +76,7 @@ static int record_option(int c, const char *arg, void *userdata)
 	case OPT_OUTPUT: o->output = arg; break;
 	case OPT_EVENT: o->event = arg; break;
 	case OPT_PERF_DATA: o->perf_data = arg; break;
+	case OPT_PATCHES: o->patches = arg; break;
 	case OPT_KALLSYMS: o->kallsyms = arg; break;
 	case OPT_BTF: o->btf = arg; break;
 	case OPT_HOSTNAME: snprintf(m->hostname, sizeof(m->hostname), "%s", arg); break;
@@ -213,6 +218,49 @@ static int copy_kallsyms(const char *dir, char *path, size_t len)
 	return 0;
 }
 
+/*
+ * --patches: the map's marker symbols the recorded kallsyms holds (import
+ * stores them for the report, as mmhitmd stores its map's at boot) and the
+ * state the map gives each path on this kernel, in the manifest.
+ */
+static int record_patches(struct record_opts *o, const char *kallsyms)
+{
+	struct bundle_manifest *m = &o->m;
+	struct patch_map *map = patch_map_new();
+	struct kallsyms *ks = NULL;
+	struct patch_verdict v[MAX_PATHS];
+	const char *found[BUNDLE_MAX_MARKERS];
+	int r;
+
+	if (!map)
+		return log_oom();
+	r = patch_map_load(map, o->patches);
+	if (r < 0) {
+		patch_map_free(map);
+		return log_error_errno(r, "Failed to read the patch map %s: %m", o->patches);
+	}
+	ks = kallsyms_load(kallsyms);
+	for (size_t i = 0; ks && i < patch_map_nr_ksyms(map) && m->nr_markers < BUNDLE_MAX_MARKERS; i++) {
+		if (!kallsyms_find(ks, patch_map_ksym(map, i)))
+			continue;
+		found[m->nr_markers] = patch_map_ksym(map, i);
+		snprintf(m->markers[m->nr_markers++], sizeof(m->markers[0]), "%s", patch_map_ksym(map, i));
+	}
+	patch_map_resolve(map, &(struct kernel_desc){ .release = m->release, .build_id = m->build_id,
+		.ksyms = found, .nr_ksyms = m->nr_markers }, v);
+	for (int p = 0; p < paths_nr(); p++) {
+		size_t used = strlen(m->patches);
+
+		snprintf(m->patches + used, sizeof(m->patches) - used, "%s%s %s", p ? ", " : "",
+			 path_get(p)->id, patch_state_to_string(v[p].state));
+	}
+	log_info("Patches by %s on kernel %s: %s", o->patches, m->release[0] ? m->release : "?",
+		 m->patches);
+	kallsyms_free(ks);
+	patch_map_free(map);
+	return 0;
+}
+
 static void default_output(struct record_opts *o, char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -264,6 +312,11 @@ static int record_pack(struct record_opts *o, const char *dir)
 			return r;
 	}
 	files[n++] = (struct bundle_member){ "kallsyms", ks };
+	if (o->patches) {
+		r = record_patches(o, ks);
+		if (r < 0)
+			return r;
+	}
 	if (!o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
 		o->btf = "/sys/kernel/btf/vmlinux";
 	if (o->btf)
@@ -297,6 +350,7 @@ int cmd_record(int argc, char **argv)
 		{ "hostname",		required_argument, NULL, OPT_HOSTNAME },
 		{ "kernel-release",	required_argument, NULL, OPT_RELEASE },
 		{ "boot-id",		required_argument, NULL, OPT_BOOT_ID },
+		{ "patches",		required_argument, NULL, OPT_PATCHES },
 		{}
 	};
 	struct record_opts o = { .duration_ns = 10 * NSEC_PER_SEC };

@@ -66,6 +66,27 @@ for k in "$KERNELS"/*/; do
 		"$VMEMMAP|given"
 done
 
+# --- a patch map given: the markers this kernel has, each path's state -------------
+k=$(ls -d "$KERNELS"/6.12*/ | head -1)
+printf 'lacks all release *\ncarries P2 ksym do_anonymous_page\ncarries P3 ksym no_such_marker\n' \
+	>"$TMP/patches.conf"
+"$MMHITM" record --perf-data "$TMP/$(basename "$k").data" --kallsyms "$k/kallsyms" --btf "$k/layout.btf" \
+	--kernel-release "$(basename "$k")" --patches "$TMP/patches.conf" --output "$TMP/p.bundle" \
+	>/dev/null 2>&1 || fail "record --patches"
+tar xzOf "$TMP/p.bundle" MANIFEST >"$TMP/p.manifest"
+check_str "--patches: the marker this kernel has, not the other" \
+	"$(sed -n 's/^marker //p' "$TMP/p.manifest" | tr '\n' ' ')" "do_anonymous_page "
+check_str "--patches: each path's state by the map" "$(sed -n 's/^patches //p' "$TMP/p.manifest")" \
+	"P1 lacks, P2 carries, P3 lacks, P4 lacks"
+"$MMHITM" import "$TMP/p.bundle" --db "$TMP/p.db" >/dev/null 2>"$TMP/p.err" || fail "import of p.bundle"
+# (no sample hits do_anonymous_page: stored as the marker only)
+check "--patches: the import stores the marker for the report" \
+	"$(sqlite3 "$TMP/p.db" "SELECT count(*) FROM ksyms WHERE name = 'do_anonymous_page'")" -eq 1
+check "--patches: ... which the same import without the bundle's marker lacks" \
+	"$(sqlite3 "$TMP/$(basename "$k")-given.db" "SELECT count(*) FROM ksyms WHERE name = 'do_anonymous_page'")" -eq 0
+check "--patches: and says what the map said" \
+	"$(grep -c 'patch map said P1 lacks, P2 carries' "$TMP/p.err")" -eq 1
+
 # --- recorded here ---------------------------------------------------------------
 if [ "$(id -u)" = 0 ] && command -v perf >/dev/null 2>&1; then
 	if "$MMHITM" record --duration 1s --output "$TMP/c2c.bundle" >"$TMP/c2c.out" 2>"$TMP/c2c.err"; then
