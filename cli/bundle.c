@@ -15,6 +15,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,10 +26,16 @@
 #include "util.h"
 
 #define BLOCK		512
-#define MAX_MEMBER	(4ULL << 30)	/* bytes: no kernel's BTF or kallsyms comes near */
+#define MAX_MEMBER	(4ULL << 30)	/* bytes: the largest member, a perf.data */
 #define MAX_MANIFEST	(64 << 10)
 
-static const char *const member_names[] = { "perf.data", "kallsyms", "btf" };
+/* The members a bundle may hold, each with the most it may take when
+ * extracted (a 6.18 kernel's kallsyms is 5 MiB, its BTF 6 MiB). */
+static const struct { const char *name; uint64_t max; } members[] = {
+	{ "perf.data", MAX_MEMBER },
+	{ "kallsyms", 256ULL << 20 },
+	{ "btf", 256ULL << 20 },
+};
 
 static int say(char *err, size_t len, int r, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -341,8 +348,14 @@ static int manifest_file(struct reader *rd, const char *val, struct expect *ex, 
 	if (sscanf(val, "%31s %" SCNu64 " %x", name, &size, &crc) != 3 || size > MAX_MEMBER)
 		return say(rd->err, rd->errlen, -EPROTO, "the manifest's line 'file %.60s' is malformed",
 			   val);
-	for (size_t i = 0; i < ARRAY_SIZE(member_names); i++)
-		known |= strcmp(name, member_names[i]) == 0;
+	for (size_t i = 0; i < ARRAY_SIZE(members); i++)
+		if (strcmp(name, members[i].name) == 0) {
+			known = true;
+			if (size > members[i].max)
+				return say(rd->err, rd->errlen, -EFBIG, "the manifest gives %s %" PRIu64
+					   " bytes, more than the %" PRIu64 " MiB it may hold", name, size,
+					   members[i].max >> 20);
+		}
 	for (size_t i = 0; i < *nex; i++)
 		if (strcmp(ex[i].name, name) == 0)
 			known = false;
@@ -495,6 +508,24 @@ static int get_members(struct reader *rd, const char *dir, struct expect *ex, si
 	return get_end(rd);
 }
 
+/* Room in dir for the members the manifest lists, or a line saying not. */
+static int room_for(struct reader *rd, const char *dir, const struct expect *ex, size_t nex)
+{
+	struct statvfs vfs;
+	uint64_t need = 0, avail;
+
+	for (size_t i = 0; i < nex; i++)
+		need += ex[i].size;
+	if (statvfs(dir, &vfs) < 0)
+		return say(rd->err, rd->errlen, -errno, "%s: %s", dir, strerror(errno));
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (avail < need + (1 << 20))
+		return say(rd->err, rd->errlen, -ENOSPC, "extracting it takes %" PRIu64 " MiB in %s, "
+			   "%" PRIu64 " MiB are free (TMPDIR chooses another directory)",
+			   (need >> 20) + 1, dir, avail >> 20);
+	return 0;
+}
+
 int bundle_extract(const char *path, const char *dir, struct bundle_manifest *m,
 		   char *err, size_t errlen)
 {
@@ -514,6 +545,8 @@ int bundle_extract(const char *path, const char *dir, struct bundle_manifest *m,
 	}
 	gzbuffer(rd.gz, 1 << 17);
 	r = get_manifest(&rd, m, ex, &nex);
+	if (r == 0)
+		r = room_for(&rd, dir, ex, nex);
 	if (r == 0)
 		r = get_members(&rd, dir, ex, nex);
 	gzclose_r(rd.gz);

@@ -83,8 +83,8 @@ void cmd_import_help(void)
 struct import_opts {
 	const char *db, *hostname, *release, *kallsyms, *btf;
 	struct bundle_manifest bundle;	/* an mmhitm record bundle's manifest */
-	char bundle_dir[64];		/* where it was extracted; "": no bundle */
-	char bundle_files[2][96];	/* its kallsyms and btf there */
+	char bundle_dir[4096];		/* where it was extracted; "": no bundle */
+	char bundle_files[2][4200];	/* its kallsyms and btf there */
 	char bundle_names[2][4200];	/* and as shown and stored: "BUNDLE:kallsyms" */
 	const char *kallsyms_name, *btf_name;	/* NULL: as the paths */
 	const char *boot_id;		/* the kernel boot recorded in; "none": unknown */
@@ -521,10 +521,13 @@ static int import_bundle(struct import_opts *o, struct import *im, char *data, s
 	char err[256];
 	int r;
 
-	snprintf(o->bundle_dir, sizeof(o->bundle_dir), "/tmp/mmhitm-import-XXXXXX");
-	if (!mkdtemp(o->bundle_dir)) {
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	if (snprintf(o->bundle_dir, sizeof(o->bundle_dir), "%s/mmhitm-import-XXXXXX", tmp) >=
+	    (int)sizeof(o->bundle_dir) || !mkdtemp(o->bundle_dir)) {
 		o->bundle_dir[0] = '\0';
-		return log_error_errno(errno, "Failed to create a directory in /tmp: %m");
+		return log_error_errno(errno ?: ENAMETOOLONG, "Failed to create a directory in %s: %m",
+				       tmp);
 	}
 	r = bundle_extract(im->path, o->bundle_dir, m, err, sizeof(err));
 	if (r < 0)
@@ -615,7 +618,7 @@ static int import_parse(int argc, char **argv, struct import_opts *o, struct imp
 int cmd_import(int argc, char **argv)
 {
 	struct import_opts o = { .db = default_db_path() };
-	char bundle_data[128];
+	char bundle_data[4200];
 	struct import im = { .interval_ns = 60 * NSEC_PER_SEC, .max_gap_ns = IMPORT_MAX_GAP_NS,
 			     .agg_cfg = { .max_stack = IMPORT_MAX_STACK } };
 	struct perf_data *pd = NULL;

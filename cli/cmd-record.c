@@ -354,7 +354,8 @@ int cmd_record(int argc, char **argv)
 		{}
 	};
 	struct record_opts o = { .duration_ns = 10 * NSEC_PER_SEC };
-	char dir[] = "/tmp/mmhitm-record-XXXXXX";
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char dir[4096];
 	struct cli_opts co;
 	int r;
 
@@ -367,8 +368,10 @@ int cmd_record(int argc, char **argv)
 		log_error("Usage: mmhitm record [--output FILE] ... ('mmhitm record --help')");
 		return EXIT_USAGE;
 	}
-	if (!mkdtemp(dir))
-		return log_error_errno(errno, "Failed to create a directory in /tmp: %m");
+	if (snprintf(dir, sizeof(dir), "%s/mmhitm-record-XXXXXX", tmp) >= (int)sizeof(dir) ||
+	    !mkdtemp(dir))
+		return log_error_errno(errno ?: ENAMETOOLONG, "Failed to create a directory in %s: %m",
+				       tmp);
 	r = record_pack(&o, dir);
 	bundle_remove_dir(dir);
 	return r;

@@ -24,7 +24,7 @@ command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 is not installed"
 MMHITM=$O/mmhitm
 KERNELS=$TOP/tests/fixtures/kernels
 TMP=$(mktemp -d /tmp/mmhitm-test-record-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+trap 'mountpoint -q "$TMP/small" && umount "$TMP/small"; rm -rf "$TMP"' EXIT
 VMEMMAP=0xffffe3c580000000	# c2c_cases.py's recorded boot
 
 # lines DB: every typed line, as mmhitm top prints them (no database name)
@@ -148,4 +148,17 @@ sed -i 's/^mmhitm-bundle 1$/mmhitm-bundle 9/' "$TMP/re/MANIFEST" &&
 	tar xzf "$B" -C "$TMP/re" kallsyms &&
 	tar czf "$TMP/newer.bundle" --format=ustar -C "$TMP/re" MANIFEST perf.data kallsyms btf
 refused newer "$TMP/newer.bundle" "a bundle of version 9, newer than this mmhitm reads (1): update mmhitm"
+sed -i 's/^mmhitm-bundle 9$/mmhitm-bundle 1/; s/^file kallsyms [0-9]* /file kallsyms 999999999 /' \
+	"$TMP/re/MANIFEST" &&
+	tar czf "$TMP/huge.bundle" --format=ustar -C "$TMP/re" MANIFEST perf.data kallsyms btf
+refused huge "$TMP/huge.bundle" "the manifest gives kallsyms 999999999 bytes, more than the 256 MiB it may hold"
+# no room where it is extracted (TMPDIR): said, and nothing written
+mkdir "$TMP/small"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$TMP/small" 2>/dev/null; then
+	TMPDIR=$TMP/small refused full "$B" "extracting it takes [0-9]* MiB in $TMP/small/mmhitm-import-[^,]*, 0 MiB are free (TMPDIR chooses another directory)"
+	check_str "full: nothing left in TMPDIR" "$(ls -A "$TMP/small")" ""
+	umount "$TMP/small"
+else
+	echo "note: cannot mount a small tmpfs (not root?): the full-TMPDIR refusal is not tested"
+fi
 finish
