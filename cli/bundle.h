@@ -20,8 +20,9 @@
  *   marker SYMBOL / patches P1 carries, P2 lacks, ...   (with record --patches)
  *   file NAME BYTES CRC32          one line per member that follows
  *
- * and then its members: perf.data (the samples), kallsyms (the recording
- * boot's /proc/kallsyms), btf (its /sys/kernel/btf/vmlinux). A member the
+ * and then its members: perf.data (the samples), kallsyms (the lines of
+ * the recording boot's /proc/kallsyms the samples need), btf (its
+ * /sys/kernel/btf/vmlinux). A member the
  * manifest does not list, a size or CRC-32 that disagrees, a truncated or
  * corrupt stream (gzip's own CRC): the bundle is refused whole.
  */

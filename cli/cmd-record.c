@@ -4,8 +4,8 @@
  * bundle (bundle.h) which `mmhitm import` types anywhere as it would on
  * this host: the memory samples (perf c2c record -g; where no PMU samples
  * memory, --event records a software event with data addresses, which
- * tests the plumbing but holds no contention), this boot's
- * /proc/kallsyms, the kernel's BTF, the memory map's bases read as import
+ * tests the plumbing but holds no contention), the lines of this boot's
+ * /proc/kallsyms they need, the kernel's BTF, the memory map's bases read as import
  * reads them on the recording host, the boot id, release and build id.
  * --perf-data packs a recording already made; --kallsyms, --btf and the
  * others pack another host's inputs (a lab, the tests).
@@ -30,7 +30,11 @@
 #include "opts.h"
 #include "patchmap.h"
 #include "paths.h"
+#include "perf-data.h"
 #include "util.h"
+
+#define KERNEL_HALF	0xffff800000000000ULL	/* x86_64's kernel addresses start above */
+#define CONTEXT_MARKS	((uint64_t)-4095)	/* PERF_CONTEXT_MAX: callchain markers from here */
 
 enum {
 	OPT_OUTPUT = 0x200, OPT_DURATION, OPT_EVENT, OPT_PERF_DATA, OPT_KALLSYMS, OPT_BTF,
@@ -211,7 +215,7 @@ static int copy_kallsyms(const char *dir, char *path, size_t len)
 	n = read_file("/proc/kallsyms", &buf);
 	if (n < 0)
 		return log_error_errno((int)n, "Failed to read /proc/kallsyms: %m");
-	snprintf(path, len, "%s/kallsyms", dir);
+	snprintf(path, len, "%s/kallsyms.full", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, buf, (size_t)n) != n)
 		return log_error_errno(fd < 0 ? errno : EIO, "Failed to write %s: %m", path);
@@ -261,6 +265,123 @@ static int record_patches(struct record_opts *o, const char *kallsyms)
 	return 0;
 }
 
+struct addrs {
+	uint64_t *a;
+	size_t n, alloc;
+};
+
+static int addrs_add(struct addrs *s, uint64_t a)
+{
+	if (a < KERNEL_HALF || a >= CONTEXT_MARKS)
+		return 0;
+	if (grow_array((void **)&s->a, &s->alloc, sizeof(*s->a), s->n + 1) < 0)
+		return -ENOMEM;
+	s->a[s->n++] = a;
+	return 0;
+}
+
+/* The kernel addresses the samples name: IPs, callchain frames, data addresses. */
+static int sample_addrs(const char *path, struct addrs *s)
+{
+	struct perf_data *pd = NULL;
+	struct perf_data_record rec;
+	char *err = NULL;
+	int r = perf_data_open(path, &pd, &err);
+
+	if (r < 0) {
+		r = log_error_errno(r, "Failed to read %s: %s", path, err ?: "");
+		free(err);
+		return r;
+	}
+	while (r >= 0 && (r = perf_data_next(pd, &rec)) > 0) {
+		const struct perf_data_sample *x = &rec.sample;
+
+		if (rec.type != PERF_RECORD_SAMPLE)
+			continue;
+		r = addrs_add(s, x->ip);
+		if (r >= 0)
+			r = addrs_add(s, x->addr);
+		for (uint64_t i = 0; r >= 0 && x->callchain && i < x->callchain_nr; i++)
+			r = addrs_add(s, x->callchain[i]);
+	}
+	if (r < 0)
+		r = log_error_errno(r, "Failed to read %s: %s", path, perf_data_error(pd));
+	perf_data_free(pd);
+	return r;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A symbol the import will look up, and the next one, whose address ends it. */
+static int keep_sym(struct addrs *keep, const struct kallsyms *ks, const struct ksym *sym)
+{
+	const struct ksym *next;
+	int r;
+
+	if (!sym)
+		return 0;
+	next = kallsyms_at(ks, (size_t)(sym - kallsyms_at(ks, 0)) + 1);
+	r = addrs_add(keep, sym->addr);
+	return r < 0 || !next ? r : addrs_add(keep, next->addr);
+}
+
+/* Whether the line "ADDR TYPE NAME..." starts with one of the sorted addresses. */
+static bool line_kept(const char *line, const struct addrs *keep)
+{
+	char *end;
+	uint64_t a = strtoull(line, &end, 16);
+
+	return end != line && bsearch(&a, keep->a, keep->n, sizeof(*keep->a), cmp_u64);
+}
+
+/*
+ * The kallsyms lines the import of these samples reads: the symbols their
+ * addresses fall in, the patch markers, each with its successor (a
+ * symbol's size runs to the next one's address), every line at those
+ * addresses. A 6.18 kernel's 5 MiB become a few kB.
+ */
+static int filter_kallsyms(struct record_opts *o, const char *in, const char *out,
+			   const char *perf_data)
+{
+	struct kallsyms *ks = kallsyms_load(in);
+	struct patch_map *map = patch_map_new();
+	struct addrs samples = { 0 }, keep = { 0 };
+	_cleanup_free_ char *text = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	ssize_t len = ks ? read_file(in, &text) : -errno;
+	int r = len < 0 ? (int)len : sample_addrs(perf_data, &samples);
+
+	for (size_t i = 0; r >= 0 && i < samples.n; i++)
+		r = keep_sym(&keep, ks, kallsyms_lookup(ks, samples.a[i]));
+	if (r >= 0 && map && patch_map_load_default(map) >= 0)
+		for (size_t i = 0; r >= 0 && i < patch_map_nr_ksyms(map); i++)
+			r = keep_sym(&keep, ks, kallsyms_find(ks, patch_map_ksym(map, i)));
+	for (size_t i = 0; r >= 0 && i < o->m.nr_markers; i++)
+		r = keep_sym(&keep, ks, kallsyms_find(ks, o->m.markers[i]));
+	qsort(keep.a, keep.n, sizeof(*keep.a), cmp_u64);
+	f = r >= 0 ? fopen(out, "we") : NULL;
+	if (r >= 0 && !f)
+		r = -errno;
+	for (char *line = text, *nl; r >= 0 && line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (line_kept(line, &keep) && fwrite(line, 1, nl ? (size_t)(nl - line + 1) : strlen(line), f) == 0)
+			r = -EIO;
+	}
+	if (r >= 0 && fflush(f) != 0)
+		r = -errno;
+	log_debug("kallsyms: %zu sample addresses, %zu symbol addresses kept", samples.n, keep.n);
+	free(samples.a);
+	free(keep.a);
+	patch_map_free(map);
+	kallsyms_free(ks);
+	return r < 0 ? log_error_errno(r, "Failed to write the kallsyms lines the samples need: %m") : 0;
+}
+
 static void default_output(struct record_opts *o, char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -274,6 +395,23 @@ static void default_output(struct record_opts *o, char *buf, size_t len)
 			 stamp);
 		o->output = buf;
 	}
+}
+
+/* This boot's kallsyms (or the given one), the patch map's markers in it, then only the lines needed. */
+static int pack_kallsyms(struct record_opts *o, const char *dir, const char *data, char *ks,
+			 size_t len)
+{
+	char full[4200];
+	int r = 0;
+
+	if (o->kallsyms)
+		snprintf(full, sizeof(full), "%s", o->kallsyms);
+	else
+		r = copy_kallsyms(dir, full, sizeof(full));
+	if (r >= 0 && o->patches)
+		r = record_patches(o, full);
+	snprintf(ks, len, "%s/kallsyms", dir);
+	return r < 0 ? r : filter_kallsyms(o, full, ks, data);
 }
 
 /* The samples, the context, the bundle; the temporary files go in dir. */
@@ -304,19 +442,10 @@ static int record_pack(struct record_opts *o, const char *dir)
 	if (stat(data, &st) < 0)
 		return log_error_errno(errno, "%s: %m", data);
 	files[n++] = (struct bundle_member){ "perf.data", data };
-	if (o->kallsyms) {
-		snprintf(ks, sizeof(ks), "%s", o->kallsyms);
-	} else {
-		r = copy_kallsyms(dir, ks, sizeof(ks));
-		if (r < 0)
-			return r;
-	}
+	r = pack_kallsyms(o, dir, data, ks, sizeof(ks));
+	if (r < 0)
+		return r;
 	files[n++] = (struct bundle_member){ "kallsyms", ks };
-	if (o->patches) {
-		r = record_patches(o, ks);
-		if (r < 0)
-			return r;
-	}
 	if (!o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
 		o->btf = "/sys/kernel/btf/vmlinux";
 	if (o->btf)

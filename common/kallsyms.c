@@ -242,6 +242,11 @@ size_t kallsyms_count(const struct kallsyms *ks)
 	return ks ? ks->n : 0;
 }
 
+const struct ksym *kallsyms_at(const struct kallsyms *ks, size_t i)
+{
+	return ks && i < ks->n ? &ks->syms[i] : NULL;
+}
+
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 {
 	size_t lo = 0, hi;

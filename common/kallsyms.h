@@ -24,6 +24,8 @@ struct kallsyms;
 struct kallsyms *kallsyms_load(const char *path);
 void kallsyms_free(struct kallsyms *ks);
 size_t kallsyms_count(const struct kallsyms *ks);
+/* The i-th symbol in address order (a lookup's result minus the first is its index), or NULL. */
+const struct ksym *kallsyms_at(const struct kallsyms *ks, size_t i);
 
 /* The symbol containing addr, or NULL outside every symbol. */
 const struct ksym *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr);

@@ -10,7 +10,8 @@
 #    and every line the same (mmhitm top);
 #  - recorded here: no memory-sampling PMU, so `mmhitm record` says so and
 #    fails; with --event page-faults (a software event with data addresses)
-#    it records and packs this boot's kallsyms, BTF, bases and boot id; the
+#    it records and packs the kallsyms lines the samples need (their
+#    symbols and each one's successor), the BTF, bases and boot id; the
 #    bundle imported into another database holds the same boot, bases and
 #    lines as the perf.data imported here directly (where the import reads
 #    them from the running kernel);
@@ -102,6 +103,9 @@ if [ "$(id -u)" = 0 ] && command -v perf >/dev/null 2>&1; then
 	check_str "the manifest: this boot's id" "$(sed -n 's/^boot_id //p' "$TMP/pf.manifest")" \
 		"$(cat /proc/sys/kernel/random/boot_id)"
 	check_str "the manifest: this kernel" "$(sed -n 's/^kernel_release //p' "$TMP/pf.manifest")" "$(uname -r)"
+	# only the lines the samples need (the same boot, symbols and lines below prove enough)
+	check "the bundle's kallsyms: under a tenth of this boot's lines" \
+		"$(tar xzOf "$TMP/pf.bundle" kallsyms | wc -l)" -lt "$(($(wc -l </proc/kallsyms) / 10))"
 	"$MMHITM" import "$TMP/pf.bundle" --db "$TMP/pf-bundle.db" >"$TMP/pfb.out" 2>"$TMP/pfb.err" ||
 		fail "import of the recorded bundle: $(cat "$TMP/pfb.err")"
 	mkdir "$TMP/x" && tar xzf "$TMP/pf.bundle" -C "$TMP/x" perf.data
