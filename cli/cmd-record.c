@@ -2,7 +2,7 @@
 /*
  * mmhitm record: on a host without mmhitmd, one command that makes a
  * bundle (bundle.h) which `mmhitm import` types anywhere as it would on
- * this host: the memory samples (perf c2c record -g; where no PMU samples
+ * this host: the memory samples (perf c2c record -- -g -a, every CPU; where no PMU samples
  * memory, --event records a software event with data addresses, which
  * tests the plumbing but holds no contention), the lines of this boot's
  * /proc/kallsyms they need, the kernel's BTF, the memory map's bases read as import
@@ -52,7 +52,7 @@ void cmd_record_help(void)
 {
 	printf("Usage: mmhitm record [--output FILE] [--duration TIME] [--event EVENT]\n"
 	       "                     [--perf-data FILE] [--patches FILE]\n\n"
-	       "On a host without mmhitmd, records memory samples with perf c2c record -g\n"
+	       "On a host without mmhitmd, records memory samples with perf c2c record -- -g -a\n"
 	       "and packs them with what typing them needs (this boot's kallsyms, the\n"
 	       "kernel's BTF, the memory map's bases, boot id, release, build id) into one\n"
 	       "bundle; `mmhitm import BUNDLE` on any machine types its lines as an import\n"
@@ -125,9 +125,12 @@ static int run_perf(const struct record_opts *o, const char *dir, char *data, si
 		for (size_t i = 0; ev[i]; i++)
 			argv[n++] = ev[i];
 	} else {
-		argv[n++] = (char *)"c2c";
-		argv[n++] = (char *)"record";
-		argv[n++] = (char *)"-g";
+		/* perf-c2c(1): perf record's own options after "--"; -a for the
+		 * whole system, not just the sleep */
+		char *c2c[] = { "c2c", "record", "--", "-g", "-a", NULL };
+
+		for (size_t i = 0; c2c[i]; i++)
+			argv[n++] = c2c[i];
 	}
 	argv[n++] = (char *)"-o";
 	argv[n++] = data;
@@ -432,12 +435,12 @@ static int record_pack(struct record_opts *o, const char *dir)
 		snprintf(o->m.sampler, sizeof(o->m.sampler), "given file");
 	} else {
 		log_info("Sampling for %.0f s: %s", (double)o->duration_ns / NSEC_PER_SEC,
-			 o->event ? "perf record -d -g -a -e EVENT" : "perf c2c record -g");
+			 o->event ? "perf record -d -g -a -e EVENT" : "perf c2c record -- -g -a");
 		r = run_perf(o, dir, data, sizeof(data));
 		if (r < 0)
 			return r;
 		snprintf(o->m.sampler, sizeof(o->m.sampler), "%s%s",
-			 o->event ? "perf record -d -g -a -e " : "perf c2c record -g", o->event ?: "");
+			 o->event ? "perf record -d -g -a -e " : "perf c2c record -- -g -a", o->event ?: "");
 	}
 	if (stat(data, &st) < 0)
 		return log_error_errno(errno, "%s: %m", data);

@@ -51,7 +51,7 @@ static struct option *options_table(const struct cmd_options *c, char *shortopts
 		return NULL;
 	len = (size_t)snprintf(shortopts, size, "%s", c->shortopts ?: "");
 	for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
-		if (shared[i].sets & c->sets) {
+		if ((shared[i].sets & c->sets) || shared[i].opt.val == OPT_HELP) {
 			all[n] = shared[i].opt;
 			/* --json FILE: taken by hand, see json_option() */
 			if (all[n].val == OPT_JSON && (c->sets & OPTS_JSON_FILE))

@@ -52,6 +52,7 @@ offers "time words" last-week mmhitm report --since la
 offers "mmhitmd's options" --foreground mmhitmd --fore
 offers "mmhitmd's config keys" --record-mode mmhitmd --record
 offers "record modes" windowed mmhitmd --record-mode w
+offers "record's options" --perf-data mmhitm record --perf
 offers "mmhitm-load commands" ctxswitch mmhitm-load ctx
 offers "mmhitm-load options" --private-mm mmhitm-load ctxswitch --priv
 finish
