@@ -115,7 +115,11 @@ if [ "$(id -u)" = 0 ] && command -v perf >/dev/null 2>&1; then
 		(SELECT count(*) FROM ksyms), (SELECT count(*) FROM mem_lines) FROM boots JOIN hosts USING (host_id)"
 	check_str "bundle and here: the same boot, bases, symbols and lines" \
 		"$(sqlite3 "$TMP/pf-bundle.db" "$boot")" "$(sqlite3 "$TMP/pf-here.db" "$boot")"
-	check "... with lines" "$(sqlite3 "$TMP/pf-bundle.db" 'SELECT count(*) FROM mem_lines')" -ge 1
+	# (a page fault's data address is a user address, a line only with
+	# --user, and its IP the user's unless the kernel faulted: how many
+	# kernel symbols and lines a machine gives varies; that the two
+	# imports agree is the check, the foreign cases above the filter's)
+	check "... with samples" "$(sed -n "s/.*event 'page-faults': \([0-9]*\) samples.*/\1/p" "$TMP/pfb.out")" -ge 1
 	check_str "... and the same struct fields" \
 		"$(sqlite3 "$TMP/pf-bundle.db" 'SELECT count(*) FROM btf_layouts' 2>&1)" \
 		"$(sqlite3 "$TMP/pf-here.db" 'SELECT count(*) FROM btf_layouts' 2>&1)"
