@@ -258,8 +258,13 @@ static int store_ksyms(sqlite3 *db, int64_t boot_id, const struct import_opts *o
 	_cleanup_finalize_ sqlite3_stmt *ips = NULL;
 	struct kallsyms *ks;
 	size_t n = 0, miss = 0;
+	struct stat st;
 	int r = 0, rc;
 
+	/* A bundle's kallsyms holds the lines its samples need: none, when no
+	 * sample names a kernel address. */
+	if (o->bundle_dir[0] && path == o->bundle_files[0] && stat(path, &st) == 0 && st.st_size == 0)
+		return 0;
 	ks = kallsyms_load(path);
 	if (!ks) {
 		if (errno == EPERM)

@@ -88,6 +88,19 @@ check "--patches: ... which the same import without the bundle's marker lacks" \
 check "--patches: and says what the map said" \
 	"$(grep -c 'patch map said P1 lacks, P2 carries' "$TMP/p.err")" -eq 1
 
+# --- samples that name no kernel address: an empty kallsyms, imported -------------
+# (a user-space c2c recording, packed with this boot's context; CI's
+# page-fault recording once named none and the import refused the bundle)
+if [ "$(id -u)" = 0 ]; then
+	"$MMHITM" record --perf-data "$FIXTURES/perfdata_prospar_c2c_record_userspace.perf.data" \
+		--output "$TMP/user.bundle" >/dev/null 2>"$TMP/user.err" || fail "record (user space): $(cat "$TMP/user.err")"
+	check "user space: the bundle's kallsyms is empty" "$(tar xzOf "$TMP/user.bundle" kallsyms | wc -c)" -eq 0
+	"$MMHITM" import "$TMP/user.bundle" --db "$TMP/user.db" >/dev/null 2>"$TMP/user.err" ||
+		fail "import of a bundle with no kernel symbol: $(cat "$TMP/user.err")"
+	check "user space: imported, its boot and intervals" \
+		"$(sqlite3 "$TMP/user.db" 'SELECT count(*) FROM intervals' 2>/dev/null || echo 0)" -ge 1
+fi
+
 # --- recorded here ---------------------------------------------------------------
 if [ "$(id -u)" = 0 ] && command -v perf >/dev/null 2>&1; then
 	if "$MMHITM" record --duration 1s --output "$TMP/c2c.bundle" >"$TMP/c2c.out" 2>"$TMP/c2c.err"; then
