@@ -424,6 +424,9 @@ static int parse_manifest(struct reader *rd, char *text, struct bundle_manifest 
 			   "this mmhitm reads (%d): update mmhitm", version, BUNDLE_VERSION);
 	while (r == 0 && (line = strtok_r(NULL, "\n", &save)))
 		r = manifest_line(rd, line, m, ex, nex);
+	if (r == 0 && m->boot_id[0] && !boot_id_valid(m->boot_id))
+		r = say(rd->err, rd->errlen, -EPROTO, "the manifest's boot_id '%.40s' is not a UUID",
+			m->boot_id);
 	for (size_t i = 0; r == 0 && i < *nex; i++)
 		if (strcmp(ex[i].name, "perf.data") == 0)
 			return 0;
@@ -555,9 +558,19 @@ int bundle_extract(const char *path, const char *dir, struct bundle_manifest *m,
 
 /* --- the recording host ------------------------------------------------------------- */
 
-int host_memory_bases(uint64_t *vmemmap_base, uint64_t *page_offset, const char **source)
+bool kernel_base_valid(uint64_t v)
 {
-	struct kallsyms *ks = kallsyms_load(NULL);
+	return v >= 0xff00000000000000ULL && !(v & ((1ULL << 30) - 1));
+}
+
+bool boot_id_valid(const char *s)
+{
+	return strlen(s) == 36 && strspn(s, "0123456789abcdefABCDEF-") == 36;
+}
+
+int host_memory_bases(const struct kallsyms *ks, uint64_t *vmemmap_base, uint64_t *page_offset,
+		      const char **source)
+{
 	const struct ksym *vb, *po;
 	struct utsname u;
 	int r = -ENOENT;
@@ -565,7 +578,7 @@ int host_memory_bases(uint64_t *vmemmap_base, uint64_t *page_offset, const char 
 	*vmemmap_base = *page_offset = 0;
 	*source = NULL;
 	if (!ks)
-		return -errno;
+		return -ENOENT;
 	vb = kallsyms_find(ks, "vmemmap_base");
 	po = kallsyms_find(ks, "page_offset_base");
 	if (vb)
@@ -586,7 +599,6 @@ int host_memory_bases(uint64_t *vmemmap_base, uint64_t *page_offset, const char 
 	} else {
 		*vmemmap_base = *page_offset = 0;
 	}
-	kallsyms_free(ks);
 	return r;
 }
 

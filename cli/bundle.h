@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kallsyms;
+
 /*
  * A recording bundle: what `mmhitm record` packs on a host without
  * mmhitmd so that `mmhitm import BUNDLE` on any machine types the lines as
@@ -66,11 +68,21 @@ int bundle_extract(const char *path, const char *dir, struct bundle_manifest *m,
 
 /*
  * The running kernel's memory-map bases, as an import on this host reads
- * them (from its variables through /proc/kcore, or the fixed x86_64 layout
+ * them (ks: its /proc/kallsyms, loaded; from its variables through
+ * /proc/kcore, or the fixed x86_64 layout
  * where the kernel has no such variables): 0 with *source saying which,
  * or -errno.
  */
-int host_memory_bases(uint64_t *vmemmap_base, uint64_t *page_offset, const char **source);
+int host_memory_bases(const struct kallsyms *ks, uint64_t *vmemmap_base, uint64_t *page_offset,
+		      const char **source);
+
+/*
+ * What record and import take for a recorded boot: a memory-map base is a
+ * kernel address, 1 GiB-aligned (KASLR places both regions at PUD
+ * granularity); a boot id is /proc/sys/kernel/random/boot_id's UUID.
+ */
+bool kernel_base_valid(uint64_t v);
+bool boot_id_valid(const char *s);
 
 /* Removes the files of dir (no subdirectories), then dir. */
 void bundle_remove_dir(const char *dir);

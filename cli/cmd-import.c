@@ -37,7 +37,6 @@
 /* Longest kernel callchain kept per sample (the sampler's default too). */
 #define IMPORT_MAX_STACK	16
 /* The lowest kernel address of 5-level paging: below it, no base. */
-#define KERNEL_HALF_L5		0xff00000000000000ULL
 
 void cmd_import_help(void)
 {
@@ -141,7 +140,7 @@ static void same_host_defaults(const struct import *im, struct import_opts *o, b
 	if (here && !o->btf && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
 		o->btf = "/sys/kernel/btf/vmlinux";
 	if (here && ks && !o->vmemmap_base && !o->page_offset)
-		host_memory_bases(&o->vmemmap_base, &o->page_offset, &o->layout_source);
+		host_memory_bases(ks, &o->vmemmap_base, &o->page_offset, &o->layout_source);
 	kallsyms_free(ks);
 	if (here)
 		log_info("%s was recorded by the running kernel: using %s%s%s", im->path,
@@ -391,8 +390,7 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 	case OPT_BTF: o->btf = arg; break;
 	case OPT_BOOT_ID:
 		/* /proc/sys/kernel/random/boot_id: a UUID, or "none" */
-		if (strcmp(arg, "none") != 0 &&
-		    (strlen(arg) != 36 || strspn(arg, "0123456789abcdefABCDEF-") != 36)) {
+		if (strcmp(arg, "none") != 0 && !boot_id_valid(arg)) {
 			log_error("Invalid --boot-id '%s': the recorded boot's "
 				  "/proc/sys/kernel/random/boot_id, or none", arg);
 			return EXIT_USAGE;
@@ -428,9 +426,7 @@ static int import_option(int c, const char *arg, struct import_opts *o, struct i
 		break;
 	case OPT_VMEMMAP:
 	case OPT_PAGE_OFFSET:
-		/* a kernel address, 1 GiB aligned (KASLR places both regions
-		 * at PUD granularity) */
-		if (parse_u64(arg, &v) < 0 || v < KERNEL_HALF_L5 || (v & ((1ULL << 30) - 1))) {
+		if (parse_u64(arg, &v) < 0 || !kernel_base_valid(v)) {
 			log_error("Invalid --%s '%s': a 1 GiB-aligned kernel address such as "
 				  "0xffffea0000000000", c == OPT_VMEMMAP ? "vmemmap-base" : "page-offset",
 				  arg);

@@ -85,15 +85,21 @@ static int record_option(int c, const char *arg, void *userdata)
 	case OPT_BTF: o->btf = arg; break;
 	case OPT_HOSTNAME: snprintf(m->hostname, sizeof(m->hostname), "%s", arg); break;
 	case OPT_RELEASE: snprintf(m->release, sizeof(m->release), "%s", arg); break;
-	case OPT_BOOT_ID: snprintf(m->boot_id, sizeof(m->boot_id), "%s", arg); break;
+	case OPT_BOOT_ID:
+		if (!boot_id_valid(arg))
+			return log_error_errno(EINVAL, "Invalid --boot-id '%s': the recorded boot's "
+					       "/proc/sys/kernel/random/boot_id", arg);
+		snprintf(m->boot_id, sizeof(m->boot_id), "%s", arg);
+		break;
 	case OPT_DURATION:
 		if (parse_duration_ns(arg, &o->duration_ns) < 0 || o->duration_ns < NSEC_PER_SEC)
 			return log_error_errno(EINVAL, "Invalid --duration '%s': 1s or more", arg);
 		break;
 	case OPT_VMEMMAP:
 	case OPT_PAGE_OFFSET:
-		if (parse_u64(arg, &v) < 0 || !v)
-			return log_error_errno(EINVAL, "Invalid --%s '%s': a kernel address",
+		if (parse_u64(arg, &v) < 0 || !kernel_base_valid(v))
+			return log_error_errno(EINVAL, "Invalid --%s '%s': a 1 GiB-aligned kernel address "
+					       "such as 0xffffea0000000000",
 					       c == OPT_VMEMMAP ? "vmemmap-base" : "page-offset", arg);
 		*(c == OPT_VMEMMAP ? &m->vmemmap_base : &m->page_offset) = v;
 		snprintf(m->layout_source, sizeof(m->layout_source), "given");
@@ -181,6 +187,7 @@ static int running_identity(struct record_opts *o)
 {
 	struct bundle_manifest *m = &o->m;
 	struct utsname u;
+	struct kallsyms *ks;
 	const char *source = NULL;
 	int r;
 
@@ -195,7 +202,9 @@ static int running_identity(struct record_opts *o)
 		kallsyms_running_build_id(m->build_id, sizeof(m->build_id));
 	if (o->given_bases || o->kallsyms)
 		return 0;	/* another host's, as given */
-	r = host_memory_bases(&m->vmemmap_base, &m->page_offset, &source);
+	ks = kallsyms_load(NULL);
+	r = ks ? host_memory_bases(ks, &m->vmemmap_base, &m->page_offset, &source) : -errno;
+	kallsyms_free(ks);
 	if (r < 0)
 		log_warning_errno(r, "This kernel's memory-map bases cannot be read (%m): the bundle's "
 				  "struct page lines are typed only where their code path shows it");

@@ -173,6 +173,16 @@ sed -i 's/^mmhitm-bundle 9$/mmhitm-bundle 1/; s/^file kallsyms [0-9]* /file kall
 	"$TMP/re/MANIFEST" &&
 	tar czf "$TMP/huge.bundle" --format=ustar -C "$TMP/re" MANIFEST perf.data kallsyms btf
 refused huge "$TMP/huge.bundle" "the manifest gives kallsyms 999999999 bytes, more than the 256 MiB it may hold"
+sed -i 's/^file kallsyms 999999999 /file kallsyms '"$(stat -c %s "$TMP/re/kallsyms")"' /; s/^boot_id .*/boot_id x; DROP TABLE boots/' \
+	"$TMP/re/MANIFEST" &&
+	tar czf "$TMP/bootid.bundle" --format=ustar -C "$TMP/re" MANIFEST perf.data kallsyms btf
+refused bootid "$TMP/bootid.bundle" "the manifest's boot_id 'x; DROP TABLE boots' is not a UUID"
+# record takes what import takes for a recorded boot
+"$MMHITM" record --perf-data "$TMP/x.data" --boot-id bogus --output "$TMP/no.bundle" 2>"$TMP/opt.err"
+check "record --boot-id bogus: refused as import refuses it" "$(grep -c "Invalid --boot-id 'bogus'" "$TMP/opt.err")" -eq 1
+"$MMHITM" record --perf-data "$TMP/x.data" --vmemmap-base 0x1234 --output "$TMP/no.bundle" 2>"$TMP/opt.err"
+check "record --vmemmap-base 0x1234: not a 1 GiB-aligned kernel address" \
+	"$(grep -c "1 GiB-aligned kernel address" "$TMP/opt.err")" -eq 1
 # no room where it is extracted (TMPDIR): said, and nothing written
 mkdir "$TMP/small"
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$TMP/small" 2>/dev/null; then
