@@ -65,6 +65,9 @@ struct schedule {
 	uint64_t budget_skipped;	/* intervals it left without a window */
 	bool slice_learns;		/* the open slice does */
 	int64_t slice_cpu0;		/* process CPU time before it was armed */
+	/* The open window's armed span, for its "Armed span" line. */
+	int64_t span_from;		/* CLOCK_BOOTTIME as its arming began */
+	char span_what[64];		/* what it armed */
 
 	/* Spike windows (spike.h): extra windows a free counter's spike opens. */
 	struct spike_watch *spike;	/* NULL: none (continuous, or unreadable) */
@@ -402,6 +405,8 @@ struct disarm_job {
 	bool spike;			/* a spike window's: its cost is the spike's */
 	bool inline_run;		/* no thread: run by the main loop */
 	bool done;			/* atomic: the thread finished */
+	int64_t span_from, span_to;	/* CLOCK_BOOTTIME: arming began, disarming ended */
+	char span_what[64];
 };
 
 static int64_t thread_cpu_ns(void)
@@ -428,6 +433,7 @@ static void *disarm_run(void *arg)
 		}
 	}
 	j->cpu_ns = thread_cpu_ns();
+	j->span_to = now_ns(CLOCK_BOOTTIME);
 	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -447,6 +453,30 @@ static void slice_priced(struct schedule *s, bool learned, int64_t main_ns, int6
 	log_debug("Window slice%s priced at %.1f ms: %.1f ms arming to closing, %.1f "
 		  "disarming, %.1f reading what it streamed", learned ? " (learning)" : "",
 		  price / 1e6, main_ns / 1e6, thread_ns / 1e6, read_ns / 1e6);
+}
+
+/*
+ * One line per window at debug level, on the clock of /proc/uptime and of
+ * mmhitm-load --progress: from its arming to the end of its disarming,
+ * the time the workload shares its CPUs with it (bench/run-bench.sh's
+ * direct cost reads these lines).
+ */
+static void span_log(const struct disarm_job *j)
+{
+	log_debug("Armed span %.6f .. %.6f s CLOCK_BOOTTIME (%.1f ms): %s", j->span_from / 1e9,
+		  j->span_to / 1e9, (j->span_to - j->span_from) / 1e6, j->span_what);
+}
+
+/* A new disarming job for the open window, its span begun. */
+static struct disarm_job *job_new(const struct schedule *s)
+{
+	struct disarm_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->span_from = s->span_from;
+	snprintf(j->span_what, sizeof(j->span_what), "%s", s->span_what);
+	return j;
 }
 
 /*
@@ -470,6 +500,7 @@ int schedule_disarm_finish(struct daemon *d, bool wait)
 	learned = j->stream != NULL;
 	main_ns = j->main_ns;
 	thread_ns = j->cpu_ns;
+	span_log(j);
 	if (spike) {
 		recorder_spike_cost(d->rec, 0, j->cpu_ns);
 		s->spike_price_ns = s->spike_main_cpu + j->cpu_ns;
@@ -601,6 +632,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 		log_warning("Failed to drain the learning streams, ignoring");
 	/* The slice's price counts from here: arming is most of it. */
 	s->slice_cpu0 = process_cpu_time_ns();
+	s->span_from = now_ns(CLOCK_BOOTTIME);
 	/*
 	 * The learning events and the sched_switch sample in one slice per
 	 * interval: every tracepoint armed and disarmed is a kernel text patch
@@ -616,6 +648,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 	snprintf(armed, sizeof(armed), "counters%s%s%s%s", s->slice_learns ? " learn" : "",
 		 s->slice_learns && d->cfg.switch_sample_ns ? " switch" : "", d->sampler ? " pmu" : "",
 		 d->snapshot ? " snapshot" : "");
+	snprintf(s->span_what, sizeof(s->span_what), "%s", armed);
 	if (d->snapshot)
 		take_mm_snapshot(d);
 	if (slice_arm(d, mono, armed) < 0)
@@ -638,7 +671,7 @@ static int spike_window_close(struct daemon *d, int64_t mono)
 	flight_arm(d->flight, false);
 	s->spike_main_cpu = process_cpu_time_ns() - s->spike_cpu0;
 	recorder_spike_cost(d->rec, mono - s->spike_opened, s->spike_main_cpu);
-	j = calloc(1, sizeof(*j));
+	j = job_new(s);
 	if (j) {
 		j->stream = d->stream;
 		j->spike = true;
@@ -677,7 +710,7 @@ static int slice_close(struct daemon *d, int64_t mono)
 		if (sampler_drain(d->sampler, d->agg) < 0)
 			log_warning("Failed to read memory samples, ignoring");
 	}
-	j = calloc(1, sizeof(*j));
+	j = job_new(s);
 	if (!j) {
 		counters_disarm(d->counters);
 		if (s->slice_learns)
@@ -828,6 +861,8 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 	if (schedule_disarm_finish(d, false) < 0)
 		log_warning("Failed to drain the learning streams, ignoring");
 	s->spike_cpu0 = process_cpu_time_ns();
+	s->span_from = now_ns(CLOCK_BOOTTIME);
+	snprintf(s->span_what, sizeof(s->span_what), "%s", d->snapshot ? "spike learn snapshot" : "spike learn");
 	s->spike_last = s->spike_opened = mono;
 	if (d->snapshot)
 		take_mm_snapshot(d);
