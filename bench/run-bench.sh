@@ -5,7 +5,7 @@
 #
 # A switchback: for every reproducer this kernel supports, ONE run of the
 # workload goes on for the whole measurement (mmhitm-load --progress prints
-# its unit of work so far every 250 ms), and the recorders come and go
+# its unit of work so far every 100 ms), and the recorders come and go
 # around it in slots. Each round gives every mode one slot of
 # BENCH_SECONDS, each preceded by a slot of BENCH_OFF_SECONDS with nothing
 # running beside the workload ("alone"), in an order rotated every round,
@@ -44,6 +44,17 @@
 #                       cancels within seconds. Its control is every quiet
 #                       interval against its quiet neighbours; the turns'
 #                       overhead over the factor is the default's;
+#   mmhitmd-direct      the direct cost: after the switchback, one run of
+#                       BENCH_DIRECT_SECONDS (420) of the daemon as it
+#                       ships, logging each window's armed span (its
+#                       "Armed span" debug lines, on the progress clock).
+#                       The workload's rate inside each span, padded, is
+#                       against its rate just before and after it
+#                       (bench/direct-cost.awk): the in-window slowdown,
+#                       the armed share and the whole-run cost, each with
+#                       its interval over the spans, and a control at
+#                       placebo spans between them. It measures the
+#                       default at its own scale, no amplification;
 #   mmhitmd-continuous  --record-mode continuous (the lab mode);
 #   perf-stat           perf stat -a of the tracepoints mmhitmd counts;
 # BENCH_MODES can add perf-record (perf record -a of the same tracepoints)
@@ -61,7 +72,7 @@
 # recorder slot; the windowed daemon's slot is one whole interval instead),
 # BENCH_OFF_SECONDS (10), BENCH_INTERVAL (mmhitmd --interval; default: the
 # daemon's own, 60s), BENCH_AMPLIFY (10), BENCH_SHARE_AMPLIFY (20),
-# BENCH_SHARE_SECONDS (300), BENCH_WORKLOADS (default: all),
+# BENCH_SHARE_SECONDS (300), BENCH_DIRECT_SECONDS (420), BENCH_WORKLOADS (default: all),
 # BENCH_MODES (default: all of "$MODES" below), BENCH_OUT (bench/results), BENCH_INGEST_LEARNED
 # (learned objects per ingest flush, see bench/bench-ingest.c).
 
@@ -74,12 +85,13 @@ INTERVAL=${BENCH_INTERVAL:-}
 AMPLIFY=${BENCH_AMPLIFY:-10}
 SHARE_AMPLIFY=${BENCH_SHARE_AMPLIFY:-20}
 SHARE_SECS=${BENCH_SHARE_SECONDS:-300}
+DIRECT_SECS=${BENCH_DIRECT_SECONDS:-420}
 WORKLOADS=${BENCH_WORKLOADS:-"ctxswitch ctxswitch-private pwrite tlbflush aging"}
 OUT=${BENCH_OUT:-bench/results}
 LOAD=$O/mmhitm-load
 DAEMON=$O/mmhitmd
 INGEST=$O/bench/bench-ingest
-MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-continuous perf-stat"}
+MODES=${BENCH_MODES:-"alone control mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-direct mmhitmd-continuous perf-stat"}
 TRACEFS=/sys/kernel/tracing
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -93,7 +105,8 @@ slots=$tmp/slots.tsv	# workload mode round start end (CLOCK_BOOTTIME s)
 raw=$tmp/raw.tsv	# workload mode round value higher_is_better metric unit baseline
 dmn=$tmp/daemon.tsv	# workload mode round cpu_s events seconds hwm_kb rss_kb slot_cpu_s armed_s start_cpu_s slot_s
 rec=$tmp/record.tsv	# workload round bytes lost_chunks
-: >"$slots"; : >"$raw"; : >"$dmn"; : >"$rec"
+direct=$tmp/direct.tsv	# bench/direct-cost.awk's rows
+: >"$slots"; : >"$raw"; : >"$dmn"; : >"$rec"; : >"$direct"
 dpid= lpid=
 cleanup() {
 	[ -n "$dpid" ] && kill -TERM "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
@@ -259,11 +272,12 @@ slot_daemon() {	# WORKLOAD MODE ROUND [INTERVAL_S WARMUP_INTERVALS INTERVALS]
 	mmhitmd-continuous) flags="$flags --record-mode continuous" ;;
 	mmhitmd-amplified) flags=$AFLAGS ;;
 	mmhitmd-share) flags=$SFLAGS ;;
+	mmhitmd-direct) flags="$flags --log-level debug" ;;
 	esac
 	# --duration only bounds a stuck run: it is stopped with SIGTERM.
 	t_start=$(date +%s.%N)
 	# shellcheck disable=SC2086
-	"$DAEMON" --db "$db" --duration "$((SECS * 2 + SHARE_SECS + 240))s" \
+	"$DAEMON" --db "$db" --duration "$((SECS * 2 + SHARE_SECS + DIRECT_SECS + 240))s" \
 		--instance "$inst" $flags --foreground 2>"$log" &
 	dpid=$!
 	i=0
@@ -274,6 +288,7 @@ slot_daemon() {	# WORKLOAD MODE ROUND [INTERVAL_S WARMUP_INTERVALS INTERVALS]
 		sleep 0.1
 	done
 	len=$SECS
+	[ "$dmode" != mmhitmd-direct ] || len=$DIRECT_SECS
 	if [ -n "$align" ]; then
 		ready=$(date +%s.%N)
 		# shellcheck disable=SC2046
@@ -361,10 +376,24 @@ share_run() {	# WORKLOAD
 		{ note "cannot read the switchback's intervals"; return 1; }
 }
 
+# The direct cost (mmhitmd-direct): one run of the daemon as it ships,
+# its windows' armed spans kept in $tmp/WORKLOAD.spans ("from to what",
+# CLOCK_BOOTTIME s, the progress clock) and the measured run in
+# $tmp/WORKLOAD.run ("start end"), for bench/direct-cost.awk.
+direct_run() {	# WORKLOAD
+	slot_daemon "$1" mmhitmd-direct direct || return 1
+	awk -v w="$1" '$1 == w && $2 == "mmhitmd-direct" { print $4, $5 }' "$slots" |
+		tail -n 1 >"$tmp/$1.run"
+	sed -n 's/.*Armed span \([0-9.]*\) \.\. \([0-9.]*\) s CLOCK_BOOTTIME ([0-9.]* ms): \(.*\)/\1 \2 \3/p' \
+		"$tmp/mmhitmd.log" >"$tmp/$1.spans"
+	[ -s "$tmp/$1.spans" ] || { note "$1: the daemon logged no armed span"; return 1; }
+}
+
 mode_enabled() {
 	case $1 in
 	mmhitmd-amplified)	[ -n "$have_daemon" ] && [ -n "$AIVL" ] ;;
 	mmhitmd-share)		[ -n "$have_daemon" ] && [ -n "$SIVL" ] ;;
+	mmhitmd-direct)		[ -n "$have_daemon" ] ;;
 	mmhitmd*)		[ -n "$have_daemon" ] ;;
 	perf-stat|perf-record)	[ -n "$have_perf" ] ;;
 	*)			true ;;
@@ -400,23 +429,25 @@ case " $MODES " in
 	[ -z "$have_daemon" ] || ! amplified_flags "$SHARE_AMPLIFY" mmhitmd-share ||
 		{ SIVL=$FIVL; SFLAGS="$FFLAGS --fleet-share 0.3"; } ;;
 esac
-on_modes= share=
+on_modes= share= direct_on=
 for m in $MODES; do
 	case $m in
 	alone) ;;
 	mmhitmd-share) ! mode_enabled "$m" || share=1 ;;
+	mmhitmd-direct) ! mode_enabled "$m" || direct_on=1 ;;
 	*) ! mode_enabled "$m" || on_modes="$on_modes $m" ;;
 	esac
 done
 nmodes=$(echo $on_modes | wc -w)
-[ "$nmodes" -gt 0 ] || [ -n "$share" ] || die "no mode to measure in BENCH_MODES='$MODES'"
+[ "$nmodes" -gt 0 ] || [ -n "$share" ] || [ -n "$direct_on" ] || die "no mode to measure in BENCH_MODES='$MODES'"
 start=$(date +%s)
 [ "$nmodes" -eq 0 ] || note "$ROUNDS rounds x ($supported ) x ($on_modes ), ${SECS} s each after ${OFF} s alone; tracepoints:$events"
 [ -z "$share" ] || note "then per workload ${SHARE_SECS} s of the interval switchback (mmhitmd-share: $SFLAGS)"
+[ -z "$direct_on" ] || note "then per workload ${DIRECT_SECS} s of the default daemon's direct cost (mmhitmd-direct)"
 for w in $supported; do
 	# shellcheck disable=SC2046
 	set -- $(args_of "$w")
-	"$LOAD" "$@" --duration 0 --progress 250ms --json >"$tmp/$w.json" 2>"$tmp/$w.progress" &
+	"$LOAD" "$@" --duration 0 --progress 100ms --json >"$tmp/$w.json" 2>"$tmp/$w.progress" &
 	lpid=$!
 	sleep 3		# the workload settles; not measured
 	[ "$nmodes" -gt 0 ] &&
@@ -437,6 +468,7 @@ for w in $supported; do
 	done
 	[ "$nmodes" -eq 0 ] || slot "$w" alone "$ROUNDS"
 	[ -z "$share" ] || share_run "$w" || note "$w: the interval switchback failed"
+	[ -z "$direct_on" ] || direct_run "$w" || note "$w: the direct cost's run failed"
 	sleep 0.5	# a progress line after the last slot's end
 	kill -TERM "$lpid"
 	wait "$lpid" || note "$w failed: $(grep -v '^progress' "$tmp/$w.progress" | tail -n 3)"
@@ -448,6 +480,10 @@ for w in $supported; do
 	[ ! -s "$tmp/$w.units" ] || awk -f bench/progress.awk -f bench/share-units.awk -v w="$w" \
 		$(unit_of "$w" | awk '{ printf "-v metric=%s -v unit=%s", $1, $2 }') \
 		"$tmp/$w.units" "$tmp/$w.progress" >>"$raw"
+	# shellcheck disable=SC2046
+	[ ! -s "$tmp/$w.spans" ] || awk -f bench/progress.awk -f bench/t975.awk -f bench/direct-cost.awk \
+		-v w="$w" $(awk '{ printf "-v t0=%s -v t1=%s", $1, $2 }' "$tmp/$w.run") \
+		"$tmp/$w.spans" "$tmp/$w.progress" >>"$direct"
 done
 printf '\n' >&2
 
@@ -468,14 +504,14 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=$OUT/bench-$stamp.json
 txt=$OUT/bench-$stamp.txt
 command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_OFF_SECONDS=$OFF"}
-awk -f bench/summarize.awk \
+awk -f bench/t975.awk -f bench/summarize.awk \
 	-v rounds="$ROUNDS" -v secs="$SECS" -v offsecs="$OFF" -v interval="${INTERVAL:-60s (default)}" \
 	-v kernel="$(uname -r)" -v cpus="$(nproc)" -v host="$(hostname)" \
 	-v stamp="$stamp" -v elapsed="$(($(date +%s) - start))" -v command="$command" \
 	-v events="$(echo $events | sed 's/-e //g')" \
 	-v json="$json" -v ingest="$ingest" -v amplify="$AMPLIFY" -v amplified="$AFLAGS" \
 	-v share_amplify="$SHARE_AMPLIFY" -v shared="$SFLAGS" \
-	-v raw="$raw" -v dmn="$dmn" -v rec="$rec" /dev/null >"$txt" || die "summary failed"
+	-v raw="$raw" -v dmn="$dmn" -v rec="$rec" -v direct="$direct" -v direct_secs="$DIRECT_SECS" /dev/null >"$txt" || die "summary failed"
 cat "$txt"
 cp "$json" "$OUT/latest.json"
 cp "$txt" "$OUT/latest.txt"

@@ -11,7 +11,8 @@ END {
 	k = 0
 	while ((getline line < slots) > 0) {
 		split(line, f, "\t")
-		if (f[1] != w || f[2] == "mmhitmd-share")	# its intervals are its units
+		# (the switchback's units are its intervals, the direct cost's its spans)
+		if (f[1] != w || f[2] == "mmhitmd-share" || f[2] == "mmhitmd-direct")
 			continue
 		x = rate_over(f[4], f[5])
 		if (x < 0)

@@ -9,7 +9,9 @@
 # ingest (a JSON object file or ""), secs and offsecs (the slot lengths),
 # amplify and amplified (the amplified daemon's factor and flags),
 # share_amplify and shared (the interval switchback's factor and flags;
-# its rows' "round" is the interval, see bench/share-units.awk).
+# its rows' "round" is the interval, see bench/share-units.awk), direct
+# (bench/direct-cost.awk's rows, one per workload) and direct_secs. Run
+# with bench/t975.awk before it.
 #
 # Overhead of a mode in a round = throughput lost against its baseline, the
 # workload alone in the slots on either side of it, in %: (1 - mode/alone)
@@ -69,14 +71,6 @@ function jstats(s,    v, n, i, out) {
 }
 
 # 97.5 % quantile of Student's t with df degrees of freedom.
-function t975(df) {
-	if (df < 1)
-		return "nan"
-	if (df <= 10)
-		return substr("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228", 1 + (df - 1) * 6, 6) + 0
-	return 1.96 + 2.4 / df
-}
-
 # Mean and half-width of the 95 % CI of the list s: sets ci_mean, ci_half.
 function ci(s,    v, n, i, m, ss) {
 	n = split(s, v, " ")
@@ -106,6 +100,46 @@ function human(x) {
 
 function pct(x) {
 	return x == "nan" ? "n/a" : sprintf("%+.1f%%", x)
+}
+
+# m - h (side -1) or m + h (side 1); "nan" when either is
+function lohi(m, h, side) {
+	return (m == "nan" || h == "nan") ? "nan" : m + side * h
+}
+
+function pct2(x) {
+	return x == "nan" ? "n/a" : sprintf("%+.1f%%", x)
+}
+
+function pct3(x) {
+	return x == "nan" ? "n/a" : sprintf("%+.3f%%", x)
+}
+
+# The direct cost's table: one row per workload (bench/direct-cost.awk).
+function direct_table(    i, w, f) {
+	printf "\n### The default's direct cost\n\n"
+	printf "One run of the daemon as it ships (%d s; mmhitmd --interval %s) beside the\n", direct_secs, interval
+	printf "workload, which prints its work every 100 ms. Each window's armed span (its arming\n"
+	printf "to the end of its disarming, from the daemon's \"Armed span\" lines) is padded by\n"
+	printf "0.2 s and its work compared with the workload's rate in the 2 s on either side\n"
+	printf "(bench/direct-cost.awk). In-window slowdown: the work lost over the spans' length;\n"
+	printf "armed: the spans' share of the run; whole-run cost: the work lost over the run.\n"
+	printf "Intervals: 95 %%, Student's t over the spans. The control does the same at placebo\n"
+	printf "spans midway between windows, scaled to the spans' count: this machine's noise at\n"
+	printf "the measurement's scale.\n\n"
+	printf "| workload | spans | armed | in-window slowdown [95 %% CI] | whole-run cost [95 %% CI] | control [95 %% CI] |\n"
+	printf "|---|---:|---:|---:|---:|---:|\n"
+	for (i = 1; i <= nw; i++) {
+		w = order[i]
+		if (!(w in dline))
+			continue
+		split(dline[w], f, "\t")
+		printf "| %s | %d | %s | %s [%s .. %s] | %s [%s .. %s] | %s [%s .. %s] |\n", w, f[2],
+			(f[3] > 0 ? sprintf("%.2f%%", f[4] / f[3] * 100) : "n/a"),
+			pct2(f[5]), pct2(lohi(f[5], f[6], -1)), pct2(lohi(f[5], f[6], 1)),
+			pct3(f[7]), pct3(lohi(f[7], f[8], -1)), pct3(lohi(f[7], f[8], 1)),
+			pct3(f[9]), pct3(lohi(f[9], f[10], -1)), pct3(lohi(f[9], f[10], 1))
+	}
 }
 
 BEGIN {
@@ -148,6 +182,16 @@ BEGIN {
 		dcpu[k] = dcpu[k] " " f[4]
 		if (f[6] > 0 && f[10] != "")
 			armed[k] = armed[k] " " (f[10] / f[6] * 100)
+		if (f[2] == "mmhitmd-direct")
+			have_mode[f[2]] = 1
+	}
+	while ((getline line < direct) > 0) {
+		split(line, f, "\t")
+		dline[f[1]] = line
+		if (!(f[1] in seen)) {
+			seen[f[1]] = 1
+			order[++nw] = f[1]
+		}
 	}
 	while ((getline line < rec) > 0) {
 		split(line, f, "\t")
@@ -163,7 +207,7 @@ BEGIN {
 	}
 
 	nm = split("control mmhitmd mmhitmd-amplified mmhitmd-derived share-control mmhitmd-share mmhitmd-share-derived mmhitmd-continuous mmhitmd-count perf-stat perf-record", modes, " ")
-	nd = split("mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-continuous mmhitmd-count", dmodes, " ")
+	nd = split("mmhitmd mmhitmd-amplified mmhitmd-share mmhitmd-direct mmhitmd-continuous mmhitmd-count", dmodes, " ")
 	label["control"] = "nothing (control)"
 	label["mmhitmd"] = "mmhitmd (default, windowed)"
 	label["mmhitmd-amplified"] = sprintf("mmhitmd amplified x%d", amplify)
@@ -171,6 +215,7 @@ BEGIN {
 	label["share-control"] = "nothing, between its turns (control)"
 	label["mmhitmd-share"] = sprintf("mmhitmd x%d, its turns", share_amplify)
 	label["mmhitmd-share-derived"] = sprintf("mmhitmd (default), from turns x%d / %d", share_amplify, share_amplify)
+	label["mmhitmd-direct"] = "mmhitmd (default), direct"
 	label["mmhitmd-continuous"] = "mmhitmd, continuous"
 	label["mmhitmd-count"] = "mmhitmd, continuous, counting only"
 	label["perf-stat"] = "perf stat -a"
@@ -262,7 +307,10 @@ BEGIN {
 		}
 	}
 
-	if (("mmhitmd" in have_mode) || ("mmhitmd-amplified" in have_mode) || ("mmhitmd-share" in have_mode) || ("mmhitmd-continuous" in have_mode) || ("mmhitmd-count" in have_mode)) {
+	if ("mmhitmd-direct" in have_mode)
+		direct_table()
+
+	if (("mmhitmd" in have_mode) || ("mmhitmd-amplified" in have_mode) || ("mmhitmd-share" in have_mode) || ("mmhitmd-direct" in have_mode) || ("mmhitmd-continuous" in have_mode) || ("mmhitmd-count" in have_mode)) {
 		printf "\n### mmhitmd's own cost\n\n"
 		printf "CPU per 1M events from its database (intervals.cpu_user_ns + cpu_sys_ns over\n"
 		printf "event_rates.count); CPU %% of one CPU in the slot and the start-up's CPU from\n"
@@ -354,6 +402,13 @@ BEGIN {
 			sep = ", "
 		}
 		printf "}" > json
+		if (w in dline) {
+			split(dline[w], f, "\t")
+			printf ", \"direct\": {\"seconds\": %s, \"spans\": %d, \"armed_pct\": %s, \"slowdown_in_spans_pct\": %s, \"slowdown_ci95_half_pct\": %s, \"cost_pct\": %s, \"cost_ci95_pct\": [%s, %s], \"control_pct\": %s, \"control_ci95_pct\": [%s, %s], \"placebos\": %d}",
+				jnum(f[3]), f[2], jnum(f[3] > 0 ? f[4] / f[3] * 100 : "nan"), jnum(f[5]), jnum(f[6]),
+				jnum(f[7]), jnum(lohi(f[7], f[8], -1)), jnum(lohi(f[7], f[8], 1)),
+				jnum(f[9]), jnum(lohi(f[9], f[10], -1)), jnum(lohi(f[9], f[10], 1)), f[11] > json
+		}
 		if ("perf-record" in have_mode)
 			printf ", \"perf_record\": {\"bytes\": %s, \"lost_chunks_max\": %d}", jstats(recbytes[w]), reclost[w] + 0 > json
 		printf "}" > json
