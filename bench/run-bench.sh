@@ -503,7 +503,7 @@ fi
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 json=$OUT/bench-$stamp.json
 txt=$OUT/bench-$stamp.txt
-command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_OFF_SECONDS=$OFF"}
+command=${BENCH_COMMAND:-"make bench BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS BENCH_OFF_SECONDS=$OFF${BENCH_MODES:+ BENCH_MODES='$BENCH_MODES'}${BENCH_WORKLOADS:+ BENCH_WORKLOADS='$BENCH_WORKLOADS'}${BENCH_DIRECT_SECONDS:+ BENCH_DIRECT_SECONDS=$BENCH_DIRECT_SECONDS}${BENCH_INTERVAL:+ BENCH_INTERVAL=$BENCH_INTERVAL}"}
 awk -f bench/t975.awk -f bench/summarize.awk \
 	-v rounds="$ROUNDS" -v secs="$SECS" -v offsecs="$OFF" -v interval="${INTERVAL:-60s (default)}" \
 	-v kernel="$(uname -r)" -v cpus="$(nproc)" -v host="$(hostname)" \
