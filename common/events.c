@@ -92,20 +92,18 @@ const char *tracefs_dir(void)
 	return dirs[0];
 }
 
-/* Counted on every boot: the switches P1's work is derived from. */
-static const char *const always_counted[] = {
-	"sched:sched_switch",
-};
-
 /*
  * Counted too when recording continuously. Windowed, each tracepoint
  * counted is a kernel text patch, with IPIs to every CPU, at every slice's
  * start and end, most of what an idle window costs: these measure no
  * path's work (the reclaim that vmscan:* counts is in /proc/vmstat for
  * free, contended locks are learned in the windows all the same), and
- * mmhitmd --count-events adds them back.
+ * mmhitmd --count-events adds them back. sched:sched_switch is P1's: its
+ * derived work is /proc/stat's ctxt times the sampled same-mm share, and
+ * ctxt is its exact free counter, so windows do not count it either.
  */
 static const char *const continuous_counted[] = {
+	"sched:sched_switch",
 	"pagemap:mm_lru_insertion",
 	"lock:contention_begin",
 	"vmscan:*",
@@ -127,15 +125,16 @@ int events_counted(bool continuous, const char **ret, size_t max)
 	size_t n = 0;
 	int r = 0;
 
-	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(always_counted); i++)
-		r = counted_add(ret, &n, max, always_counted[i]);
 	/* each path's work that is a tracepoint ("derived:" and
-	 * lru_gen_progress. are computed, not counted) */
+	 * lru_gen_progress. are computed, not counted); windowed, not one
+	 * whose exact free counter the recorder reads instead (paths.conf's
+	 * `free ... exact`: the same count, nothing armed) */
 	for (size_t p = 0; r >= 0 && p < paths_count(); p++)
 		for (size_t i = 0; r >= 0 && i < path_get(p)->nr_work; i++) {
 			const char *w = path_get(p)->work[i];
 
-			if (strchr(w, ':') && !startswith(w, "derived:"))
+			if (strchr(w, ':') && !startswith(w, "derived:") &&
+			    (continuous || !path_work_exact_free(w)))
 				r = counted_add(ret, &n, max, w);
 		}
 	for (size_t i = 0; r >= 0 && continuous && i < ARRAY_SIZE(continuous_counted); i++)

@@ -33,9 +33,10 @@ int event_status_store(sqlite3 *db, int64_t boot_id, const struct event_status_l
 
 /*
  * The tracepoints counted, one list for the daemon that counts them and
- * the trace.dat import that finds them in a file: those always counted,
- * each path's work that is a tracepoint (the path table), and, recording
- * continuously, those that measure no path's work. "system:*" counts a
+ * the trace.dat import that finds them in a file: each path's work that
+ * is a tracepoint (the path table), windowed not those with an exact free
+ * counter (read instead), and, recording continuously, those that measure
+ * no path's work and sched:sched_switch. "system:*" counts a
  * whole system. Fills ret (pointers to static or path-table strings) and
  * returns how many, or -E2BIG when max is too small.
  */

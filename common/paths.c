@@ -110,14 +110,37 @@ const char *path_free_file_name(enum path_free_file f)
 	return f < NR_PATH_FREE_FILES ? free_files[f] : "?";
 }
 
-/* "free SOURCE FILE:FIELD": FILE one of free_files[], FIELD a word. */
+/*
+ * Whether mmhitmd reads this free counter every interval (the sys
+ * snapshot: /proc/stat's ctxt and processes, all of /proc/vmstat, the
+ * TLB row of /proc/interrupts), as an exact one's interval count needs.
+ */
+bool path_free_read_every_interval(const struct path_free *f)
+{
+	switch (f->file) {
+	case PATH_FREE_STAT:
+		return strcmp(f->field, "ctxt") == 0 || strcmp(f->field, "processes") == 0;
+	case PATH_FREE_VMSTAT:
+		return true;
+	case PATH_FREE_INTERRUPTS:
+		return strcmp(f->field, "TLB") == 0;
+	default:
+		return false;
+	}
+}
+
+/* "free SOURCE FILE:FIELD [exact]": FILE one of free_files[], FIELD a word. */
 static int free_key(struct path_def *p, char *value, unsigned int line)
 {
 	const char *w[PATH_MAX_LIST];
 	size_t n = 0, file;
+	bool exact;
 	char *field;
 
-	if (words(value, w, &n) < 0 || n != 2 || p->nr_free == PATH_MAX_LIST)
+	if (words(value, w, &n) < 0 || n < 2 || n > 3 || p->nr_free == PATH_MAX_LIST)
+		return -EINVAL;
+	exact = n == 3;
+	if (exact && strcmp(w[2], "exact") != 0)
 		return -EINVAL;
 	field = strchr(w[1], ':');
 	if (!field || !field[1])
@@ -130,7 +153,12 @@ static int free_key(struct path_def *p, char *value, unsigned int line)
 		;
 	if (file == NR_PATH_FREE_FILES)
 		return -EINVAL;
-	p->free[p->nr_free++] = (struct path_free){ w[0], (enum path_free_file)file, field, line };
+	p->free[p->nr_free] = (struct path_free){ w[0], (enum path_free_file)file, field, line, exact };
+	/* An exact counter stands in for its tracepoint's count. */
+	if (exact && (!strchr(w[0], ':') || startswith(w[0], "derived:") ||
+		      !path_free_read_every_interval(&p->free[p->nr_free])))
+		return -EINVAL;
+	p->nr_free++;
 	return 0;
 }
 
@@ -374,6 +402,17 @@ const struct path_free *path_work_free(const struct path_def *p, const char *sou
 		if (strcmp(p->free[i].source, source) == 0)
 			return &p->free[i];
 	return NULL;
+}
+
+bool path_work_exact_free(const char *source)
+{
+	for (size_t p = 0; p < paths_count(); p++) {
+		const struct path_free *f = path_work_free(path_get(p), source);
+
+		if (f && f->exact)
+			return true;
+	}
+	return false;
 }
 
 const char *paths_ids(void)

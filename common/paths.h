@@ -31,6 +31,7 @@ struct path_free {
 	enum path_free_file file;
 	const char *field;		/* "ctxt" */
 	unsigned int line;		/* in the table, for messages */
+	bool exact;			/* counts what the tracepoint source counts (`exact`) */
 };
 
 struct path_def {
@@ -68,6 +69,16 @@ int path_index(const char *id);
 const char *path_work_unit(const struct path_def *p, const char *source);
 /* The free counter of a work source of the path (`free`), or NULL: none. */
 const struct path_free *path_work_free(const struct path_def *p, const char *source);
+/*
+ * Whether mmhitmd reads the free counter every interval (what `exact`
+ * needs): stat:ctxt, stat:processes, vmstat:FIELD and interrupts:TLB.
+ */
+bool path_free_read_every_interval(const struct path_free *f);
+/*
+ * Whether a windowed mmhitmd reads this work source from its exact free
+ * counter instead of counting its tracepoint in windows.
+ */
+bool path_work_exact_free(const char *source);
 /* "stat", "vmstat", "interrupts": the file's name in the table, under /proc. */
 const char *path_free_file_name(enum path_free_file f);
 /* "P1 P2 P3 P4": the ids, space-separated, for SQL's instr() and messages. */

@@ -14,6 +14,7 @@
 #include "learn.h"
 #include "log.h"
 #include "mem-agg.h"
+#include "paths.h"
 #include "recorder.h"
 #include "sampler.h"
 #include "stream.h"
@@ -643,6 +644,54 @@ static int write_window_counts(struct recorder *r, sqlite3_stmt *st, int64_t int
 	return 0;
 }
 
+/* Whether a counter of the tracepoint source is open (continuous, or
+ * count_events, the cross-check). */
+static bool source_counted(const struct recorder *r, const char *source)
+{
+	for (size_t i = 0; i < counters_count(r->counters); i++)
+		if (strcmp(counters_name(r->counters, i), source) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A work source with an exact free counter (paths.conf `free ... exact`:
+ * /proc/stat's ctxt moves on the same switches sched:sched_switch fires
+ * on) is not counted in windows: its row is the free counter's change
+ * over the whole interval, under the source's own name, method free. The
+ * path's unit stays what it was, and the report reads the row as an
+ * exact count (no window's share, no variance).
+ */
+static int write_exact_free(struct recorder *r, sqlite3_stmt *st, int64_t interval_id,
+			    const struct sys_snapshot *prev, const struct sys_snapshot *cur)
+{
+	const char *done[PATHS_MAX_FREE];
+	size_t n_done = 0;
+	int ret;
+
+	for (size_t p = 0; p < paths_count(); p++) {
+		const struct path_def *d = path_get(p);
+
+		for (size_t k = 0; k < d->nr_free; k++) {
+			const struct path_free *f = &d->free[k];
+			uint64_t a, b;
+			bool seen = false;
+
+			for (size_t i = 0; i < n_done; i++)
+				seen |= strcmp(done[i], f->source) == 0;
+			if (!f->exact || seen || n_done == PATHS_MAX_FREE || source_counted(r, f->source))
+				continue;
+			done[n_done++] = f->source;
+			if (sys_snapshot_free_value(prev, f, &a) < 0 || sys_snapshot_free_value(cur, f, &b) < 0)
+				continue;
+			ret = insert_named(r, st, interval_id, f->source, counter_delta(a, b), "free", -1, 0);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int write_counts(struct recorder *r, int64_t interval_id, int64_t len_ns,
 			const struct sys_snapshot *prev, const struct sys_snapshot *cur)
 {
@@ -681,6 +730,9 @@ static int write_counts(struct recorder *r, int64_t interval_id, int64_t len_ns,
 		if (ret < 0)
 			return ret;
 	}
+	ret = write_exact_free(r, st, interval_id, prev, cur);
+	if (ret < 0)
+		return ret;
 	return write_switch_estimate(r, st, interval_id, counter_delta(prev->ctxt, cur->ctxt));
 }
 

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "lru-gen.h"
+#include "paths.h"
 #include "sysstat.h"
 #include "util.h"
 
@@ -278,6 +279,36 @@ static int ensure_debugfs(void)
 		return -errno;
 	log_info("Mounted debugfs on /sys/kernel/debug for %s", LRU_GEN_DEBUGFS);
 	return 0;
+}
+
+int sys_snapshot_free_value(const struct sys_snapshot *snap, const struct path_free *f, uint64_t *ret)
+{
+	switch (f->file) {
+	case PATH_FREE_STAT:
+		if (!snap->cpu_total)
+			return -ENOENT;	/* /proc/stat not read */
+		if (strcmp(f->field, "ctxt") == 0)
+			*ret = snap->ctxt;
+		else if (strcmp(f->field, "processes") == 0)
+			*ret = snap->forks;
+		else
+			return -ENOENT;
+		return 0;
+	case PATH_FREE_VMSTAT:
+		for (size_t i = 0; i < snap->vmstat.n; i++)
+			if (strcmp(snap->vmstat.v[i].name, f->field) == 0) {
+				*ret = (uint64_t)snap->vmstat.v[i].value;
+				return 0;
+			}
+		return -ENOENT;
+	case PATH_FREE_INTERRUPTS:
+		if (strcmp(f->field, "TLB") != 0 || !(snap->free_present & (1u << FREE_TLB_SHOOTDOWNS)))
+			return -ENOENT;
+		*ret = snap->free[FREE_TLB_SHOOTDOWNS];
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen)

@@ -72,6 +72,14 @@ int interrupts_tlb_parse(const char *text, struct sys_snapshot *snap);
 int schedstat_parse(const char *text, struct sys_snapshot *snap);
 int lock_stat_parse(const char *text, struct sys_snapshot *snap);
 
+/*
+ * A path's free counter (common/paths.h) as this snapshot read it, for
+ * those path_free_read_every_interval() accepts; -ENOENT when it was not
+ * read (a kernel without the line).
+ */
+struct path_free;
+int sys_snapshot_free_value(const struct sys_snapshot *snap, const struct path_free *f, uint64_t *ret);
+
 /* Reads everything; with_lru_gen mounts debugfs if it has to. */
 int sys_snapshot_take(struct sys_snapshot *snap, int with_lru_gen);
 void sys_snapshot_done(struct sys_snapshot *snap);

@@ -23,7 +23,9 @@ trap 'kill $P1 $P2 2>/dev/null; rm -rf "$WORK"' EXIT
 	--record-mode continuous --instance "$INST-c" --analyze no --metrics-file "" \
 	2>"$WORK/cont.log" &
 P1=$!
-"$O/mmhitmd" --foreground --db "$WORK/win.db" --interval 2s --duration 5s \
+# (--count-events: windowed, sched_switch is otherwise read from ctxt,
+# not counted; here its window rows are the subject)
+"$O/mmhitmd" --foreground --db "$WORK/win.db" --interval 2s --duration 5s --count-events sched:sched_switch \
 	--instance "$INST-w" --analyze no --metrics-file "" 2>"$WORK/win.log" &
 P2=$!
 wait $P1 || { cat "$WORK/cont.log"; fail "continuous daemon failed"; }

@@ -9,14 +9,19 @@
  * floor or under the factor is none, nothing is judged before
  * SPIKE_MIN_HISTORY readings or with factor 0, and a storm that lasts
  * becomes the baseline. Then real readings of this machine's files.
+ * An exact free counter (`free ... exact`) stands in for its tracepoint:
+ * a windowed daemon does not count it (events_counted()), and the
+ * snapshot every interval reads its value.
  */
 #include <errno.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "log.h"
 #include "paths.h"
 #include "spike.h"
+#include "sysstat.h"
 #include "test.h"
 #include "util.h"
 
@@ -125,6 +130,10 @@ static void test_free_refused(void)
 		"stat:pro-cesses",
 		"stat",
 		"stat:processes stat:ctxt",	/* one counter */
+		"stat:processes exactly",	/* exact or nothing */
+		"stat:processes exact exact",
+		"stat:intr exact",		/* not read every interval */
+		"interrupts:CAL exact",
 	};
 	char extra[512], want[512], *log;
 	unsigned int line;
@@ -188,6 +197,69 @@ static int parse_many_free(size_t n)
 	return parse_table(extra);
 }
 
+/* Whether events_counted(continuous) lists spec. */
+static bool counted(bool continuous, const char *spec)
+{
+	const char *v[EVENTS_COUNTED_MAX];
+	int n = events_counted(continuous, v, EVENTS_COUNTED_MAX);
+
+	CHECK_INT(n, >, 0);
+	for (int i = 0; i < n; i++)
+		if (strcmp(v[i], spec) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * `exact`: the fifth path's forks read from /proc/stat's processes, and
+ * the shipped P1's switches from ctxt. Windowed, neither tracepoint is
+ * counted; P3's and P4's, whose free counters count other things too,
+ * still are; continuous counts them all. The snapshot taken every
+ * interval reads the exact counter: five forks here move it by five or
+ * more.
+ */
+static void test_exact(void)
+{
+	const struct path_free *f, *nope;
+	struct sys_snapshot a = {}, b = {};
+	uint64_t va = 0, vb = 0, v;
+
+	CHECK_INT(parse_table(P5_HEAD "\tfree sched:sched_process_fork stat:processes exact\n"), ==, 0);
+	f = path_work_free(path_get(4), "sched:sched_process_fork");
+	CHECK(f && f->exact);
+	CHECK(path_work_exact_free("sched:sched_process_fork"));
+	CHECK(path_work_exact_free("sched:sched_switch"));
+	CHECK(!path_work_exact_free("tlb:tlb_flush"));
+	CHECK(!path_work_exact_free("pagemap:mm_lru_activate"));
+	CHECK(!counted(false, "sched:sched_switch"));
+	CHECK(!counted(false, "sched:sched_process_fork"));
+	CHECK(counted(false, "tlb:tlb_flush"));
+	CHECK(counted(false, "pagemap:mm_lru_activate"));
+	CHECK(counted(true, "sched:sched_switch"));
+	CHECK(counted(true, "sched:sched_process_fork"));
+	CHECK(counted(true, "tlb:tlb_flush"));
+	if (!f)
+		return;
+	CHECK_INT(sys_snapshot_take(&a, 0), ==, 0);
+	for (int i = 0; i < 5; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	CHECK_INT(sys_snapshot_take(&b, 0), ==, 0);
+	CHECK_INT(sys_snapshot_free_value(&a, f, &va), ==, 0);
+	CHECK_INT(sys_snapshot_free_value(&b, f, &vb), ==, 0);
+	CHECK_INT(vb - va, >=, 5);
+	CHECK_INT(vb, ==, b.forks);
+	nope = &(struct path_free){ .source = "x:y", .file = PATH_FREE_VMSTAT, .field = "no_such_line" };
+	CHECK_INT(sys_snapshot_free_value(&b, nope, &v), ==, -ENOENT);
+	sys_snapshot_done(&a);
+	sys_snapshot_done(&b);
+}
+
 /*
  * A fifth path naming a free counter (MMHITM_PATHS): the watch reads it,
  * and it counts the forks made here. A counter two paths name is read
@@ -233,6 +305,9 @@ static void test_fifth_path(void)
 		CHECK_INT(b.v[forks] - a.v[forks], >=, 5);
 	}
 	spike_watch_free(w);
+
+	CHECK(f && !f->exact);
+	test_exact();
 
 	CHECK_INT(parse_table(P5_HEAD "\tfree sched:sched_process_fork stat:ctxt\n"), ==, 0);
 	w = spike_watch_new();

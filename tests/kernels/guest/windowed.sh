@@ -41,7 +41,7 @@ wait_rows() {	# count: each row takes CLOCK_INTERVAL s
 CLOCK_INTERVAL=4
 c0=$(ctxt)
 mmhitmd --db /mnt/clock.db --interval "${CLOCK_INTERVAL}s" --duration 26s --window 2s \
-	--window-slices 2 --overhead-budget "$OVERHEAD_BUDGET" --instance "$INSTANCE" \
+	--window-slices 2 --overhead-budget "$OVERHEAD_BUDGET" $DAEMON_ARGS --instance "$INSTANCE" \
 	--foreground > "$out/clock.log" 2>&1 &
 cpid=$!
 # Half an interval after a row was written: the midst of the next.
