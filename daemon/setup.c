@@ -203,11 +203,12 @@ static int setup_sampler(struct daemon *d)
 
 /*
  * What one counted event costs the task that hits it, for the overhead
- * budget. The busiest event mmhitmd counts is sched:sched_switch, so the
- * calibration makes switches: two threads pinned to one CPU sched_yield()
- * to each other, timed in this process's CPU time with the counters armed
- * and disarmed in turn; the median over the rounds of the difference per
- * switch made. A fraction of a second of CPU at start; clamped, since a
+ * budget. Switches are the events a process can make fastest, so the
+ * calibration counts sched:sched_switch on a counter set of its own (the
+ * windows read ctxt for it instead) and makes switches: two threads
+ * pinned to one CPU sched_yield() to each other, timed in this process's
+ * CPU time with the counter armed and disarmed in turn; the median over
+ * the rounds of the difference per switch made. A fraction of a second of CPU at start; clamped, since a
  * busy host makes it noisy. And bounded in wall time: on a loaded CPU
  * every yield hands it to the other tasks for a slice, so the runs stop
  * at CALIBRATION_WALL_NS and the rounds done by then decide, or the
@@ -274,15 +275,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double calibrate_event_price(struct counters *c)
+static double calibrate_event_price(void)
 {
 	double diff[CALIBRATION_ROUNDS], price = EVENT_PRICE_DEFAULT_NS;
 	int64_t deadline = now_ns(CLOCK_MONOTONIC) + CALIBRATION_WALL_NS;
+	struct event_status_list scratch = {};
+	struct counters *c = counters_new(false);
 	int cpu = sched_getcpu();
 	size_t nd = 0;
 	bool cut = false;
 
-	if (cpu < 0 || calibration_run(cpu, deadline) < 0)	/* also warms up */
+	if (!c || counters_add(c, "sched:sched_switch", &scratch) < 0 || !counters_count(c) ||
+	    cpu < 0 || calibration_run(cpu, deadline) < 0)	/* also warms up */
 		goto out;
 	for (int round = 0; round < CALIBRATION_ROUNDS; round++) {
 		double off, on;
@@ -308,6 +312,8 @@ static double calibrate_event_price(struct counters *c)
 			price = EVENT_PRICE_MAX_NS;
 	}
 out:
+	counters_free(c);
+	event_status_list_done(&scratch);
 	if (nd)
 		log_info("Calibrated the kernel cost of a counted event: %.0f ns (%zu rounds of up to %d"
 			 " switches%s)", price, nd, 2 * CALIBRATION_YIELDS,
@@ -520,7 +526,7 @@ static int setup_counters(struct daemon *d)
 		p += strspn(p, " ,\t");
 	}
 	if (d->windowed)
-		d->event_price_ns = calibrate_event_price(d->counters);
+		d->event_price_ns = calibrate_event_price();
 	return 0;
 }
 
