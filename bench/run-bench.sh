@@ -384,8 +384,7 @@ direct_run() {	# WORKLOAD
 	slot_daemon "$1" mmhitmd-direct direct || return 1
 	awk -v w="$1" '$1 == w && $2 == "mmhitmd-direct" { print $4, $5 }' "$slots" |
 		tail -n 1 >"$tmp/$1.run"
-	sed -n 's/.*Armed span \([0-9.]*\) \.\. \([0-9.]*\) s CLOCK_BOOTTIME ([0-9.]* ms): \(.*\)/\1 \2 \3/p' \
-		"$tmp/mmhitmd.log" >"$tmp/$1.spans"
+	awk -f bench/armed-spans.awk "$tmp/mmhitmd.log" >"$tmp/$1.spans"
 	[ -s "$tmp/$1.spans" ] || { note "$1: the daemon logged no armed span"; return 1; }
 }
 

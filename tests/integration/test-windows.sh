@@ -203,8 +203,10 @@ check "top-level instance untouched" "$(top_level_state)" = "$BEFORE"
 
 # --- 2. fleet_share 0.5: windows in exactly half the intervals -----------
 DB=$WORK/share.db
+up0=$(cut -d ' ' -f 1 /proc/uptime)
 "$O/mmhitmd" --foreground --db "$DB" --interval 1s --duration 16s --fleet-share 0.5 \
-	--instance "$INST" --analyze no 2>"$WORK/share.log"
+	--instance "$INST" --analyze no --log-level debug 2>"$WORK/share.log"
+up1=$(cut -d ' ' -f 1 /proc/uptime)
 # Active: the host's turn, with or without a window (the budget may still
 # have skipped one); the others are the fleet share's.
 total=$(q "SELECT count(*) FROM intervals WHERE partial = 0")
@@ -214,6 +216,16 @@ check "half of the intervals, give or take one" "$(( (2 * active - total) * (2 *
 check "the others say why, and have no window" \
 	"$(q "SELECT count(*) FROM intervals WHERE partial = 0 AND slices IS 0 AND window_note LIKE '%fleet_share%'")" \
 	-eq "$((total - active))"
+# Every window's armed span, as make bench's direct cost reads it
+# (bench/armed-spans.awk): one per window at least (slices that touch are
+# one span), inside the daemon's life on the progress clock, each ending
+# after it began, none overlapping the next.
+awk -f bench/armed-spans.awk "$WORK/share.log" >"$WORK/share.spans"
+check "armed spans logged, at least one per interval with a window" \
+	"$(wc -l <"$WORK/share.spans")" -ge "$(q "SELECT count(*) FROM intervals WHERE slices > 0")"
+check "... every one within the daemon's life, in order, none overlapping" \
+	"$(awk -v a="$up0" -v b="$up1" '$1 < a || $2 > b || $2 <= $1 || $1 < last { bad++ } { last = $2 }
+		END { print bad + 0 }' "$WORK/share.spans")" -eq 0
 check "and counted nothing they could not see" \
 	"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id) WHERE slices = 0 AND method = 'window'")" -eq 0
 # The default arms nothing for P1's switches: sched:sched_switch is
