@@ -286,9 +286,13 @@ check "... and records again" "$(q "SELECT count(*) FROM intervals WHERE end_ns 
 
 # --- 3. reload, stop, log levels -------------------------------------------
 note "reload and stop"
-reload_ns=$(cat "$G/reload.ns")
 check "systemctl reload exited 0" "$(cat "$G/reload.rc")" -eq 0
 check "... the daemon reloaded mmhitm.conf" -n "$(daemon_log | grep 'Reloading configuration from /etc/mmhitm/mmhitm.conf')"
+# ExecReload only sends SIGHUP: systemctl returns before the daemon reads
+# it, and an interval begun in between keeps the old length. "After the
+# reload" is after the daemon's own line saying it reloads.
+reload_ns=$(first_ns '	mmhitmd	[0-9]+	Reloading configuration from ')
+echo "    the daemon read the SIGHUP $(( (reload_ns - $(cat "$G/reload.ns")) / 1000000 )) ms after systemctl reload began"
 check "... in the same process" "$(sp show.reloaded MainPID)" = "$(cat "$G/pid.first")"
 lens() {	# where: interval lengths in s, one per line
 	q "SELECT (end_ns - start_ns + 500000000) / 1000000000 FROM intervals WHERE $1 ORDER BY start_ns"
