@@ -40,6 +40,7 @@ struct config {
 	int64_t spike_window_ns;	/* the extra window a spike opens */
 	int64_t spike_holdoff_ns;	/* at most one extra window this often */
 	double quiet_cpu;		/* host busy under this share of a CPU: quiet */
+	int64_t quiet_learn_ns;		/* a quiet host's window (learning) this often */
 	char *count_events;		/* count_events: extra "sys:event" list */
 	int64_t retention_detail_ns;	/* per-line and /proc detail */
 	int64_t retention_raw_ns;	/* whole intervals */

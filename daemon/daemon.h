@@ -91,6 +91,14 @@ static inline int64_t process_cpu_time_ns(void)
 	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+static inline int64_t thread_cpu_time_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
 /* Whether waiting can cure a database error: another writer, a full disk. */
 static inline bool db_error_transient(int r)
 {

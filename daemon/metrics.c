@@ -136,7 +136,7 @@ int metrics_write(FILE *f, const struct boot_info *b, const struct recorder *r,
 	       "Intervals left without a window by overhead_budget.");
 	fprintf(f, "mmhitm_windows_skipped_total %" PRIu64 "\n", x->windows_skipped);
 	metric(f, "mmhitm_spike_checks_total", "counter",
-	       "Readings of the free counters for spikes (every spike_check; half as often while quiet).");
+	       "Readings of the free counters for spikes (every spike_check; a quarter as often while quiet).");
 	fprintf(f, "mmhitm_spike_checks_total %" PRIu64 "\n", x->spike_checks);
 	fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;

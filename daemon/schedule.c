@@ -25,8 +25,12 @@
 #include "util.h"
 #include "window.h"
 
-/* A quiet host learns at least this often (plan_quiet()). */
-#define QUIET_LEARN_EVERY_NS (600 * NSEC_PER_SEC)
+/*
+ * A quiet host reads the free counters for spikes this many times less
+ * often (spike_period()): on this build VM a wake-up costs 0.15 ms, 4.5 ms
+ * a minute every 2 s, as much as the rest of a quiet minute together.
+ */
+#define QUIET_SPIKE_SLOWER 4
 
 /*
  * A spike window comes no closer than this before one of the interval's
@@ -56,7 +60,8 @@ struct schedule {
 	struct disarm_job *job;		/* the last slice's disarming, while it runs */
 	bool learned;			/* a slice of this interval armed the learning */
 	bool active;			/* this interval is this host's turn */
-	int64_t learn_last;		/* CLOCK_MONOTONIC of the last learning armed; 0: none */
+	int64_t learn_last;		/* CLOCK_MONOTONIC of the last learning armed (with no
+					 * learning events, the last slice); 0: none */
 	bool quiet;			/* this interval is quiet (plan_quiet()) */
 	/* The overhead budget's cost model and balance (window.h). */
 	struct window_prices learn_price, slice_price;
@@ -259,18 +264,19 @@ static bool plan_budget(struct daemon *d, double budget, bool want, size_t *n, i
 
 /*
  * A quiet host (busy under quiet_cpu of one CPU in the interval just
- * written, all its CPUs together, from /proc/stat) takes its window in one
- * slice, and learns in it only every QUIET_LEARN_EVERY_NS. Every slice
- * arms and disarms its tracepoints, kernel text patches with IPIs to every
- * CPU, and learning arms seven more: on an idle host that is most of what
- * the daemon costs. What a quiet interval gives up: its counts' spread
- * between slices (one slice's estimate says so in its variance,
- * window_estimate()) and the lifetimes of processes that came and went in
- * it; the mm snapshot taken in every slice still sees every live mm, and
- * a spike in the free counters still opens a learning window. The armed
- * time stays as configured. Returns whether the interval is quiet; *n and
- * *learn are set for it. A quiet interval, its turn or not, also reads
- * the free counters for spikes half as often (spike_period()): each
+ * written, all its CPUs together, from /proc/stat) takes no window, but
+ * one slice that learns every quiet_learn (with no learning events, a
+ * counting slice as often). Every slice arms and disarms its tracepoints,
+ * kernel text patches with IPIs to every CPU, and learning arms seven
+ * more: on an idle host that was most of what the daemon cost. What the
+ * free counters count exactly (ctxt for sched_switch) is written every
+ * interval anyway, and a spike in them opens a learning window. What a
+ * quiet interval without a window gives up: the window counts (tlb_flush,
+ * mm_lru_activate: no row, as in an interval that is not the host's turn
+ * under fleet_share), the sched_switch sample (no same-mm estimate for
+ * P1), the mm snapshot and the lifetimes of processes that came and went
+ * in it. A quiet interval, its turn or not, also reads the free counters
+ * for spikes QUIET_SPIKE_SLOWER times less often (spike_period()): each
  * wake-up costs an idle host too.
  */
 static bool host_quiet(const struct daemon *d)
@@ -282,27 +288,28 @@ static bool host_quiet(const struct daemon *d)
 	return d->cfg.quiet_cpu > 0 && busy >= 0 && busy < d->cfg.quiet_cpu;
 }
 
-static bool plan_quiet(struct daemon *d, int64_t mono, size_t *n, bool *learn)
+/*
+ * A quiet interval's plan: false when the interval is not quiet. *window
+ * says whether it takes its one slice (the learning is due).
+ */
+static bool plan_quiet(struct daemon *d, int64_t mono, bool *window)
 {
 	struct schedule *s = d->sched;
 	double busy = recorder_last(d->rec)->busy;
+	int len;
 	char note[200];
 
 	if (!s->quiet)
 		return false;
-	*n = 1;
-	*learn = !s->learn_last || mono - s->learn_last >= QUIET_LEARN_EVERY_NS;
-	if (!d->stream)
-		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice",
-			 busy * 100, d->cfg.quiet_cpu * 100);
-	else if (*learn)
-		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice, "
-			 "learning", busy * 100, d->cfg.quiet_cpu * 100);
+	*window = !s->learn_last || mono - s->learn_last >= d->cfg.quiet_learn_ns;
+	len = snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): ",
+		       busy * 100, d->cfg.quiet_cpu * 100);
+	if (*window)
+		snprintf(note + len, sizeof(note) - len, "one slice%s", d->stream ? ", learning" : "");
 	else
-		snprintf(note, sizeof(note), "quiet (host busy %.2g%% of a CPU, quiet_cpu %g%%): one slice, "
-			 "no learning (%.0f s ago, at most every %.0f s)", busy * 100,
-			 d->cfg.quiet_cpu * 100, (mono - s->learn_last) / 1e9,
-			 QUIET_LEARN_EVERY_NS / 1e9);
+		snprintf(note + len, sizeof(note) - len, "no window (%s %.0f s ago, every %.0f s)",
+			 d->stream ? "learned" : "counted", (mono - s->learn_last) / 1e9,
+			 d->cfg.quiet_learn_ns / 1e9);
 	recorder_window_note(d->rec, note);
 	return true;
 }
@@ -321,7 +328,7 @@ void schedule_plan(struct daemon *d, int64_t mono, int64_t wall, int64_t next_fl
 	int64_t armed = window_len(&d->cfg);
 	double budget = interval_budget(d);
 	size_t n = d->cfg.window_slices;
-	bool learn = true;
+	bool quiet_window;
 	char note[160];
 
 	s->plan.n = 0;
@@ -341,9 +348,12 @@ void schedule_plan(struct daemon *d, int64_t mono, int64_t wall, int64_t next_fl
 		return;
 	}
 	s->active = true;
-	if (plan_quiet(d, mono, &n, &learn))
-		s->learned = !learn;	/* slice_open() learns while this is false */
-	if (!plan_budget(d, budget, d->stream && learn, &n, &armed))
+	if (plan_quiet(d, mono, &quiet_window)) {
+		if (!quiet_window)
+			return;
+		n = 1;
+	}
+	if (!plan_budget(d, budget, d->stream != NULL, &n, &armed))
 		return;
 	if (armed < WINDOW_MIN_SLICE_NS)
 		return;
@@ -409,13 +419,6 @@ struct disarm_job {
 	char span_what[64];
 };
 
-static int64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 static void *disarm_run(void *arg)
 {
@@ -432,7 +435,7 @@ static void *disarm_run(void *arg)
 			stream_sample_switches(j->stream, false);
 		}
 	}
-	j->cpu_ns = thread_cpu_ns();
+	j->cpu_ns = thread_cpu_time_ns();
 	j->span_to = now_ns(CLOCK_BOOTTIME);
 	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 	return NULL;
@@ -641,7 +644,7 @@ static void slice_open(struct daemon *d, int64_t mono)
 	 * patch) in every slice.
 	 */
 	s->slice_learns = d->stream && !s->learned;
-	if (s->slice_learns)
+	if (s->slice_learns || !d->stream)
 		s->learn_last = mono;
 	if (s->slice_learns && learner_pages_full(d->learner))
 		stream_skip_pages(d->stream);
@@ -902,13 +905,14 @@ static void spike_check(struct daemon *d, struct deadlines *t, int64_t mono)
 }
 
 /*
- * How often the free counters are read for spikes: spike_check, twice that
- * while the host is quiet. A storm that starts on a quiet host is seen at
- * most one spike_check later, judged by its rate per second as any other.
+ * How often the free counters are read for spikes: spike_check,
+ * QUIET_SPIKE_SLOWER times that while the host is quiet. A storm that
+ * starts on a quiet host is seen at most QUIET_SPIKE_SLOWER spike_checks
+ * later (4 s by default), judged by its rate per second as any other.
  */
 static int64_t spike_period(const struct daemon *d)
 {
-	return d->sched->quiet ? 2 * d->cfg.spike_check_ns : d->cfg.spike_check_ns;
+	return d->sched->quiet ? QUIET_SPIKE_SLOWER * d->cfg.spike_check_ns : d->cfg.spike_check_ns;
 }
 
 int64_t schedule_spike_start(const struct daemon *d, int64_t mono)

@@ -714,6 +714,7 @@ void daemon_reload(struct daemon *d, struct config *c)
 	d->cfg.spike_factor = c->spike_factor;
 	d->cfg.spike_min_rate = c->spike_min_rate;
 	d->cfg.quiet_cpu = c->quiet_cpu;
+	d->cfg.quiet_learn_ns = c->quiet_learn_ns;
 	d->cfg.spike_window_ns = c->spike_window_ns;
 	d->cfg.spike_holdoff_ns = c->spike_holdoff_ns;
 	free(d->cfg.metrics_file);

@@ -3,12 +3,13 @@
 #
 # Quiet intervals (plan_quiet() in daemon/schedule.c): an interval that
 # follows one in which the host kept its CPUs busy for less than quiet_cpu
-# of one CPU takes its window in one slice, of the configured armed time,
-# and learns only if nothing has learned for ten minutes; its window_note
-# says so. quiet_cpu 10000% (a hundred CPUs) makes every interval after
-# the first quiet, whatever this machine does; quiet_cpu 0 none; a quiet
-# daemon wakes half as often for the spike check; and under a reproducer
-# that keeps a CPU busy the default (5%) makes none quiet.
+# of one CPU takes no window unless nothing has learned for quiet_learn
+# (10 minutes; 6 s here), and then one slice, of the configured armed
+# time, that learns; its window_note says which. quiet_cpu 10000% (a
+# hundred CPUs) makes every interval after the first quiet, whatever this
+# machine does; quiet_cpu 0 none; a quiet daemon wakes a quarter as often
+# for the spike check; and under a reproducer that keeps a CPU busy the
+# default (5%) makes none quiet.
 # 3 s intervals with 600 ms windows, a budget that never shortens them.
 #
 # What the daemon promises of a window's timing, and all this test asks
@@ -77,24 +78,44 @@ armed_as_planned() {
 }
 
 # --- quiet_cpu 10000%: every interval after the first is quiet ----------
-record always 16 --quiet-cpu 10000%
+# quiet_learn 6s: a window, one learning slice, in every second or third
+# interval; none in the others.
+record always 19 --quiet-cpu 10000% --quiet-learn 6s
 DB=$WORK/always.db
 n=$(q "SELECT count(*) FROM intervals WHERE $FULL")
-check "always: whole intervals after the first" "$n" -ge 2
+check "always: whole intervals after the first" "$n" -ge 3
 check "always: each of them quiet" \
-	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND window_note LIKE 'quiet (host busy % of a CPU, quiet_cpu 10000%%): one slice%'")" -eq "$n"
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND window_note LIKE 'quiet (host busy % of a CPU, quiet_cpu 10000%%): %'")" -eq "$n"
+NONE="window_note LIKE '%: no window (learned % s ago, every 6 s)%'"
+ONE="window_note LIKE '%: one slice, learning%'"
+none=$(q "SELECT count(*) FROM intervals WHERE $FULL AND $NONE")
+one=$(q "SELECT count(*) FROM intervals WHERE $FULL AND $ONE")
+echo "  always: $none whole intervals without a window, $one with one"
+check "always: quiet intervals without a window" "$none" -ge 1
+check "always: ... and with one, learning" "$one" -ge 1
+check "always: each one or the other" "$((none + one))" -eq "$n"
+check "always: those without a window armed nothing" \
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND $NONE AND (slices > 0 OR armed_ns > 0 OR armed IS NOT NULL)")" -eq 0
+check "always: ... counted nothing in a window or a sample" \
+	"$(q "SELECT count(*) FROM event_counts JOIN intervals USING (interval_id)
+		WHERE $FULL AND $NONE AND method IN ('window', 'sample', 'derived')")" -eq 0
+check "always: ... but wrote sched_switch from ctxt (method free)" \
+	"$(q "SELECT count(*) FROM event_counts JOIN event_names USING (event_id) JOIN intervals USING (interval_id)
+		WHERE $FULL AND $NONE AND name = 'sched:sched_switch' AND method = 'free'")" -eq "$none"
+check "always: ... and said when it learned last, under 6 s ago" \
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND $NONE
+		AND CAST(substr(window_note, instr(window_note, 'learned ') + 8) AS INTEGER) > 6")" -eq 0
+# Learning at most every 6 s: never in two intervals (3 s) in a row.
+check "always: no two learning windows in consecutive intervals" \
+	"$(q "SELECT count(*) FROM intervals a JOIN intervals b ON b.interval_id = a.interval_id + 1
+		WHERE a.armed LIKE '%learn%' AND b.armed LIKE '%learn%'")" -eq 0
 # (one slice wrapped around the interval's stratum is two pieces; none
 # only when held back past the interval's end, which the note says)
-check "always: each in one slice" \
-	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND (slices BETWEEN 1 AND 2 OR $NOTED)")" -eq "$n"
+check "always: each window in one slice" \
+	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND $ONE AND (slices BETWEEN 1 AND 2 OR $NOTED)")" -eq "$one"
+ALL=$FULL FULL="$FULL AND $ONE"
 armed_as_planned always
-# learning once (the first window), then not for ten minutes
-check "always: windows that learned" "$(q "SELECT count(*) FROM intervals WHERE armed LIKE '%learn%'")" -eq 1
-# (the note may go on: a slice cut short by the interval's end says so after
-# it, as one loaded run of make stress showed; the pattern once ended there)
-check "always: quiet intervals that did not learn say so" \
-	"$(q "SELECT count(*) FROM intervals WHERE window_note LIKE '%one slice, no learning (% s ago, at most every 600 s)%'")" \
-	-ge $((n - 1))
+FULL=$ALL
 check "always: the snapshot still in every slice" \
 	"$(q "SELECT count(*) FROM intervals WHERE $FULL AND slices > 0 AND armed NOT LIKE '%snapshot%'")" -eq 0
 # a one-slice estimate states the wide variance of window_estimate()
@@ -130,15 +151,15 @@ DB=$WORK/held.db
 check "held: whole intervals" "$(q "SELECT count(*) FROM intervals WHERE $FULL")" -ge 2
 armed_as_planned held
 
-# --- spike checks half as often while quiet ------------------------------
+# --- spike checks a quarter as often while quiet -------------------------
 # No window either way (fleet_share 0: never this host's turn, which
 # neither spike windows nor the quiet rule look past). Each daemon counts
 # its readings of the free counters (mmhitm_spike_checks_total in its
 # metrics file, written at each interval's end): every 100 ms, every
-# 200 ms while quiet, on a grid, so a late wake-up does not push the next
+# 400 ms while quiet, on a grid, so a late wake-up does not push the next
 # one later. Over its own intervals 2 to 4 (all quiet for one
-# daemon, none for the other) the quiet one takes about half as many, and
-# under three quarters. Not the daemons' voluntary context switches, as
+# daemon, none for the other) the quiet one takes about a quarter as many,
+# and under half. Not the daemons' voluntary context switches, as
 # this check once counted: they count every sleep, not only the timer's,
 # and a loaded machine adds its own (make stress beside a package build:
 # 61 quiet against 76, a ratio of 0.80, though the daemons did as told).
@@ -183,8 +204,8 @@ busy_checks=$((${b1:-0} - ${b0:-0})) quiet_checks=$((${q1:-0} - ${q0:-0}))
 echo "  spike checks in intervals 2-4: quiet_cpu 0: $busy_checks, quiet_cpu 10000%: $quiet_checks"
 check "spike checks: the daemon with quiet_cpu 0 checked" "$busy_checks" -gt 0
 check "spike checks: the quiet daemon checked" "$quiet_checks" -gt 0
-check "spike checks: quiet checks x 4 under 3 x those with quiet_cpu 0" \
-	"$((quiet_checks * 4))" -lt "$((busy_checks * 3))"
+check "spike checks: quiet checks x 2 under those with quiet_cpu 0" \
+	"$((quiet_checks * 2))" -lt "$busy_checks"
 
 # --- the default under a reproducer: a busy host is never quiet -----------
 "$O/mmhitm-load" ctxswitch --duration 16 >/dev/null 2>&1 &

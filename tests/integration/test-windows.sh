@@ -248,13 +248,15 @@ check "their P4 work is not measured (NULL), not zero" \
 # open; the task iterator must still list it, and close it once it exited.
 # The snapshot is taken by learning slices, which the default budget at 1 s
 # intervals (4 ms) pays for only every ten or more intervals, fewer on a
-# loaded machine: the budget is not this part's subject.
+# loaded machine: the budget is not this part's subject. Nor are quiet
+# intervals, which on this idle machine would take no window for ten
+# minutes (quiet_learn).
 DB=$WORK/snap.db
 sleep 60 &
 OLD=$!
 PIDS="$PIDS $OLD"
 "$O/mmhitmd" --foreground --db "$DB" --interval 1s --instance "$INST" --analyze no \
-	--overhead-budget 20% 2>"$WORK/snap.log" &
+	--overhead-budget 20% --quiet-cpu 0 2>"$WORK/snap.log" &
 D=$!
 PIDS="$PIDS $D"
 # The idle process listed by a snapshot (a learning slice's) while it lives.
