@@ -307,6 +307,7 @@ static void after_flush(struct daemon *d, int64_t now)
 	struct retention_result res = {};
 	const struct recorder_last *last = recorder_last(d->rec);
 	uint64_t size = 0;
+	int64_t c0 = thread_cpu_time_ns(), c1, c2;
 	int r;
 
 	/* Attribution before retention, so what retention rolls up is
@@ -320,6 +321,7 @@ static void after_flush(struct daemon *d, int64_t now)
 		d->paths.totals = analysis_totals(d->analysis);
 	}
 
+	c1 = thread_cpu_time_ns();
 	r = retention_enforce(d->db, now, &pol, &res);
 	if (r < 0) {
 		log_warning_errno(r, "Retention failed: %s, retrying next interval", db_error(r));
@@ -359,7 +361,12 @@ static void after_flush(struct daemon *d, int64_t now)
 		x.db_bytes = size;
 		metrics_write_file(d->cfg.metrics_file, &d->boot, d->rec, &d->paths, &x);
 	}
+	c2 = thread_cpu_time_ns();
 	trim_heap(d);
+	/* What an idle host pays each interval, part by part (bench/README.md). */
+	log_debug("After the flush, CPU: attribution %" PRId64 " us, retention and export %" PRId64
+		  " us, heap %" PRId64 " us", (c1 - c0) / 1000, (c2 - c1) / 1000,
+		  (thread_cpu_time_ns() - c2) / 1000);
 }
 
 /* Lock learning during a storm needs windows even without switch sampling. */
@@ -606,6 +613,8 @@ static int drain(struct daemon *d, struct deadlines *t, int64_t mono)
 /* The interval's row, then the plan of the next interval. */
 static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 {
+	int64_t c0;
+
 	/* Continuous: CPUs that came online are counted from now on
 	 * (windowed, each arming looks at the online CPUs itself). */
 	if (!d->windowed)
@@ -613,7 +622,9 @@ static void flush(struct daemon *d, struct deadlines *t, int64_t wall)
 	if (d->windowed)
 		schedule_note_turns(d);
 	/* A failed write is logged and folded into the next. */
+	c0 = thread_cpu_time_ns();
 	if (recorder_flush(d->rec, wall, false) == 0) {
+		log_debug("Interval written in %" PRId64 " us of CPU", (thread_cpu_time_ns() - c0) / 1000);
 		if (d->windowed)
 			schedule_account(d);
 		after_flush(d, wall);
