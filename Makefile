@@ -394,8 +394,9 @@ bench: deps-test all $(BENCH_PROGS)
 
 # make bench-fleet: 10,000 hosts x a week in a two-shard ClickHouse on
 # loopback: load time, ship throughput, and the report's wall time and peak
-# RSS from the cluster and from 1,000 SQLite files (bench/bench-fleet.sh;
-# BENCH_FLEET_HOSTS, _SUBSET, _ROUNDS, _SHIP, _DAYS). Not part of make check.
+# RSS from the cluster and from 1,000 SQLite files, and the statistics'
+# inputs aggregated in the cluster (bench/bench-fleet.sh; BENCH_FLEET_HOSTS,
+# _SUBSET, _ROUNDS, _SHIP, _DAYS, _AGG_ROUNDS, _REPORTS). Not part of make check.
 bench-fleet: deps-test all
 	$(Q)O=$(O) sh bench/bench-fleet.sh
 

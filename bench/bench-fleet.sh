@@ -8,11 +8,14 @@
 #   2. loads a synthetic fleet of BENCH_FLEET_HOSTS (10,000) hosts x a week
 #      straight into the cluster with fleetgen.py --clickhouse (10-minute
 #      intervals, so one interval per 600 s roll-up bucket), timed;
-#   3. writes the first BENCH_FLEET_SUBSET (1,000) hosts of the same fleet
+#   3. times what the report's statistics need, computed in the cluster
+#      (per host, path and day or block), against every path row as the
+#      report reads them today; BENCH_FLEET_REPORTS=no stops here;
+#   4. writes the first BENCH_FLEET_SUBSET (1,000) hosts of the same fleet
 #      as SQLite files and into a database of their own in the cluster;
-#   4. times `mmhitm ship` of BENCH_FLEET_SHIP (36) of those files: rows/s
+#   5. times `mmhitm ship` of BENCH_FLEET_SHIP (36) of those files: rows/s
 #      and seconds per host;
-#   5. times `mmhitm report` BENCH_FLEET_ROUNDS (3) times, interleaved: from
+#   6. times `mmhitm report` BENCH_FLEET_ROUNDS (3) times, interleaved: from
 #      the cluster on every host, from the cluster on the subset, and from
 #      the subset's SQLite files with --rollup 10m; prints the median wall
 #      time and peak RSS (GNU time) with their range, and whether the two
@@ -69,6 +72,123 @@ load_s=$(secs "$t0" "$t1")
 range=$(sed 's/since=/--since /; s/ until=/ --until /' "$W/range")
 echo "loaded $HOSTS hosts x $(awk -v d="$DAYS" 'BEGIN { print 2 * d }') days: $buckets buckets, $prows path rows" \
 	"($rows rows in all) in $load_s s, $(awk -v r="$rows" -v s="$load_s" 'BEGIN { printf "%.0f", r / s }') rows/s"
+
+# --- the statistics' inputs, computed in the cluster ----------------------------
+#
+# What the report could ask the cluster for instead of every bucket, timed
+# against every path row as the report reads them (one query, all hosts;
+# the report asks the same rows in batches of 256 hosts): per host, path and day the count, median and
+# quartiles of the bucket rates, with FINAL (ReplacingMergeTree's
+# de-duplication, as the report reads) and without; per host, path and
+# half-week block around each host's change time, sent along as an
+# external table (what the report's first pass would know), the count,
+# median and 10 % trimmed mean (scipy's trim_mean). The Distributed table
+# shards by machine_id, so each shard aggregates its own hosts
+# (distributed_group_by_no_merge). BENCH_FLEET_AGG_ROUNDS (3) rounds,
+# interleaved; BENCH_FLEET_REPORTS=no stops after this stage.
+
+AGG_ROUNDS=${BENCH_FLEET_AGG_ROUNDS:-3}
+set -- $(sed 's/since=@//; s/ until=@/ /' "$W/range")
+# (the report reads a week before the range's start too, warm-up included)
+lo=$(( ($1 - 7 * 86400 - 600) * 1000000000 )) hi=$(( $2 * 1000000000 ))
+# the rate of a bucket, as collect_bucket_rate(): HITM x per / work
+per=$(awk '$1 == "path" { p = $2 } $1 == "per" { printf "%s%s", n++ ? "," : "", p ":" $2 }' \
+	"$TOP/common/paths.conf")
+paths=$(echo "$per" | tr ',' '\n' | sed "s/:.*//; s/.*/'&'/" | paste -sd, -)
+pers=$(echo "$per" | tr ',' '\n' | sed 's/.*://; s/$/./' | paste -sd, -)
+RATE="assumeNotNull(hitm) * transform(path, [$paths], [$pers], nan) / assumeNotNull(work)"
+OK="hitm IS NOT NULL AND work IS NOT NULL AND work != 0"
+WHERE="grain_s = 600 AND bucket_ns >= $lo AND bucket_ns < $hi AND path IN ($paths)"
+agg_day() {	# FINAL or nothing
+	echo "SELECT machine_id, path, intDiv(bucket_ns, 86400000000000) AS day, countIf($OK) AS n,
+		quantilesExactIf(0.25, 0.5, 0.75)($RATE, $OK) AS q
+	FROM fleet.path_rollup ${1:-} WHERE $WHERE GROUP BY machine_id, path, day HAVING n > 0 FORMAT RowBinary"
+}
+# the same, de-duplicated by a GROUP BY on the table's key instead of FINAL
+# (over 2 GiB at 10,000 hosts: it may spill to disk past 1 GB)
+agg_dedup="SELECT machine_id, path, intDiv(bucket_ns, 86400000000000) AS day, countIf($OK) AS n,
+		quantilesExactIf(0.25, 0.5, 0.75)($RATE, $OK) AS q
+	FROM (SELECT machine_id, boot_uuid, bucket_ns, path, argMax(hitm, batch) AS hitm,
+		argMax(work, batch) AS work FROM fleet.path_rollup WHERE $WHERE
+		GROUP BY machine_id, boot_uuid, bucket_ns, path)
+	GROUP BY machine_id, path, day HAVING n > 0 FORMAT RowBinary"
+# blocks of 2 days, 4 a side, from each host's change time
+agg_block="SELECT machine_id, path, intDiv(bucket_ns - change_ns + 345600000000000, 172800000000000) - 2 AS blk,
+		countIf($OK) AS n,
+		if(n % 2 = 1, s[intDiv(n, 2) + 1], (s[intDiv(n, 2)] + s[intDiv(n, 2) + 1]) / 2) AS med,
+		arrayReduce('avg', arraySlice(arraySort(groupArrayIf($RATE, $OK)) AS s,
+			(toUInt64(floor(0.1 * n)) AS k) + 1, n - 2 * k)) AS tmean
+	FROM fleet.path_rollup FINAL GLOBAL ANY INNER JOIN changes USING machine_id
+	WHERE $WHERE AND bucket_ns >= change_ns - 345600000000000 AND bucket_ns < change_ns + 345600000000000
+	GROUP BY machine_id, path, blk HAVING n > 0 FORMAT RowBinary"
+# what the report reads today: every path row (other:mm_struct and
+# unresolved too), its host and boot as a hash, in batches of 256 hosts
+# (collect-ch.c's pass 2; one answer for all hosts stops at 2 GiB here)
+all_rows() {	# FIRST LAST machine_id
+	echo "SELECT cityHash64(machine_id, boot_uuid), bucket_ns, path, hitm, samples, work, work_seconds
+	FROM (SELECT * FROM fleet.path_rollup FINAL WHERE grain_s = 600 AND bucket_ns >= $lo
+	AND bucket_ns < $hi AND machine_id >= '$1' AND machine_id <= '$2') FORMAT RowBinary"
+}
+# each host's change time: its last boot's start, else the range's middle
+curl -sS "$CH_URL/" --data-binary "SELECT machine_id, if(count() > 1, max(first_seen_ns),
+	toInt64($(( (lo + hi) / 2 )))) FROM (SELECT * FROM fleet.boots FINAL) GROUP BY machine_id FORMAT TabSeparated" \
+	-f > "$W/changes.tsv" || { echo "the change times failed" >&2; exit 1; }
+echo "change times of $(wc -l < "$W/changes.tsv") hosts, e.g. $(head -1 "$W/changes.tsv")"
+# agg NAME SQL [external] [SETTINGS]: appends "wall_s bytes" to $W/agg-NAME.runs;
+# the result is counted, not kept (every path row is gigabytes)
+agg() {
+	u="$CH_URL/?distributed_group_by_no_merge=1${4:-}"
+	if [ -n "${3:-}" ]; then	# multipart: the table as a file, the query in the URL
+		set -- "$1" -F "changes=@$W/changes.tsv" "$u&changes_format=TabSeparated&changes_structure=$(
+			urlenc 'machine_id String, change_ns Int64')&query=$(urlenc "$2")"
+	else
+		set -- "$1" --data-binary "$2" "$u"
+	fi
+	name=$1; shift
+	curl -sS -w '%{stderr}%{http_code} %{time_total}\n' "$@" 2> "$W/agg.res" | wc -c > "$W/agg.bytes"
+	read -r code wall < "$W/agg.res"
+	if [ "$code" = 200 ]; then
+		echo "$wall $(cat "$W/agg.bytes")" >> "$W/agg-$name.runs"
+	else	# again, for what the server said
+		curl -sS "$@" 2>&1 | head -c 300 > "$W/agg.err"
+		echo "FAILED $code $(cat "$W/agg.err")" >> "$W/agg-$name.runs"
+	fi
+}
+urlenc() { "$PY" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
+for n in all day day-nofinal day-dedup block; do : > "$W/agg-$n.runs"; done
+r=0
+while [ $r -lt "$AGG_ROUNDS" ]; do
+	r=$((r + 1))
+	cut -f1 "$W/changes.tsv" | sort | awk 'NR % 256 == 1 { f = $1 } { l = $1 }
+		NR % 256 == 0 { print f, l; f = "" } END { if (f != "") print f, l }' > "$W/batches"
+	: > "$W/agg-batch.runs"
+	while read -r first last; do
+		agg batch "$(all_rows "$first" "$last")"
+	done < "$W/batches"
+	awk '$1 == "FAILED" { print; bad = 1; exit } { t += $1; b += $2 } END { if (!bad) printf "%.3f %.0f\n", t, b }' \
+		"$W/agg-batch.runs" >> "$W/agg-all.runs"
+	agg day "$(agg_day FINAL)"
+	agg day-nofinal "$(agg_day)"
+	agg day-dedup "$agg_dedup" "" "&max_bytes_before_external_group_by=1000000000"
+	agg block "$agg_block" external
+done
+echo
+printf "%-52s %6s %24s %12s\n" "in the cluster, $HOSTS hosts" "rounds" "wall: median (range)" "bytes out"
+for n in all:"every path row, as the report reads (FINAL)" day:"per host, path and day (FINAL)" \
+	day-nofinal:"per host, path and day (no FINAL)" \
+	day-dedup:"per host, path and day (GROUP BY, no FINAL)" block:"per host, path and block, trimmed mean (FINAL)"; do
+	if grep -q FAILED "$W/agg-${n%%:*}.runs"; then
+		printf "%-52s failed: %s\n" "${n#*:}" "$(grep -m1 FAILED "$W/agg-${n%%:*}.runs" | cut -c1-120)"
+		continue
+	fi
+	sort -n "$W/agg-${n%%:*}.runs" | awk -v label="${n#*:}" '{ v[NR] = $1; b = $2 } END {
+		printf "%-52s %6d %9.1f s (%5.1f-%5.1f) %12.0f\n", label, NR,
+			NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR], b }'
+done
+if [ "${BENCH_FLEET_REPORTS:-yes}" = no ]; then
+	echo "load average $(load_avg) at the end; data in $CH_DIR (removed now)"
+	exit 0
+fi
 
 # --- the subset: SQLite files and a database of its own ------------------------
 
