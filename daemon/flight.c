@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,10 @@ struct flight_event {
 };
 
 struct flight {
+	/* Arming may come from the disarming thread (schedule.c), which ends
+	 * the ring after the learning streams; the rest of the ring's state
+	 * (instance, armed, child) changes under this lock too. */
+	pthread_mutex_t lock;
 	struct flight_config cfg;
 	char name[96];			/* the instance */
 	char *dir;
@@ -154,6 +159,7 @@ struct flight *flight_new(const struct flight_config *fc, const struct stream_co
 		log_oom();
 		return NULL;
 	}
+	pthread_mutex_init(&f->lock, NULL);
 	f->cfg = *fc;
 	if (fc->dir && *fc->dir) {
 		f->dir = strdup(fc->dir);
@@ -218,11 +224,11 @@ fail:
 	return NULL;
 }
 
-int flight_arm(struct flight *f, bool on)
+static int arm_locked(struct flight *f, bool on)
 {
 	int r = 0;
 
-	if (!f || !f->inst || f->child || on == f->armed)
+	if (!f->inst || f->child || on == f->armed)
 		return 0;
 	/* before the first event can be recorded */
 	if (on && !f->since_ns)
@@ -234,6 +240,18 @@ int flight_arm(struct flight *f, bool on)
 					      on ? "arm" : "disarm", f->ev[i].system, f->ev[i].name,
 					      f->name);
 	f->armed = on;
+	return r;
+}
+
+int flight_arm(struct flight *f, bool on)
+{
+	int r;
+
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	r = arm_locked(f, on);
+	pthread_mutex_unlock(&f->lock);
 	return r;
 }
 
@@ -364,13 +382,11 @@ static int start_writer(struct flight *f, const char *trigger, int64_t mono)
 	return 0;
 }
 
-int flight_request(struct flight *f, const char *trigger)
+static int request_locked(struct flight *f, const char *trigger)
 {
 	int64_t wall, mono;
 	int r;
 
-	if (!f)
-		return -ENOENT;
 	if (f->child)
 		return log_notice_errno(EBUSY, "Snapshot (%s) not taken: one is being written", trigger);
 	mono = now_ns(CLOCK_MONOTONIC);
@@ -380,7 +396,7 @@ int flight_request(struct flight *f, const char *trigger)
 		return log_warning_errno(ENOENT, "Snapshot (%s) not taken: no flight recorder instance",
 					 trigger);
 	/* What the ring holds stays as it is while it is saved. */
-	flight_arm(f, false);
+	arm_locked(f, false);
 	wall = now_ns(CLOCK_REALTIME);
 	f->snap_end_ns = wall;
 	f->snap_start_ns = f->since_ns ?: wall;
@@ -397,6 +413,18 @@ int flight_request(struct flight *f, const char *trigger)
 	if (r < 0)
 		return r;
 	return start_writer(f, trigger, mono);
+}
+
+int flight_request(struct flight *f, const char *trigger)
+{
+	int r;
+
+	if (!f)
+		return -ENOENT;
+	pthread_mutex_lock(&f->lock);
+	r = request_locked(f, trigger);
+	pthread_mutex_unlock(&f->lock);
+	return r;
 }
 
 struct snap_file {
@@ -538,6 +566,7 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	}
 	if (p < 0 && errno == EINTR)
 		return 0;
+	pthread_mutex_lock(&f->lock);
 	f->child = 0;
 	log_line(f->log, NULL, msg, sizeof(msg));
 	if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(f->tmp, &st) < 0 ||
@@ -562,7 +591,8 @@ int flight_poll(struct flight *f, sqlite3 *db, int64_t boot_id, bool armed, bool
 	if (instance_open(f) < 0)
 		instance_close(f);
 	else if (armed)
-		flight_arm(f, true);
+		arm_locked(f, true);
+	pthread_mutex_unlock(&f->lock);
 	if (r == 0)
 		return 0;
 	log_notice("Snapshot (%s) saved: %s (%lld bytes)", f->trigger, f->path, (long long)st.st_size);
@@ -584,6 +614,7 @@ void flight_free(struct flight *f)
 		unlink(f->log);
 	}
 	instance_close(f);
+	pthread_mutex_destroy(&f->lock);
 	free(f->dir);
 	free(f);
 }

@@ -409,6 +409,7 @@ struct disarm_job {
 	pthread_t thread;
 	struct counters_retired *counters;
 	struct stream *stream;		/* NULL: no learning events */
+	struct flight *flight;		/* disarmed after the stream; NULL: none */
 	int64_t switch_ns;		/* the sample's length; 0: none */
 	int64_t cpu_ns;			/* the thread's CPU time */
 	int64_t main_ns;		/* the main loop's CPU for the slice, arming on */
@@ -428,6 +429,9 @@ static void *disarm_run(void *arg)
 	j->counters = NULL;
 	if (j->stream) {
 		stream_arm(j->stream, false);
+		/* The ring spans what the streams saw: a storm a drain of
+		 * theirs reports is in the snapshot it asks for. */
+		flight_arm(j->flight, false);
 		if (j->switch_ns && stream_sample_switches(j->stream, true) == 0) {
 			struct timespec ts = { j->switch_ns / NSEC_PER_SEC, j->switch_ns % NSEC_PER_SEC };
 
@@ -553,9 +557,10 @@ static int slice_arm(struct daemon *d, int64_t mono, const char *armed)
 	struct schedule *s = d->sched;
 	int r;
 
+	/* flight recorder: armed before the streams, disarmed after them */
 	if (s->slice_learns) {
+		flight_arm(d->flight, true);
 		stream_arm(d->stream, true);
-		flight_arm(d->flight, true);	/* flight recorder: with the streams */
 	}
 	if (d->sampler)
 		sampler_window(d->sampler, true, mono);
@@ -671,12 +676,12 @@ static int spike_window_close(struct daemon *d, int64_t mono)
 	struct disarm_job *j;
 
 	s->slice_spike = false;
-	flight_arm(d->flight, false);
 	s->spike_main_cpu = process_cpu_time_ns() - s->spike_cpu0;
 	recorder_spike_cost(d->rec, mono - s->spike_opened, s->spike_main_cpu);
 	j = job_new(s);
 	if (j) {
 		j->stream = d->stream;
+		j->flight = d->flight;
 		j->spike = true;
 		if (disarm_start(s, j))
 			return 0;
@@ -684,6 +689,7 @@ static int spike_window_close(struct daemon *d, int64_t mono)
 		free(j);
 	}
 	stream_arm(d->stream, false);
+	flight_arm(d->flight, false);
 	return stream_drain(d->stream, d->learner, false);
 }
 
@@ -705,9 +711,6 @@ static int slice_close(struct daemon *d, int64_t mono)
 		return spike_window_close(d, mono);
 	if (recorder_slice_end(d->rec, mono) < 0)
 		log_warning("Failed to read the window's counters, its counts are lost");
-	/* flight recorder: off with the window, as the streams */
-	if (s->slice_learns)
-		flight_arm(d->flight, false);
 	if (d->sampler) {
 		sampler_window(d->sampler, false, mono);
 		if (sampler_drain(d->sampler, d->agg) < 0)
@@ -716,12 +719,15 @@ static int slice_close(struct daemon *d, int64_t mono)
 	j = job_new(s);
 	if (!j) {
 		counters_disarm(d->counters);
-		if (s->slice_learns)
+		if (s->slice_learns) {
 			stream_arm(d->stream, false);
+			flight_arm(d->flight, false);
+		}
 		return d->stream ? stream_drain(d->stream, d->learner, false) : 0;
 	}
 	j->counters = counters_retire(d->counters);
 	j->stream = s->slice_learns ? d->stream : NULL;
+	j->flight = s->slice_learns ? d->flight : NULL;
 	j->switch_ns = s->slice_learns ? d->cfg.switch_sample_ns : 0;
 	j->main_ns = process_cpu_time_ns() - s->slice_cpu0;
 	if (!disarm_start(s, j)) {
@@ -871,8 +877,8 @@ static void spike_window_open(struct daemon *d, struct deadlines *t, int64_t mon
 		take_mm_snapshot(d);
 	if (learner_pages_full(d->learner))
 		stream_skip_pages(d->stream);
-	stream_arm(d->stream, true);
 	flight_arm(d->flight, true);
+	stream_arm(d->stream, true);
 	s->learn_last = mono;
 	s->slice_spike = true;
 	s->slice_learns = true;
