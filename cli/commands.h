@@ -33,5 +33,7 @@ int cmd_snapshot(int argc, char **argv);
 void cmd_snapshot_help(void);
 int cmd_ship(int argc, char **argv);
 void cmd_ship_help(void);
+int cmd_lab(int argc, char **argv);
+void cmd_lab_help(void);
 
 #endif

@@ -35,6 +35,8 @@ static const struct command commands[] = {
 	  cmd_record_help },
 	{ "snapshot", cmd_snapshot, "ask the running mmhitmd to save its flight recorder as trace.dat",
 	  cmd_snapshot_help },
+	{ "lab", cmd_lab, "a patch's A/B on this machine: runs across boots, the postings' table",
+	  cmd_lab_help },
 	{ "ship", cmd_ship, "send what a ClickHouse cluster lacks of this database (hourly timer)",
 	  cmd_ship_help },
 };
