@@ -32,7 +32,7 @@
 void cmd_lab_help(void)
 {
 	printf("Usage: mmhitm lab start NAME --reproducer CMD [--at LIST] [--runs N] [--boots N]\n"
-	       "                 [--duration TIME | --loops N] [--no-control] [--db PATH]\n"
+	       "                 [--duration TIME | --loops N] [--no-control] [--load-args ARGS] [--db PATH]\n"
 	       "       mmhitm lab run [NAME] [--side base|patched] [--load PATH] [--no-flush] [--db PATH]\n"
 	       "       mmhitm lab status [NAME] [--db PATH]\n"
 	       "       mmhitm lab report [NAME] [--json] [--html FILE] [--db PATH]\n\n"
@@ -49,6 +49,7 @@ void cmd_lab_help(void)
 	       "  --boots N         boots of each kernel (default 2; at least 2 for an interval)\n"
 	       "  --duration TIME   each run's length (default 10s); --loops N instead\n"
 	       "  --no-control      ctxswitch: no private-mm control beside each CPU count\n"
+	       "  --load-args ARGS  more mmhitm-load options for every run, e.g. \"--size 2G\"\n"
 	       "  --side SIDE       run: this kernel's side when it is new to the lab (default:\n"
 	       "                    the first kernel is the base)\n"
 	       "  --load PATH       run: the mmhitm-load to run (default: beside mmhitm, then $PATH)\n"
@@ -73,10 +74,11 @@ enum {
 	LAB_LOAD,
 	LAB_NO_FLUSH,
 	LAB_HTML,
+	LAB_LOAD_ARGS,
 };
 
 struct lab_opts {
-	const char *reproducer, *side, *load, *html;
+	const char *reproducer, *side, *load, *html, *load_args;
 	char at[256];
 	uint64_t runs, boots, loops;
 	int64_t duration_ns;
@@ -95,6 +97,12 @@ static int lab_option(int opt, const char *arg, void *userdata)
 	case LAB_LOAD: o->load = arg; return 0;
 	case LAB_NO_FLUSH: o->no_flush = true; return 0;
 	case LAB_HTML: o->html = arg; return 0;
+	case LAB_LOAD_ARGS:
+		if (strlen(arg) > 200 || strpbrk(arg, "\"'\\\n"))
+			return log_error("Invalid --load-args '%s': mmhitm-load's options, split at "
+					 "spaces, no quotes, at most 200 characters", arg), -EINVAL;
+		o->load_args = arg;
+		return 0;
 	case LAB_RUNS:
 		if (parse_u64(arg, &o->runs) < 0 || !o->runs || o->runs > 1000)
 			return log_error("Invalid --runs '%s': 1 to 1000", arg), -EINVAL;
@@ -163,11 +171,11 @@ static void config_args(const struct lab_opts *o, int at, bool control, char *bu
 	else
 		snprintf(len, sizeof(len), "--duration %lldms", (long long)(o->duration_ns / NSEC_PER_MSEC));
 	if (strcmp(o->reproducer, "ctxswitch") == 0)
-		snprintf(buf, size, "--cpus 0-%d%s %s", at - 1, control ? " --private-mm" : "", len);
-	else if (strcmp(o->reproducer, "aging") == 0)
-		snprintf(buf, size, "--procs %d %s", at, len);
+		snprintf(buf, size, "--cpus 0-%d%s %s%s%s", at - 1, control ? " --private-mm" : "", len,
+			 o->load_args ? " " : "", o->load_args ? o->load_args : "");
 	else
-		snprintf(buf, size, "--threads %d %s", at, len);
+		snprintf(buf, size, "--%s %d %s%s%s", strcmp(o->reproducer, "aging") == 0 ? "procs" :
+			 "threads", at, len, o->load_args ? " " : "", o->load_args ? o->load_args : "");
 }
 
 static int insert_config(sqlite3 *db, int64_t lab, int config, int at, bool control, const char *args)
@@ -224,7 +232,7 @@ static int write_protocol(sqlite3 *db, const char *name, const char *path, const
 		r = insert_lab(db, name, path, o, &lab);
 	for (size_t i = 0; r >= 0 && i < nat; i++)
 		for (int c = 0; r >= 0 && c <= control; c++) {
-			char args[256];
+			char args[512];
 
 			config_args(o, at[i], c, args, sizeof(args));
 			r = insert_config(db, lab, config++, at[i], c, args);
@@ -393,6 +401,7 @@ int cmd_lab(int argc, char **argv)
 		{ "load",	required_argument, NULL, LAB_LOAD },
 		{ "no-flush",	no_argument,	   NULL, LAB_NO_FLUSH },
 		{ "html",	required_argument, NULL, LAB_HTML },
+		{ "load-args",	required_argument, NULL, LAB_LOAD_ARGS },
 		{}
 	};
 	struct lab_opts o = { .runs = 5, .boots = 2, .duration_ns = 10 * NSEC_PER_SEC };

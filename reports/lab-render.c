@@ -97,7 +97,7 @@ static void cell_text(FILE *f, const struct lab_table *t, const struct lab_confi
 	char b[32], p[32], ch[32], iv[48];
 
 	if (!c) {
-		fprintf(f, "  %-70s", "");
+		fprintf(f, "  %-60s", "");
 		return;
 	}
 	value_text(b, sizeof(b), c->side[0].value);
@@ -138,7 +138,7 @@ static void table_text(FILE *f, const struct lab_table *t, const struct lab_row 
 {
 	bool ctl = has_control(t);
 
-	fprintf(f, "\n  %-9s  %-70s", lab_at_label(t->reproducer), lab_config_label(t->reproducer, false));
+	fprintf(f, "\n  %-9s  %-60s", lab_at_label(t->reproducer), lab_config_label(t->reproducer, false));
 	if (ctl)
 		fprintf(f, "  %s (control)", lab_config_label(t->reproducer, true));
 	fprintf(f, "\n  %-9s", "");

@@ -137,17 +137,18 @@ def t_quantile(p, df):
     return stats.t.ppf(p, df)
 
 
-def expected(db, level=0.95):
+def expected(db, lab, level=0.95):
     """Per configuration: the sides' boot medians, means, change, interval, HITM rates."""
     out = {}
-    cfgs = db.execute("SELECT config, at, control FROM lab_configs").fetchall()
+    cfgs = db.execute("SELECT config, at, control FROM lab_configs WHERE lab_id = ?", (lab,)).fetchall()
     for config, at, control in cfgs:
         e = {"at": at, "control": bool(control)}
         for side in ("base", "patched"):
             meds = []
-            for (u,) in db.execute("SELECT boot_uuid FROM lab_boots WHERE side = ? ORDER BY seq", (side,)):
-                v = [r[0] for r in db.execute("SELECT value FROM lab_runs WHERE boot_uuid = ? AND"
-                                              " config = ? AND value IS NOT NULL", (u, config))]
+            for (u,) in db.execute("SELECT boot_uuid FROM lab_boots WHERE lab_id = ? AND side = ?"
+                                   " ORDER BY seq", (lab, side)).fetchall():
+                v = [r[0] for r in db.execute("SELECT value FROM lab_runs WHERE lab_id = ? AND boot_uuid = ?"
+                                              " AND config = ? AND value IS NOT NULL", (lab, u, config))]
                 if v:
                     meds.append(statistics.median(v))
             e[side] = meds
@@ -160,17 +161,18 @@ def expected(db, level=0.95):
             d = statistics.mean(lp) - statistics.mean(lb)
             q = t_quantile(0.5 + level / 2, min(len(lb), len(lp)) - 1)
             e["interval"] = [math.expm1(d - q * se), math.expm1(d + q * se)]
-        e["rate"] = {s: hitm_rate(db, config, s) for s in ("base", "patched")}
+        e["rate"] = {s: hitm_rate(db, lab, config, s) for s in ("base", "patched")}
         out[config] = e
     return out
 
 
-def hitm_rate(db, config, side):
+def hitm_rate(db, lab, config, side):
     """P1's HITM per 1000 units of work over the intervals lying mostly in the side's runs."""
     hitm = work = 0
     rows = db.execute("SELECT r.start_ns, r.end_ns, b.boot_id FROM lab_runs r JOIN lab_boots l"
                       " USING (lab_id, boot_uuid) JOIN boots b ON b.boot_uuid = r.boot_uuid"
-                      " WHERE r.config = ? AND l.side = ? AND r.value IS NOT NULL", (config, side))
+                      " WHERE r.lab_id = ? AND r.config = ? AND l.side = ? AND r.value IS NOT NULL",
+                      (lab, config, side))
     for start, end, boot in rows.fetchall():
         for iid, s, e in db.execute("SELECT interval_id, start_ns, end_ns FROM intervals WHERE boot_id = ?",
                                     (boot,)).fetchall():
@@ -195,8 +197,11 @@ def close(a, b, what, tol=1e-9):
 
 def check(path, report):
     db = sqlite3.connect(path)
-    exp = expected(db)
     rep = json.load(open(report))
+    lab = db.execute("SELECT lab_id FROM labs WHERE name = ?", (rep["lab"],)).fetchone()
+    if not lab:
+        raise SystemExit("no lab %r in %s" % (rep["lab"], path))
+    exp = expected(db, lab[0])
     n = 0
     for c in rep["configs"]:
         e = exp[c["config"]]

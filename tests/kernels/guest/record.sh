@@ -11,13 +11,15 @@
 # INSTANCE, RECORD_MODE (windowed or continuous), WINDOW (s), WINDOW_SLICES
 # OVERHEAD_BUDGET and DAEMON_ARGS (more options, e.g. --log-level debug),
 # and SNAPSHOT_BOOT: on the boot with that tag (test-rollout: 6.12) the
-# flight recorder step of guest/snapshot.sh runs after the recording.
+# flight recorder step of guest/snapshot.sh runs after the recording;
+# LAB=yes (test-rollout): then this boot's share of the lab
+# (guest/lab.sh, into $1/lab).
 
 out=$1
 set -u
 DURATION=30 INTERVAL=5 LOAD_SECONDS=6 INSTANCE=mmhitm
 RECORD_MODE=continuous WINDOW=1 WINDOW_SLICES=4 OVERHEAD_BUDGET=0.2% DAEMON_ARGS=
-SNAPSHOT_BOOT=
+SNAPSHOT_BOOT= LAB=
 [ -f /mnt/params ] && . /mnt/params
 db=/mnt/mmhitm.db
 
@@ -114,4 +116,5 @@ if [ -n "$SNAPSHOT_BOOT" ] && [ "$(basename "$out")" = "$SNAPSHOT_BOOT" ]; then
 	. /guest/snapshot.sh
 	snapshot_step
 fi
+[ "$LAB" = yes ] && sh /guest/lab.sh "$out/lab"
 echo done > "$out/status"
