@@ -395,6 +395,10 @@ static int run_load(struct lab_state *s, const char *load, const char *args, str
 
 	if (out < 0 || err < 0)
 		return log_error_errno(errno, "memfd_create() failed: %m");
+	if (interrupted) {	/* while the interval was cut: start nothing */
+		res->interrupted = true;
+		return 0;
+	}
 	res->start_ns = now_ns(CLOCK_REALTIME);
 	pid = fork();
 	if (pid < 0)

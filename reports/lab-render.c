@@ -170,6 +170,10 @@ static void hitm_text(FILE *f, const struct lab_table *t)
 
 	for (size_t i = 0; i < t->nconfigs; i++)
 		any |= t->configs[i].side[0].sampled || t->configs[i].side[1].sampled;
+	if (t->unanalyzed)
+		fprintf(f, "\n%zu interval%s of the runs sampled memory but %s not analyzed: run "
+			"`mmhitm analyze` first.", t->unanalyzed, t->unanalyzed == 1 ? "" : "s",
+			t->unanalyzed == 1 ? "is" : "are");
 	if (!any) {
 		fprintf(f, "\nHITM: none sampled during the runs (no memory-sampling PMU, or no "
 			"mmhitmd recording): the table above rests on the reproducer's metric alone.\n");
@@ -399,7 +403,10 @@ void lab_print_html(FILE *f, const struct lab_table *t)
 {
 	struct lab_row *rows = calloc(t->nconfigs + 1, sizeof(*rows));
 
-	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>mmhitm lab ", f);
+	/* self-contained, as the report's: nothing a name could bring in runs or loads */
+	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><meta http-equiv="
+	      "\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+	      "<title>mmhitm lab ", f);
 	html_puts(f, t->name);
 	fputs("</title><style>body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;"
 	      "padding:0 16px 40px}table{border-collapse:collapse}th,td{border:1px solid #d0d7de;"

@@ -285,6 +285,25 @@ static int read_hitm(sqlite3 *db, int64_t lab, struct lab_table *t)
 	return r == SQLITE_DONE ? 0 : db_step_failed(st, r);
 }
 
+/* The runs' intervals that sampled memory and have no path rows yet. */
+static int read_unanalyzed(sqlite3 *db, int64_t lab, struct lab_table *t)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, &st, "SELECT count(DISTINCT ri.interval_id) FROM lab_run_intervals ri "
+			       "JOIN sampling s USING (interval_id) WHERE ri.lab_id = ?1 AND s.samples > 0 "
+			       "AND NOT EXISTS (SELECT 1 FROM path_intervals p WHERE p.interval_id = ri.interval_id)");
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, lab);
+	r = sqlite3_step(st);
+	if (r != SQLITE_ROW)
+		return db_step_failed(st, r);
+	t->unanalyzed = (size_t)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 /* The changes, and the HITM rates where both sides sampled in one unit. */
 static int summarize(struct lab_table *t)
 {
@@ -325,6 +344,8 @@ int lab_table_read(sqlite3 *db, const char *name, struct lab_table *ret)
 		r = read_runs(db, lab, ret);
 	if (r >= 0)
 		r = read_hitm(db, lab, ret);
+	if (r >= 0)
+		r = read_unanalyzed(db, lab, ret);
 	if (r >= 0)
 		r = summarize(ret);
 	if (r < 0)

@@ -88,6 +88,7 @@ struct lab_table {
 	char *release[2], *version[2];	/* NULL: that kernel has not run yet */
 	int boots_done[2];
 	double per_work_units;
+	size_t unanalyzed;		/* the runs' intervals with samples, not analyzed */
 	struct lab_config *configs;
 	size_t nconfigs;
 };

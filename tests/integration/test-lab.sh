@@ -9,7 +9,9 @@
 #    every boot median, value, change, interval and HITM rate of
 #    `mmhitm lab report --json` equals labgen.py's recomputation from the
 #    tables; the text says what two boots cannot show; one boot a side has
-#    no interval; a hostile lab name is escaped in the HTML;
+#    no interval; a hostile lab name is escaped in the HTML, which chromium
+#    loads with no console message and a row per configuration; a run's
+#    interval that sampled memory unanalyzed is said;
 #  - real: mmhitmd recording, `mmhitm lab start` (ctxswitch at 1 CPU and
 #    its private-mm control, 2 runs) and `mmhitm lab run`: 4 runs kept,
 #    each between interval edges mmhitmd wrote on SIGUSR2, and the
@@ -63,6 +65,29 @@ check "HTML: the hostile name escaped" "$(grep -c '&lt;script&gt;alert(1)' "$TMP
 check "HTML: not raw" "$(grep -c '<script>' "$TMP/one.html")" -eq 0
 $LAB report --db "$DB" --json | "$PY" -c 'import json, sys; json.load(sys.stdin)' ||
 	fail "one boot: the JSON does not parse"
+check "HTML: a policy that forbids scripts" "$(grep -c "default-src 'none'" "$TMP/one.html")" -eq 1
+# In a real browser: the name is text, nothing runs, every configuration a row.
+CHROMIUM=${CHROMIUM:-chromium}
+if command -v "$CHROMIUM" >/dev/null 2>&1; then
+	profile=$(mktemp -d)
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$profile" --enable-logging=stderr --v=0 --dump-dom "file://$TMP/one.html" \
+		> "$TMP/dom.html" 2> "$TMP/chrome.err"
+	rm -rf "$profile"
+	check "chromium: the page's title, the name as text" \
+		"$(grep -c '<title>mmhitm lab &lt;script&gt;alert(1)&lt;/script&gt;</title>' "$TMP/dom.html")" -eq 1
+	check "chromium: no console message" "$(grep -c CONSOLE "$TMP/chrome.err")" -eq 0
+	check "chromium: a row per CPU count" "$(grep -o '<tr><td class="n">[124]</td>' "$TMP/dom.html" | wc -l)" -eq 3
+else
+	echo "note: no chromium: the HTML was not loaded in a browser (make deps-test)"
+fi
+
+# A run's interval that sampled memory but was not analyzed: said.
+cp "$TMP/gen3.db" "$TMP/unanalyzed.db"
+DB=$TMP/unanalyzed.db
+iv=$(q "SELECT interval_id FROM lab_run_intervals LIMIT 1")
+q "DELETE FROM path_intervals WHERE interval_id = $iv; INSERT INTO sampling (interval_id, samples) VALUES ($iv, 50)"
+check "an unanalyzed interval of a run: said" "$($LAB report --db "$DB" | grep -c '1 interval of the runs sampled memory but is not analyzed')" -eq 1
 
 # --- refusals ---------------------------------------------------------------
 DB=$TMP/lab.db
