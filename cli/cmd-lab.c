@@ -367,11 +367,13 @@ static int lab_report(sqlite3 *db, const char *name, const struct cli_opts *co, 
 static int lab_dispatch(const char *verb, const char *name, const struct cli_opts *co,
 			const struct lab_opts *o)
 {
-	bool writes = strcmp(verb, "start") == 0 || strcmp(verb, "run") == 0;
+	/* only start makes a database; run writes into one that has its lab */
+	unsigned int flags = strcmp(verb, "start") == 0 ? 0 :
+			     strcmp(verb, "run") == 0 ? DB_NO_CREATE : DB_READONLY | DB_NO_CREATE;
 	sqlite3 *db = NULL;
 	int r;
 
-	r = cli_db_open(co->db, writes ? 0 : DB_READONLY | DB_NO_CREATE, &db);
+	r = cli_db_open(co->db, flags, &db);
 	if (r < 0)
 		return r;
 	if (strcmp(verb, "start") == 0)

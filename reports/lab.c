@@ -315,8 +315,9 @@ static int summarize(struct lab_table *t)
 		for (int s = 0; s < 2; s++)
 			if (c->side[s].nboots)
 				c->side[s].value = stats_mean(c->side[s].median, c->side[s].nboots);
+		/* a median of 0 has no log: that configuration gets no change, the rest do */
 		r = lab_compare(b->median, b->nboots, p->median, p->nboots, LAB_LEVEL, &c->change);
-		if (r < 0)
+		if (r < 0 && r != -EDOM)
 			return r;
 		for (int s = 0; s < 2; s++)
 			if (c->side[s].work > 0 && t->per_work_units > 0)
