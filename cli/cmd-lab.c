@@ -298,6 +298,27 @@ static void status_next(const struct lab_table *t, const struct lab_boot_id *b)
 		       t->boots_done[0] < t->boots ? t->release[0] : t->release[1], t->name);
 }
 
+static int lab_status(sqlite3 *db, const char *name);
+
+/* Every lab's status, in the order they were made. */
+static int status_all(sqlite3 *db)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, &st, "SELECT name FROM labs ORDER BY lab_id");
+	if (r < 0)
+		return log_error_errno(r, "Cannot read the labs: %s", db_error(r));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = lab_status(db, (const char *)sqlite3_column_text(st, 0));
+		if (r < 0)
+			return r;
+	}
+	if (rc != SQLITE_DONE)
+		return log_error_errno(db_step_failed(st, rc), "Cannot read the labs");
+	return 0;
+}
+
 static int lab_status(sqlite3 *db, const char *name)
 {
 	struct lab_table t;
@@ -311,7 +332,7 @@ static int lab_status(sqlite3 *db, const char *name)
 	if (r == -ENOENT)
 		return log_error_errno(ENOENT, "No lab '%s' in this database", name);
 	if (r == -EEXIST)
-		return log_error_errno(EINVAL, "Several labs: name one");
+		return status_all(db);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read the lab: %s", db_error(r));
 	for (size_t i = 0; i < t.nconfigs; i++)

@@ -184,6 +184,8 @@ check "... nothing kept" "$(q "SELECT count(*) FROM lab_runs JOIN labs USING (la
 $LAB run intr --db "$DB" 2> "$TMP/intr2.txt" || fail "lab run after the interrupt: $(cat "$TMP/intr2.txt")"
 check "... the next run keeps it" "$(q "SELECT count(*) FROM lab_runs JOIN labs USING (lab_id)
 	WHERE name = 'intr' AND value > 0")" -eq 1
+check "status without a name: every lab" "$($LAB status --db "$DB" | grep -c '^Lab ')" -eq \
+	"$(q "SELECT count(*) FROM labs")"
 kill "$D"
 wait "$D"
 check "mmhitmd's exit status" $? -eq 0
