@@ -243,9 +243,9 @@ static int write_protocol(sqlite3 *db, const char *name, const char *path, const
 static int lab_start(sqlite3 *db, const char *name, const struct lab_opts *o)
 {
 	bool control = strcmp(o->reproducer ? o->reproducer : "", "ctxswitch") == 0 && !o->no_control;
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int at[LAB_MAX_AT], r;
 	const char *path;
-	int64_t exists = 0;
 	size_t nat;
 
 	if (!o->reproducer)
@@ -258,19 +258,14 @@ static int lab_start(sqlite3 *db, const char *name, const struct lab_opts *o)
 	r = parse_at(o->at, at, &nat);
 	if (r)
 		return r;
-	r = db_query_int(db, &exists, "SELECT count(*) FROM labs");
-	if (r >= 0 && exists) {
-		_cleanup_finalize_ sqlite3_stmt *st = NULL;
-
-		r = db_prepare(db, &st, "SELECT 1 FROM labs WHERE name = ?1");
-		if (r >= 0) {
-			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				return log_error_errno(EEXIST, "Lab '%s' exists already (mmhitm lab status %s)",
-						       name, name);
-		}
+	r = db_prepare(db, &st, "SELECT 1 FROM labs WHERE name = ?1");
+	if (r >= 0) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			return log_error_errno(EEXIST, "Lab '%s' exists already (mmhitm lab status %s)",
+					       name, name);
+		r = write_protocol(db, name, path, o, at, nat);
 	}
-	r = r < 0 ? r : write_protocol(db, name, path, o, at, nat);
 	if (r < 0)
 		return log_error_errno(r, "Cannot write the lab: %s", db_error(r));
 	printf("Lab '%s': %s on %s, %zu configuration%s, %" PRIu64 " run%s a boot, %" PRIu64

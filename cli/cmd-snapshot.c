@@ -67,12 +67,11 @@ int cmd_snapshot(int argc, char **argv)
 		{ "wait",	required_argument, NULL, 'w' },
 		{}
 	};
-	char lock[4200], buf[32];
 	int64_t before = 0, after = 0, deadline;
 	uint64_t wait_s = 0;
 	const char *db_path;
 	struct cli_opts co;
-	long pid;
+	pid_t pid;
 	int r;
 
 	r = cli_opts_parse(argc, argv, &(const struct cmd_options){
@@ -86,26 +85,21 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	r = db_daemon_active(db_path);
-	if (r < 0)
-		return log_error_errno(r, "Failed to look at %s.lock: %m", db_path);
-	if (r == 0)
+	r = db_daemon_pid(db_path, &pid);
+	if (r == -ESRCH)
 		return log_error_errno(ESRCH, "No mmhitmd records into %s (nobody holds %s.lock)",
 				       db_path, db_path);
-	snprintf(lock, sizeof(lock), "%s.lock", db_path);
-	r = read_line(lock, buf, sizeof(buf));
+	if (r == -EBADMSG)
+		return log_error_errno(EINVAL, "%s.lock holds no PID", db_path);
 	if (r < 0)
-		return log_error_errno(r, "Failed to read %s: %m", lock);
-	pid = strtol(buf, NULL, 10);
-	if (pid <= 1)
-		return log_error_errno(EINVAL, "%s holds no PID ('%s')", lock, buf);
+		return log_error_errno(r, "Failed to read %s.lock: %m", db_path);
 	if (wait_s && max_snapshot(db_path, &before) < 0)
 		return -EIO;
-	if (sigqueue((pid_t)pid, SIGUSR1, (union sigval){ .sival_int = FLIGHT_REQUEST_MAGIC }) < 0)
-		return log_error_errno(errno, "Failed to signal mmhitmd (PID %ld): %m", pid);
+	if (sigqueue(pid, SIGUSR1, (union sigval){ .sival_int = FLIGHT_REQUEST_MAGIC }) < 0)
+		return log_error_errno(errno, "Failed to signal mmhitmd (PID %d): %m", (int)pid);
 	if (!wait_s) {
-		printf("Asked mmhitmd (PID %ld) for a snapshot; it is listed in table snapshots "
-		       "once saved\n", pid);
+		printf("Asked mmhitmd (PID %d) for a snapshot; it is listed in table snapshots "
+		       "once saved\n", (int)pid);
 		return 0;
 	}
 	deadline = now_ns(CLOCK_MONOTONIC) + (int64_t)wait_s * NSEC_PER_SEC;
@@ -128,7 +122,7 @@ int cmd_snapshot(int argc, char **argv)
 			return 0;
 		}
 	}
-	return log_error_errno(ETIMEDOUT, "mmhitmd (PID %ld) listed no snapshot within %" PRIu64
+	return log_error_errno(ETIMEDOUT, "mmhitmd (PID %d) listed no snapshot within %" PRIu64
 			       " s (its log says why: snapshots = no, a snapshot already being saved, "
-			       "trace-cmd missing)", pid, wait_s);
+			       "trace-cmd missing)", (int)pid, wait_s);
 }

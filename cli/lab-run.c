@@ -244,22 +244,17 @@ static int64_t last_interval_end(struct lab_state *s)
 
 static void find_daemon(struct lab_state *s)
 {
-	char lock[PATH_MAX + 8], buf[32];
-	long pid;
+	int r;
 
 	if (s->o->no_flush)
 		return;
-	if (db_daemon_active(s->o->db_path) <= 0) {
+	r = db_daemon_pid(s->o->db_path, &s->daemon);
+	if (r == -ESRCH)
 		log_warning("No mmhitmd records into %s: the runs get no HITM or work beside them",
 			    s->o->db_path);
-		return;
-	}
-	snprintf(lock, sizeof(lock), "%s.lock", s->o->db_path);
-	if (read_line(lock, buf, sizeof(buf)) < 0 || (pid = strtol(buf, NULL, 10)) <= 1) {
-		log_warning("%s names no PID: the runs' edges are not cut into mmhitmd's intervals", lock);
-		return;
-	}
-	s->daemon = (pid_t)pid;
+	else if (r < 0)
+		log_warning("%s.lock names no PID: the runs' edges are not cut into mmhitmd's intervals",
+			    s->o->db_path);
 }
 
 /*

@@ -397,6 +397,26 @@ int db_daemon_active(const char *db_path)
 	return r;
 }
 
+int db_daemon_pid(const char *db_path, pid_t *ret)
+{
+	char lock[4200], buf[32];
+	long pid;
+	int r;
+
+	r = db_daemon_active(db_path);
+	if (r <= 0)
+		return r < 0 ? r : -ESRCH;
+	snprintf(lock, sizeof(lock), "%s.lock", db_path);
+	r = read_line(lock, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 1)
+		return -EBADMSG;
+	*ret = (pid_t)pid;
+	return 0;
+}
+
 /* One integer of the first reads, which are the open's to explain: an
  * error is returned, never logged (the caller reads sqlite3_errmsg()). */
 static int identify_int(sqlite3 *db, const char *sql, int64_t *ret)

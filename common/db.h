@@ -3,6 +3,7 @@
 #define MMHITM_DB_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,13 @@ void db_remove(const char *path);
  * -errno.
  */
 int db_daemon_active(const char *db_path);
+
+/*
+ * The PID of that mmhitmd, which it writes into "<db_path>.lock": 0 and
+ * *ret; -ESRCH when no daemon holds the lock, -EBADMSG when the file
+ * names no PID, or -errno. Logs nothing.
+ */
+int db_daemon_pid(const char *db_path, pid_t *ret);
 
 /* Applies the missing migrations in one transaction. */
 int db_migrate(sqlite3 *db);
