@@ -116,7 +116,7 @@ int cmd_snapshot(int argc, char **argv)
 					printf("%s (%" PRId64 " bytes)\n", sqlite3_column_text(st, 0),
 					       (int64_t)sqlite3_column_int64(st, 1));
 			}
-			sqlite3_finalize(st);
+			db_finalize(st);
 			st = NULL;
 			db_close(db);
 			return 0;

@@ -493,7 +493,7 @@ static int status_db(struct status_out *o, const char *path, bool many)
 		r = sqlite_ship(db, &ship);
 out:
 	end_db(o, r >= 0 ? &ship : NULL);
-	sqlite3_finalize(b);
+	db_finalize(b);
 	b = NULL;
 	db_close(db);
 	return r;

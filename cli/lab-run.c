@@ -206,7 +206,7 @@ static int enter_boot(struct lab_state *s)
 		side = strcmp(have, "base") == 0 ? "base" : "patched";
 	else if ((r = new_kernel_side(s, &side)) < 0)
 		return r;
-	sqlite3_finalize(st);
+	db_finalize(st);
 	st = NULL;
 	r = db_prepare(s->db, &st, "INSERT INTO lab_boots (lab_id, boot_uuid, kernel_release, "
 				  "kernel_version, side, seq, started_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,24 +155,269 @@ const char *db_error(int r)
 	return strerror(r < 0 ? -r : r);
 }
 
+/*
+ * The statement cache (db_cache_statements()). SQLite keeps nothing of a
+ * statement once it is finalized, and parsing costs more than running
+ * most of ours: half of what a quiet interval cost the daemon was
+ * sqlite3_prepare_v2(). Kept per connection, found by SQL text, handed to
+ * one user at a time; the least recently used one that nobody holds makes
+ * room. A connection is looked up in a short table: the daemon caches one.
+ */
+struct stmt_entry {
+	char *sql;
+	uint64_t hash;
+	sqlite3_stmt *st;	/* NULL: SQL of several statements, db_exec()'s to run */
+	uint64_t used;		/* the cache's clock when last handed out */
+	bool lent;
+};
+
+struct stmt_cache {
+	sqlite3 *db;
+	struct stmt_entry *e;
+	size_t n, max;
+	uint64_t clock, hits, misses;
+};
+
+#define STMT_CACHES 4
+#define STMT_SQL_MAX 8192	/* longer SQL (a schema, a script) is run once */
+
+static struct stmt_cache stmt_caches[STMT_CACHES];
+static pthread_mutex_t stmt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t sql_hash(const char *sql)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (; *sql; sql++)
+		h = (h ^ (unsigned char)*sql) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Under stmt_lock. */
+static struct stmt_cache *cache_of(sqlite3 *db)
+{
+	for (size_t i = 0; db && i < STMT_CACHES; i++)
+		if (stmt_caches[i].db == db)
+			return &stmt_caches[i];
+	return NULL;
+}
+
+static struct stmt_entry *cache_find(struct stmt_cache *c, const char *sql, uint64_t hash)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].hash == hash && c->e[i].sql && strcmp(c->e[i].sql, sql) == 0)
+			return &c->e[i];
+	return NULL;
+}
+
+/* A free slot, the least recently used statement nobody holds made one
+ * if the cache is full; NULL when every one is lent. */
+static struct stmt_entry *cache_slot(struct stmt_cache *c)
+{
+	struct stmt_entry *old = NULL;
+
+	if (c->n < c->max)
+		return &c->e[c->n++];
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->e[i].lent && (!old || c->e[i].used < old->used))
+			old = &c->e[i];
+	if (old) {
+		sqlite3_finalize(old->st);
+		free(old->sql);
+		*old = (struct stmt_entry){};
+	}
+	return old;
+}
+
+/* Keeps st (or, with st NULL, that sql is several statements) for db's
+ * next users; lent says whether the caller holds st now. */
+static void cache_add(struct stmt_cache *c, const char *sql, uint64_t hash, sqlite3_stmt *st,
+		      bool lent)
+{
+	struct stmt_entry *e = cache_slot(c);
+	char *copy;
+
+	if (!e)
+		return;
+	copy = strdup(sql);
+	if (!copy)	/* the slot stays empty: the statement is finalized after use */
+		return;
+	*e = (struct stmt_entry){ .sql = copy, .hash = hash, .st = st, .used = ++c->clock,
+				  .lent = lent };
+}
+
+static void cache_drop(struct stmt_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->e[i].lent)
+			log_debug("A cached statement was still in use at close: \"%.60s\"", c->e[i].sql);
+		sqlite3_finalize(c->e[i].st);
+		free(c->e[i].sql);
+	}
+	free(c->e);
+	*c = (struct stmt_cache){};
+}
+
+int db_cache_statements(sqlite3 *db, size_t max)
+{
+	struct stmt_cache *c;
+	int r = 0;
+
+	pthread_mutex_lock(&stmt_lock);
+	c = cache_of(db);
+	if (c)
+		cache_drop(c);
+	if (max) {
+		c = NULL;
+		for (size_t i = 0; !c && i < STMT_CACHES; i++)
+			if (!stmt_caches[i].db)
+				c = &stmt_caches[i];
+		if (!c)
+			r = -EBUSY;
+		else if (!(c->e = calloc(max, sizeof(*c->e))))
+			r = -ENOMEM;
+		else {
+			c->db = db;
+			c->max = max;
+		}
+	}
+	pthread_mutex_unlock(&stmt_lock);
+	return r;
+}
+
+void db_cache_stats(sqlite3 *db, struct db_cache_stats *ret)
+{
+	struct stmt_cache *c;
+
+	*ret = (struct db_cache_stats){};
+	pthread_mutex_lock(&stmt_lock);
+	c = cache_of(db);
+	if (c) {
+		ret->held = c->n;
+		ret->hits = c->hits;
+		ret->misses = c->misses;
+		for (size_t i = 0; i < c->n; i++)
+			ret->lent += c->e[i].lent;
+	}
+	pthread_mutex_unlock(&stmt_lock);
+}
+
+/*
+ * A prepared statement of db for sql: the cached one when it is free,
+ * else a new one the cache keeps if it has room. *ret_multi: sql holds
+ * more than one statement (nothing is prepared; only db_exec() asks).
+ */
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **ret, bool *ret_multi)
+{
+	struct stmt_cache *c;
+	struct stmt_entry *e = NULL;
+	uint64_t hash = 0;
+	const char *tail = NULL;
+	int rc;
+
+	*ret = NULL;
+	*ret_multi = false;
+	pthread_mutex_lock(&stmt_lock);
+	c = strlen(sql) < STMT_SQL_MAX ? cache_of(db) : NULL;
+	if (c) {
+		hash = sql_hash(sql);
+		e = cache_find(c, sql, hash);
+		if (e && !e->lent) {
+			c->hits++;
+			e->used = ++c->clock;
+			e->lent = e->st != NULL;
+			*ret = e->st;
+			*ret_multi = !e->st;
+			pthread_mutex_unlock(&stmt_lock);
+			return SQLITE_OK;
+		}
+		c->misses++;
+	}
+	pthread_mutex_unlock(&stmt_lock);
+
+	rc = sqlite3_prepare_v3(db, sql, -1, c ? SQLITE_PREPARE_PERSISTENT : 0, ret, &tail);
+	if (rc != SQLITE_OK)
+		return rc;
+	while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';'))
+		tail++;
+	if (tail && *tail) {
+		sqlite3_finalize(*ret);
+		*ret = NULL;
+		*ret_multi = true;
+	}
+	/* no cache, its copy is lent (this one is finalized after use), or
+	 * nothing to run (only a comment) */
+	if (!c || e || (!*ret && !*ret_multi))
+		return SQLITE_OK;
+	pthread_mutex_lock(&stmt_lock);
+	if (cache_of(db) == c && !cache_find(c, sql, hash))
+		cache_add(c, sql, hash, *ret, *ret != NULL);
+	pthread_mutex_unlock(&stmt_lock);
+	return SQLITE_OK;
+}
+
+void db_finalize(sqlite3_stmt *st)
+{
+	struct stmt_cache *c;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&stmt_lock);
+	c = cache_of(sqlite3_db_handle(st));
+	for (size_t i = 0; c && i < c->n; i++) {
+		if (c->e[i].st != st)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		c->e[i].lent = false;
+		pthread_mutex_unlock(&stmt_lock);
+		return;
+	}
+	pthread_mutex_unlock(&stmt_lock);
+	sqlite3_finalize(st);
+}
+
 int db_exec(sqlite3 *db, const char *sql)
 {
+	sqlite3_stmt *st;
+	bool multi;
 	char *err = NULL;
-	int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+	int rc;
 
+	rc = prepare(db, sql, &st, &multi);
+	if (rc == SQLITE_OK && multi) {
+		rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+		sqlite3_free(err);
+	} else if (rc == SQLITE_OK && st) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		if (rc == SQLITE_DONE)
+			rc = SQLITE_OK;
+		else	/* the step's error is the statement's: reset returns it too */
+			rc = sqlite3_reset(st) ?: rc;
+	}
 	if (rc != SQLITE_OK) {
 		int r = stmt_failed(db, rc, sql);
 
-		sqlite3_free(err);
+		db_finalize(st);
 		return r;
 	}
+	db_finalize(st);
 	return 0;
 }
 
 int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql)
 {
-	int rc = sqlite3_prepare_v2(db, sql, -1, ret, NULL);
+	bool multi;
+	int rc = prepare(db, sql, ret, &multi);
 
+	if (rc == SQLITE_OK && multi) {
+		/* ours to fix: one statement was meant */
+		snprintf(stmt_error, sizeof(stmt_error), "the database refused a statement: "
+			 "more than one in \"%.60s\"", sql);
+		stmt_error_r = -EINVAL;
+		return stmt_error_r;
+	}
 	if (rc != SQLITE_OK)
 		return stmt_failed(db, rc, sql);
 	return 0;
@@ -207,7 +453,7 @@ int db_exec_id(sqlite3 *db, const char *sql, int64_t id)
 		return r;
 	sqlite3_bind_int64(st, 1, id);
 	r = db_step_done(db, st);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return r;
 }
 
@@ -697,6 +943,7 @@ void db_close(sqlite3 *db)
 {
 	if (!db)
 		return;
+	db_cache_statements(db, 0);
 	if (sqlite3_close(db) != SQLITE_OK)
 		log_warning("Closing database: %s, ignoring", sqlite3_errmsg(db));
 }
@@ -716,7 +963,7 @@ int db_name_id(sqlite3 *db, const char *table, const char *name, int64_t *ret_id
 	r = db_step_done(db, st);
 	if (r < 0)
 		return r;
-	sqlite3_finalize(st);
+	db_finalize(st);
 	st = NULL;
 
 	snprintf(sql, sizeof(sql), "SELECT rowid FROM %s WHERE name = ?1", table);

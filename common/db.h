@@ -105,7 +105,7 @@ int db_errno(int sqlite_rc);
 
 /* Executes SQL without results. */
 int db_exec(sqlite3 *db, const char *sql);
-/* Prepares a statement. */
+/* Prepares one statement; the caller gives it back with db_finalize(). */
 int db_prepare(sqlite3 *db, sqlite3_stmt **ret, const char *sql);
 /* A statement a caller keeps, and its SQL: a list for db_prepare_all(). */
 struct db_stmt_sql {
@@ -151,9 +151,32 @@ int db_name_id(sqlite3 *db, const char *table, const char *name, int64_t *ret_id
 /* SELECT of one integer; -ENODATA when there is no row. */
 int db_query_int(sqlite3 *db, int64_t *ret, const char *sql);
 
+/*
+ * Keeps up to max prepared statements of db between their uses (0: none,
+ * the default), so the same SQL is parsed once: db_prepare() and db_exec()
+ * hand out a cached statement that nobody holds, and db_finalize() gives
+ * it back, reset and its bindings cleared. For a connection that runs the
+ * same statements again and again (mmhitmd's). db_close() drops the cache;
+ * -EBUSY when too many connections have one.
+ */
+int db_cache_statements(sqlite3 *db, size_t max);
+
+struct db_cache_stats {
+	size_t held, lent;	/* statements cached; of them, in use now */
+	uint64_t hits, misses;
+};
+void db_cache_stats(sqlite3 *db, struct db_cache_stats *ret);
+
+/*
+ * Gives back a statement of db_prepare(): reset for the next user if the
+ * cache holds it, else finalized. Every statement of db_prepare() ends
+ * here, never in sqlite3_finalize(). Accepts NULL.
+ */
+void db_finalize(sqlite3_stmt *st);
+
 static inline void db_finalizep(sqlite3_stmt **st)
 {
-	sqlite3_finalize(*st);	/* accepts NULL */
+	db_finalize(*st);
 }
 #define _cleanup_finalize_ __attribute__((cleanup(db_finalizep)))
 

@@ -69,7 +69,7 @@ static void ctx_done(struct ctx *c)
 	sqlite3_stmt **sts[] = { &c->get_chain, &c->put_chain_syms, &c->put_attr, &c->rows,
 				 &c->retry_rows };
 	for (size_t i = 0; i < ARRAY_SIZE(sts); i++) {
-		sqlite3_finalize(*sts[i]);
+		db_finalize(*sts[i]);
 		*sts[i] = NULL;
 	}
 	path_intervals_free(c->pi);

@@ -100,8 +100,8 @@ void objects_free(struct objects *o)
 	free(o->anch);
 	free(o->locks);
 	symtab_free(o->syms);
-	sqlite3_finalize(o->mm_near);
-	sqlite3_finalize(o->lock_near);
+	db_finalize(o->mm_near);
+	db_finalize(o->lock_near);
 	u64map_free(o->mm_ids);
 	u64map_free(o->lock_ids);
 	u64map_free(o->mm_done);

@@ -53,12 +53,12 @@ void path_intervals_free(struct path_intervals *p)
 {
 	if (!p)
 		return;
-	sqlite3_finalize(p->path_sums);
-	sqlite3_finalize(p->measured);
-	sqlite3_finalize(p->count);
-	sqlite3_finalize(p->count_borrowed);
-	sqlite3_finalize(p->aging);
-	sqlite3_finalize(p->aging_borrowed);
+	db_finalize(p->path_sums);
+	db_finalize(p->measured);
+	db_finalize(p->count);
+	db_finalize(p->count_borrowed);
+	db_finalize(p->aging);
+	db_finalize(p->aging_borrowed);
 	free(p);
 }
 

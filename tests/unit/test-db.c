@@ -323,13 +323,13 @@ static void test_prepare_all(void)
 	CHECK_INT(db_prepare_all(db, good, 2), ==, 0);
 	CHECK_INT(a != NULL && b != NULL, ==, 1);
 	CHECK_STR(sqlite3_sql(b), "SELECT count(*) FROM event_names");
-	sqlite3_finalize(a);
-	sqlite3_finalize(b);
+	db_finalize(a);
+	db_finalize(b);
 	a = b = NULL;
 	CHECK_INT(db_prepare_all(db, bad, 3), ==, -EIO);
 	CHECK_INT(a != NULL, ==, 1);
 	CHECK_INT(b == NULL && c == NULL, ==, 1);
-	sqlite3_finalize(a);
+	db_finalize(a);
 	db_close(db);
 	unlink(path);
 }
@@ -365,7 +365,7 @@ static void test_step_failed(void)
 	CHECK_STR(db_error(r), "interrupted");
 	CHECK_INT(log_errors_said(), ==, said);
 	log_set_max_level(LOG_CRIT);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	st = NULL;
 	page_size = q(db, "PRAGMA page_size");
 	pages = q(db, "PRAGMA page_count");
@@ -392,9 +392,117 @@ static void test_step_failed(void)
 	CHECK_STR(db_error(r), "the database file is damaged");
 	CHECK_INT(log_errors_said(), ==, said);
 	log_set_max_level(LOG_CRIT);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	db_close(db);
 	fresh_path();	/* a reader of a WAL file leaves its -wal and -shm */
+}
+
+/*
+ * The statement cache: the same SQL is one statement again once given
+ * back, reset and unbound; a second user at once gets one of its own; the
+ * least recently used free one makes room, a lent one never; SQL of
+ * several statements still runs; a schema change and a half-read result
+ * leave nothing stale; closing finalizes them all.
+ */
+static void test_statement_cache(void)
+{
+	sqlite3_stmt *a = NULL, *b = NULL, *held[4] = {};
+	struct db_cache_stats cs;
+	sqlite3 *db = NULL;
+	int r;
+
+	fresh_path();
+	CHECK_INT(db_open(path, 0, &db), ==, 0);
+	CHECK_INT(db_cache_statements(db, 4), ==, 0);
+	CHECK_INT(db_exec(db, "CREATE TABLE t(x)"), ==, 0);
+	CHECK_INT(db_exec(db, "INSERT INTO t VALUES (1), (2), (3)"), ==, 0);
+
+	/* reused, given back reset and unbound */
+	CHECK_INT(db_prepare(db, &a, "SELECT ?1 + 1"), ==, 0);
+	sqlite3_bind_int(a, 1, 41);
+	CHECK_INT(sqlite3_step(a), ==, SQLITE_ROW);
+	CHECK_INT(sqlite3_column_int(a, 0), ==, 42);
+	db_finalize(a);
+	CHECK_INT(db_prepare(db, &b, "SELECT ?1 + 1"), ==, 0);
+	CHECK(a == b);
+	CHECK_INT(sqlite3_step(b), ==, SQLITE_ROW);
+	CHECK_INT(sqlite3_column_type(b, 0), ==, SQLITE_NULL);	/* NULL + 1 */
+
+	/* a second user at once: its own statement, finalized after use */
+	CHECK_INT(db_prepare(db, &a, "SELECT ?1 + 1"), ==, 0);
+	CHECK(a != b);
+	db_finalize(a);
+	db_finalize(b);
+	db_cache_stats(db, &cs);
+	CHECK_INT(cs.lent, ==, 0);
+	CHECK_INT(cs.hits, ==, 1);
+
+	/* a half-read result given back holds no lock: the table can go */
+	CHECK_INT(db_prepare(db, &a, "SELECT x FROM t"), ==, 0);
+	CHECK_INT(sqlite3_step(a), ==, SQLITE_ROW);
+	db_finalize(a);
+	CHECK_INT(db_exec(db, "ALTER TABLE t ADD COLUMN y DEFAULT 7"), ==, 0);
+	CHECK_INT(db_prepare(db, &a, "SELECT * FROM t"), ==, 0);
+	db_finalize(a);
+	CHECK_INT(db_exec(db, "ALTER TABLE t ADD COLUMN z DEFAULT 9"), ==, 0);
+	CHECK_INT(db_prepare(db, &a, "SELECT * FROM t"), ==, 0);	/* the cached one, recompiled */
+	CHECK_INT(sqlite3_step(a), ==, SQLITE_ROW);
+	CHECK_INT(sqlite3_column_count(a), ==, 3);
+	CHECK_INT(sqlite3_column_int(a, 2), ==, 9);
+	db_finalize(a);
+
+	/* room: four held and lent, a fifth is prepared but not kept */
+	for (int i = 0; i < 4; i++) {
+		char sql[32];
+
+		snprintf(sql, sizeof(sql), "SELECT %d", i);
+		CHECK_INT(db_prepare(db, &held[i], sql), ==, 0);
+	}
+	CHECK_INT(db_prepare(db, &a, "SELECT 4"), ==, 0);
+	db_cache_stats(db, &cs);
+	CHECK_INT(cs.held, ==, 4);
+	CHECK_INT(cs.lent, ==, 4);
+	db_finalize(a);
+	for (int i = 0; i < 4; i++)
+		db_finalize(held[i]);
+	/* free now: the least recently used ("SELECT 0") makes room */
+	CHECK_INT(db_prepare(db, &a, "SELECT 4"), ==, 0);
+	db_finalize(a);
+	db_cache_stats(db, &cs);
+	r = (int)cs.misses;
+	CHECK_INT(db_prepare(db, &a, "SELECT 3"), ==, 0);
+	db_finalize(a);
+	CHECK_INT(db_prepare(db, &a, "SELECT 0"), ==, 0);
+	db_finalize(a);
+	db_cache_stats(db, &cs);
+	CHECK_INT((int)cs.misses, ==, r + 1);
+
+	/* several statements: db_exec() runs them all, each time */
+	for (int i = 0; i < 2; i++)
+		CHECK_INT(db_exec(db, "INSERT INTO t(x) VALUES (10); INSERT INTO t(x) VALUES (11);"), ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM t WHERE x >= 10"), ==, 4);
+	r = db_prepare(db, &a, "SELECT 1; SELECT 2");
+	CHECK_INT(r, ==, -EINVAL);
+	CHECK(a == NULL);
+	CHECK(strstr(db_error(r), "more than one") != NULL);
+
+	/* transactions through cached BEGIN and COMMIT, again and again */
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(db_begin(db), ==, 0);
+		CHECK_INT(db_exec(db, "INSERT INTO t(x) VALUES (20)"), ==, 0);
+		CHECK_INT(db_end(db, i == 1 ? -EIO : 0), ==, i == 1 ? -EIO : 0);
+	}
+	CHECK_INT(q(db, "SELECT count(*) FROM t WHERE x = 20"), ==, 2);
+
+	/* dropped: every statement finalized, none left on the connection */
+	CHECK_INT(db_cache_statements(db, 0), ==, 0);
+	CHECK(sqlite3_next_stmt(db, NULL) == NULL);
+	db_cache_stats(db, &cs);
+	CHECK_INT(cs.held, ==, 0);
+	CHECK_INT(db_cache_statements(db, 8), ==, 0);
+	CHECK_INT(q(db, "SELECT count(*) FROM t"), ==, 9);
+	db_close(db);
+	unlink(path);
 }
 
 int main(void)
@@ -412,5 +520,6 @@ int main(void)
 	RUN(test_statement_errors);
 	RUN(test_step_failed);
 	RUN(test_prepare_all);
+	RUN(test_statement_cache);
 	return test_exit();
 }

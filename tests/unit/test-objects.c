@@ -343,8 +343,8 @@ static void test_lazy(void)
 		CHECK(strstr(b, "mm_id=2001 ") != NULL);
 	}
 out:
-	sqlite3_finalize(mm);
-	sqlite3_finalize(lk);
+	db_finalize(mm);
+	db_finalize(lk);
 	mm = lk = NULL;
 	objects_free(lazy);
 	objects_free(full);

@@ -45,7 +45,7 @@ static void make_host(int n, bool rolls, const char *hostname)
 	sqlite3_bind_text(bt, 1, sql, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(bt, 2, hostname, -1, SQLITE_STATIC);
 	CHECK_INT(db_step_done(db, bt), ==, 0);
-	sqlite3_finalize(bt);
+	db_finalize(bt);
 	bt = NULL;
 	CHECK_INT(db_prepare(db, &bt,
 		"INSERT INTO boots (boot_id, host_id, boot_uuid, boot_time_ns, first_seen_ns, last_seen_ns,"
@@ -98,9 +98,9 @@ static void make_host(int n, bool rolls, const char *hostname)
 	exec(db, "INSERT INTO analysis_state (boot_id, last_interval_id, rules_digest, analyzed_ns)"
 		 " SELECT boot_id, max(interval_id), 'test', 0 FROM intervals GROUP BY boot_id");
 	exec(db, "COMMIT");
-	sqlite3_finalize(iv);
-	sqlite3_finalize(pi);
-	sqlite3_finalize(bt);
+	db_finalize(iv);
+	db_finalize(pi);
+	db_finalize(bt);
 	iv = pi = bt = NULL;
 	db_close(db);
 }
