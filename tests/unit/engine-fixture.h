@@ -53,6 +53,9 @@ static int fix_exec_file(sqlite3 *db, const char *rel)
 	return db_exec(db, sql);
 }
 
+/* Statements fix_db()'s connection caches, as mmhitmd's does (0: none). */
+static size_t fix_stmt_cache;
+
 /* Creates the DB with hosts/boots row 1 and the layouts. */
 static sqlite3 *fix_db(const char *name)
 {
@@ -62,6 +65,10 @@ static sqlite3 *fix_db(const char *name)
 	fix_unlink_now();
 	if (db_open(fix_path, 0, &db) < 0)
 		return NULL;
+	if (fix_stmt_cache && db_cache_statements(db, fix_stmt_cache) < 0) {
+		db_close(db);
+		return NULL;
+	}
 	if (db_exec(db, "INSERT INTO hosts(host_id, machine_id, hostname) VALUES (1, 'mid', 'fleet-01');"
 		    "INSERT INTO boots(boot_id, host_id, boot_uuid, first_seen_ns, last_seen_ns,"
 		    " kernel_release, kernel_version, kernel_build_id, arch, nr_cpus_online,"
