@@ -15,14 +15,20 @@
  *
  * With --learn N, every measured interval also learns N new mm_structs
  * (a host that forks), which makes the analysis retry unresolved rows;
- * --history-samples N puts N unresolved samples in every history interval.
+ * --history-samples N puts N unresolved samples in every history interval;
+ * --rounds N measures N intervals of each kind (5). --compare-cache times
+ * them with and without the daemon's statement cache (db_cache_statements()),
+ * interleaved, and prints the ratios with a control.
  *
  *   build/bench/bench-analyze [--objects N] [--locks N] [--samples N]
  *                             [--intervals N] [--learn N] [--history-samples N]
- *                             [--db PATH]
+ *                             [--rounds N] [--compare-cache] [--db PATH]
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -34,6 +40,7 @@
 #include "db.h"
 #include "log.h"
 #include "rules.h"
+#include "stats.h"
 #include "util.h"
 
 #define T0	1700000000000000000LL	/* ns */
@@ -47,6 +54,7 @@ static uint64_t n_objects = 500000, n_locks = 20000, n_samples = 200, n_interval
 static uint64_t n_learn;	/* mm_structs learned per measured interval */
 static uint64_t n_hist_samples;	/* samples per history interval (nobody's) */
 static int rounds = 5;
+static bool compare_cache;	/* --compare-cache */
 
 static int build(const char *path)
 {
@@ -111,9 +119,9 @@ static int build(const char *path)
 	}
 	if (r >= 0)
 		r = db_commit(db);
-	sqlite3_finalize(mm);
-	sqlite3_finalize(lk);
-	sqlite3_finalize(iv);
+	db_finalize(mm);
+	db_finalize(lk);
+	db_finalize(iv);
 	mm = lk = iv = NULL;
 	db_close(db);
 	return r;
@@ -199,6 +207,90 @@ static int measure(sqlite3 *db, struct rules *rules, const char *what, int64_t *
 	return 0;
 }
 
+/* Times one analyze_db() on db after adding one interval through it. */
+static int timed_step(sqlite3 *db, struct rules *rules, int64_t *next_id, uint64_t samples,
+		      double *ret)
+{
+	struct analyze_stats st;
+	struct timespec a, b;
+	int r;
+
+	r = add_interval(db, (*next_id)++, samples);
+	if (r < 0)
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = analyze_db(db, rules, 0, &st);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	*ret = secs(&a, &b);
+	return r;
+}
+
+static void print_ratio(const char *what, const double *lr, size_t n)
+{
+	struct t_interval ti;
+
+	if (stats_t_mean(lr, n, 0.95, &ti) < 0)
+		return;
+	printf("  %-34s %+6.1f%% [%+.1f%% .. %+.1f%%]\n", what, 100 * expm1(ti.estimate),
+	       100 * expm1(ti.lo), 100 * expm1(ti.hi));
+}
+
+/*
+ * The statement cache against none, in one process on one database: three
+ * connections, two without a cache (the second is the control) and one
+ * with the daemon's, take turns in a rotating order, each analyzing the
+ * interval it has just added. Per round, the log ratio of each to the
+ * first; the mean and its 95 % interval (Student's t over the rounds).
+ */
+static int measure_cache(const char *path, struct rules *rules, const char *what, uint64_t samples)
+{
+	sqlite3 *db[3] = {};
+	double *t[3] = {}, *lr[2] = {};
+	int64_t next_id = 0;
+	int r = 0;
+
+	for (int k = 0; k < 3 && r >= 0; k++) {
+		r = db_open(path, 0, &db[k]);
+		t[k] = calloc((size_t)rounds, sizeof(double));
+		if (r >= 0 && !t[k])
+			r = -ENOMEM;
+	}
+	for (int k = 0; k < 2 && r >= 0; k++)
+		if (!(lr[k] = calloc((size_t)rounds, sizeof(double))))
+			r = -ENOMEM;
+	if (r >= 0)
+		r = db_cache_statements(db[2], 128);
+	if (r >= 0)
+		r = db_query_int(db[0], &next_id, "SELECT max(interval_id) + 1 FROM intervals");
+	/* a first turn each: the page cache and the statements warm */
+	for (int k = 0; k < 3 && r >= 0; k++)
+		r = timed_step(db[k], rules, &next_id, samples, &t[k][0]);
+	for (int i = 0; i < rounds && r >= 0; i++) {
+		for (int j = 0; j < 3 && r >= 0; j++) {
+			int k = (i + j) % 3;
+
+			r = timed_step(db[k], rules, &next_id, samples, &t[k][i]);
+		}
+		if (r >= 0) {
+			lr[0][i] = log(t[1][i] / t[0][i]);
+			lr[1][i] = log(t[2][i] / t[0][i]);
+		}
+	}
+	if (r >= 0) {
+		printf("%-8s intervals: %d rounds, analyze_db without a statement cache: mean %.4f s\n",
+		       what, rounds, stats_mean(t[0], (size_t)rounds));
+		print_ratio("without one again (control)", lr[0], (size_t)rounds);
+		print_ratio("with the daemon's statement cache", lr[1], (size_t)rounds);
+	}
+	for (int k = 0; k < 3; k++) {
+		db_close(db[k]);
+		free(t[k]);
+	}
+	free(lr[0]);
+	free(lr[1]);
+	return r;
+}
+
 /* One measurement in a child: a fresh heap and a fresh peak RSS. */
 static int run_child(const char *path, const char *what, uint64_t samples)
 {
@@ -212,6 +304,12 @@ static int run_child(const char *path, const char *what, uint64_t samples)
 		int64_t next_id = 0;
 		int r = rules ? rules_load_defaults(rules) : -1;
 
+		if (r >= 0 && compare_cache && strcmp(what, "history") != 0) {
+			r = measure_cache(path, rules, what, samples);
+			rules_free(rules);
+			fflush(stdout);
+			_exit(r < 0);
+		}
 		if (r >= 0)
 			r = db_open(path, 0, &db);
 		if (r >= 0)
@@ -242,6 +340,8 @@ int main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "learn", required_argument, NULL, 'n' },
 		{ "history-samples", required_argument, NULL, 'h' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "compare-cache", no_argument, NULL, 'c' },
 		{}
 	};
 	char path[256];
@@ -258,6 +358,8 @@ int main(int argc, char **argv)
 		case 'd': snprintf(path, sizeof(path), "%s", optarg); break;
 		case 'n': n_learn = strtoull(optarg, NULL, 10); break;
 		case 'h': n_hist_samples = strtoull(optarg, NULL, 10); break;
+		case 'c': compare_cache = true; break;
+		case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
 		default: return 2;
 		}
 	}

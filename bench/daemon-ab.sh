@@ -21,6 +21,13 @@
 #
 #   AB_NEW_ARGS="--snapshots yes" sh bench/daemon-ab.sh build/mmhitmd build/mmhitmd 10
 #
+# AB_IDLE=yes: the default configuration instead (60 s intervals, the
+# default budget, quiet intervals as a quiet host has them), no load; each
+# minute's one interval is paired, and each daemon's CPU is also given as a
+# share of one CPU over the whole minutes. An idle host's cost:
+#
+#   AB_IDLE=yes sh bench/daemon-ab.sh /tmp/mmhitmd-old build/mmhitmd 60
+#
 # AB_KEEP=DIR keeps the databases and samples; `daemon-ab.sh --report DIR`
 # prints the tables again from them.
 
@@ -34,7 +41,8 @@ cpu_table() {
 		sqlite3 "$W/$v.db" "SELECT end_ns / 60000000000, sum(cpu_user_ns + cpu_sys_ns), count(*)
 			FROM intervals WHERE partial = 0 GROUP BY 1" | sed "s/^/$v|/"
 	done >"$W/cpu"
-	awk -F'|' '
+	awk -F'|' -v min_n="$(cat "$W/min_n" 2>/dev/null || echo 50)" '
+		BEGIN { vv["base"] = vv["control"] = vv["new"] = 1 }
 		{ cpu[$1, $2] = $3; n[$1, $2] = $4; m[$2] = 1 }
 		END {
 			for (k in m) if ((("base", k) in cpu) && (("control", k) in cpu) && (("new", k) in cpu)) keep[k] = 1
@@ -42,17 +50,22 @@ cpu_table() {
 			for (k in keep) { if (first == "" || k < first) first = k; if (last == "" || k > last) last = k }
 			for (k in keep) {
 				if (k == first || k == last) continue
-				if (n["base", k] < 50 || n["control", k] < 50 || n["new", k] < 50) continue
+				if (n["base", k] < min_n || n["control", k] < min_n || n["new", k] < min_n) continue
 				i++
 				r["control", i] = cpu["control", k] / cpu["base", k]
 				r["new", i] = cpu["new", k] / cpu["base", k]
 				base_ms += cpu["base", k] / 1e6 / n["base", k]
+				for (j in vv) { tot[j] += cpu[j, k]; ivs[j] += n[j, k] }
 			}
 			if (i < 3) { print "daemon-ab: fewer than 3 whole minutes"; exit 1 }
 			# Student t, 97.5 %, by degrees of freedom (i - 1); 2.0 past 60.
 			split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09 2.08 2.07 2.07 2.06 2.06 2.06 2.05 2.05 2.05 2.04", tt, " ")
 			t = i - 1 <= 30 ? tt[i - 1] : (i - 1 <= 60 ? 2.02 : 2.0)
-			printf "\n%d whole minutes; the base used %.2f ms of CPU an interval\n\n", i, base_ms / i
+			printf "\n%d whole minutes; the base used %.2f ms of CPU an interval\n", i, base_ms / i
+			for (j in vv)
+				printf "  %s: %.2f ms an interval, %.4f%% of one CPU\n", j, tot[j] / 1e6 / ivs[j], \
+					tot[j] / (i * 60e9) * 100
+			print ""
 			print "| daemon | CPU against the base, mean [95 % CI] | min .. max |"
 			print "|---|---:|---:|"
 			split("control new", vs, " ")
@@ -92,7 +105,15 @@ fi
 BASE=${1:?usage: daemon-ab.sh BASE NEW [MINUTES]}
 NEW=${2:?usage: daemon-ab.sh BASE NEW [MINUTES]}
 MINUTES=${3:-20}
+AB_IDLE=${AB_IDLE:-no}
 AB_LOAD=${AB_LOAD:-yes}
+AB_ARGS='--interval 1s --overhead-budget 20%'
+MIN_N=50
+if [ "$AB_IDLE" = yes ]; then
+	AB_LOAD=no
+	AB_ARGS=
+	MIN_N=1
+fi
 HELPER=$O/tests/mmhitm-test-helper
 [ "$(id -u)" = 0 ] || { echo "daemon-ab: needs root (tracefs)" >&2; exit 2; }
 for b in "$BASE" "$NEW"; do
@@ -106,12 +127,13 @@ trap 'exit 130' INT TERM
 
 # The executables are copied: a rebuild meanwhile changes nothing here.
 cp "$BASE" "$W/base" && cp "$BASE" "$W/control" && cp "$NEW" "$W/new" || exit 1
+echo "$MIN_N" >"$W/min_n"
 for v in base control new; do
 	extra=
 	[ $v = new ] && extra=${AB_NEW_ARGS:-}
 	# shellcheck disable=SC2086 # the options, split as words
-	"$W/$v" --foreground --db "$W/$v.db" --interval 1s --instance "mmhitm-ab-$v-$$" \
-		--metrics-file "" --overhead-budget 20% $extra 2>"$W/$v.log" &
+	"$W/$v" --foreground --db "$W/$v.db" --instance "mmhitm-ab-$v-$$" \
+		--metrics-file "" $AB_ARGS $extra 2>"$W/$v.log" &
 	PIDS="$PIDS $!"
 	echo $! >"$W/$v.pid"
 done
@@ -126,7 +148,7 @@ if [ "$AB_LOAD" != no ]; then
 		"$O/mmhitm-load" "$w" --threads 1 --duration 20s >/dev/null 2>&1; done; done ) &
 	LOADS="$LOADS $!"
 fi
-echo "daemon-ab: base $BASE, new $NEW${AB_NEW_ARGS:+ $AB_NEW_ARGS}, $MINUTES minutes, load: $AB_LOAD ($W)"
+echo "daemon-ab: base $BASE, new $NEW${AB_NEW_ARGS:+ $AB_NEW_ARGS}, $MINUTES minutes, load: $AB_LOAD, idle: $AB_IDLE ($W)"
 
 end=$(( $(date +%s) + MINUTES * 60 ))
 while [ "$(date +%s)" -lt "$end" ]; do
