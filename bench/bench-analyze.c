@@ -179,34 +179,6 @@ static double secs(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-static int measure(sqlite3 *db, struct rules *rules, const char *what, int64_t *next_id,
-		   uint64_t samples)
-{
-	double total = 0, worst = 0;
-	long rss0 = maxrss_kb();
-	int r = 0;
-
-	for (int i = 0; i < rounds; i++) {
-		struct analyze_stats st;
-		struct timespec a, b;
-
-		r = add_interval(db, (*next_id)++, samples);
-		if (r < 0)
-			return r;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		r = analyze_db(db, rules, 0, &st);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		if (r < 0)
-			return r;
-		total += secs(&a, &b);
-		if (secs(&a, &b) > worst)
-			worst = secs(&a, &b);
-	}
-	printf("%-8s intervals: %d x analyze_db: mean %.4f s, max %.4f s, peak RSS +%ld KiB\n",
-	       what, rounds, total / rounds, worst, maxrss_kb() - rss0);
-	return 0;
-}
-
 /* Times one analyze_db() on db after adding one interval through it. */
 static int timed_step(sqlite3 *db, struct rules *rules, int64_t *next_id, uint64_t samples,
 		      double *ret)
@@ -223,6 +195,28 @@ static int timed_step(sqlite3 *db, struct rules *rules, int64_t *next_id, uint64
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	*ret = secs(&a, &b);
 	return r;
+}
+
+static int measure(sqlite3 *db, struct rules *rules, const char *what, int64_t *next_id,
+		   uint64_t samples)
+{
+	double total = 0, worst = 0;
+	long rss0 = maxrss_kb();
+	int r = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		double t;
+
+		r = timed_step(db, rules, next_id, samples, &t);
+		if (r < 0)
+			return r;
+		total += t;
+		if (t > worst)
+			worst = t;
+	}
+	printf("%-8s intervals: %d x analyze_db: mean %.4f s, max %.4f s, peak RSS +%ld KiB\n",
+	       what, rounds, total / rounds, worst, maxrss_kb() - rss0);
+	return 0;
 }
 
 static void print_ratio(const char *what, const double *lr, size_t n)
