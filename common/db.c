@@ -246,12 +246,15 @@ static void cache_add(struct stmt_cache *c, const char *sql, uint64_t hash, sqli
 				  .lent = lent };
 }
 
+/* A statement still lent is forgotten, not finalized: its holder's
+ * db_finalize() finalizes it (and sqlite3_close() says it is busy). */
 static void cache_drop(struct stmt_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->e[i].lent)
-			log_debug("A cached statement was still in use at close: \"%.60s\"", c->e[i].sql);
-		sqlite3_finalize(c->e[i].st);
+			log_debug("A cached statement was still in use: \"%.60s\"", c->e[i].sql);
+		else
+			sqlite3_finalize(c->e[i].st);
 		free(c->e[i].sql);
 	}
 	free(c->e);
@@ -302,6 +305,21 @@ void db_cache_stats(sqlite3 *db, struct db_cache_stats *ret)
 	pthread_mutex_unlock(&stmt_lock);
 }
 
+/* Whether SQL after a statement holds another one (or what fails to
+ * prepare), not only blanks, semicolons and comments. */
+static bool tail_has_statement(sqlite3 *db, const char *tail)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	tail += strspn(tail, " \t\n\r\f\v;");
+	if (!*tail)
+		return false;
+	rc = sqlite3_prepare_v2(db, tail, -1, &st, NULL);
+	sqlite3_finalize(st);
+	return rc != SQLITE_OK || st != NULL;
+}
+
 /*
  * A prepared statement of db for sql: the cached one when it is free,
  * else a new one the cache keeps if it has room. *ret_multi: sql holds
@@ -338,9 +356,7 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **ret, bool *ret_m
 	rc = sqlite3_prepare_v3(db, sql, -1, c ? SQLITE_PREPARE_PERSISTENT : 0, ret, &tail);
 	if (rc != SQLITE_OK)
 		return rc;
-	while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';'))
-		tail++;
-	if (tail && *tail) {
+	if (tail && *tail && tail_has_statement(db, tail)) {
 		sqlite3_finalize(*ret);
 		*ret = NULL;
 		*ret_multi = true;

@@ -404,15 +404,16 @@ static int open_db_step(struct daemon *d, void *arg)
 {
 	struct stat st;
 	bool existed = stat(d->cfg.db_path, &st) == 0;
-	int r;
+	int r, e;
 
 	r = db_open(d->cfg.db_path, 0, &d->db);
 	if (r >= 0)
 		r = ensure_incremental_vacuum(d->db);
 	if (r >= 0)
 		r = db_exec(d->db, DAEMON_DB_CACHE);
-	if (r >= 0)
-		r = db_cache_statements(d->db, DAEMON_DB_STATEMENTS);
+	/* an optimization: without it the daemon parses more, nothing else */
+	if (r >= 0 && (e = db_cache_statements(d->db, DAEMON_DB_STATEMENTS)) < 0)
+		log_warning_errno(e, "Cannot keep prepared statements: %m, ignoring");
 	if (r < 0) {
 		db_close(d->db);
 		d->db = NULL;

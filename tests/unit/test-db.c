@@ -481,6 +481,15 @@ static void test_statement_cache(void)
 	for (int i = 0; i < 2; i++)
 		CHECK_INT(db_exec(db, "INSERT INTO t(x) VALUES (10); INSERT INTO t(x) VALUES (11);"), ==, 0);
 	CHECK_INT(q(db, "SELECT count(*) FROM t WHERE x >= 10"), ==, 4);
+	/* one statement and a comment: one statement, kept */
+	CHECK_INT(db_prepare(db, &a, "SELECT 5; -- the answer\n"), ==, 0);
+	CHECK(a != NULL);
+	db_finalize(a);
+	db_cache_stats(db, &cs);
+	r = (int)cs.hits;
+	CHECK_INT(db_exec(db, "SELECT 5; -- the answer\n"), ==, 0);
+	db_cache_stats(db, &cs);
+	CHECK_INT((int)cs.hits, ==, r + 1);
 	r = db_prepare(db, &a, "SELECT 1; SELECT 2");
 	CHECK_INT(r, ==, -EINVAL);
 	CHECK(a == NULL);
@@ -493,6 +502,14 @@ static void test_statement_cache(void)
 		CHECK_INT(db_end(db, i == 1 ? -EIO : 0), ==, i == 1 ? -EIO : 0);
 	}
 	CHECK_INT(q(db, "SELECT count(*) FROM t WHERE x = 20"), ==, 2);
+
+	/* dropped while lent: its holder finalizes it, once (ASan's to see) */
+	CHECK_INT(db_prepare(db, &a, "SELECT 7"), ==, 0);
+	CHECK_INT(db_cache_statements(db, 0), ==, 0);
+	CHECK_INT(sqlite3_step(a), ==, SQLITE_ROW);
+	db_finalize(a);
+	CHECK(sqlite3_next_stmt(db, NULL) == NULL);
+	CHECK_INT(db_cache_statements(db, 4), ==, 0);
 
 	/* dropped: every statement finalized, none left on the connection */
 	CHECK_INT(db_cache_statements(db, 0), ==, 0);
