@@ -268,6 +268,11 @@ struct report {
 	struct cohort *cohorts;
 	size_t nr_cohorts;
 	struct fleet_path fleet[MAX_PATHS];
+	/*
+	 * Per path, the series quartiles report_series() gives the writers,
+	 * filled on first use (the array is report_end()'s; NULL before).
+	 */
+	double **series;
 	struct answer answer[MAX_PATHS];
 	struct top_line other_top[TOP_LINES];	/* lines outside P1..P4 */
 	size_t nr_other_top;
@@ -331,7 +336,7 @@ int collect_rows_interval(struct report *r, struct host *h, struct rows *w, cons
 int collect_rows_index(struct report *r, struct host *h, struct rows *w);
 int collect_rows_rate(struct report *r, struct host *h, struct rows *w, const struct rate_row *v);
 /* The start of the indexed row id; INT64_MIN when there is none. */
-int64_t collect_rows_start(const struct rows *w, int64_t id);
+int64_t collect_rows_start(struct rows *w, int64_t id);
 int collect_rows_finish(struct report *r, struct host *h, struct rows *w);
 /* A bucket's rate as path_rates computes an interval's: NAN when none. */
 double collect_bucket_rate(int p, bool has_hitm, int64_t hitm, bool has_work, double work);

@@ -430,6 +430,8 @@ int report_prepare(struct report *r)
 	if (r->o.since_ns >= r->o.until_ns)
 		return log_error_errno(EINVAL, "The report range is empty: --since is not before --until");
 	r->data_lo_ns = r->o.since_ns - r->o.before_ns;
+	/* Every host is known: the array's room for more (up to as many again) goes. */
+	shrink_array((void **)&r->hosts, &r->alloc_hosts, sizeof(*r->hosts), r->nr_hosts);
 	make_bins(r);
 	return make_cohorts(r);
 }
@@ -446,6 +448,8 @@ int report_end(struct report *r)
 			return ret;
 	}
 	ret = report_answers(r);
+	if (ret == 0 && !(r->series = calloc(MAX_PATHS, sizeof(*r->series))))
+		ret = -ENOMEM;
 	if (ret < 0)
 		return log_oom();
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "report-model.h"
 #include "report.h"
 #include "rollout.h"
 #include "test.h"
@@ -142,6 +143,82 @@ static void test_rollouts(void)
 	free(ro);
 }
 
+static bool same_values(const double *a, const double *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (isnan(a[i]) != isnan(b[i]) || (!isnan(a[i]) && a[i] != b[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The series quartiles the writers get from the cache (one sort per bin,
+ * filled on first use) equal those computed for each call: every patch
+ * state group, ties, hosts without a value, a host without bins, and a
+ * bin no host of a group has.
+ */
+static void test_series_cache(void)
+{
+	enum { BINS = 7, HOSTS = 301, CALLS = 4 * 3 + 1 };
+	struct report r = { .nr_bins = BINS, .nr_hosts = HOSTS };
+	double want[CALLS][BINS], got[CALLS][BINS];
+	unsigned int seed = 7;
+	size_t groups[4] = {};
+
+	r.hosts = calloc(HOSTS, sizeof(*r.hosts));
+	if (!r.hosts)
+		return;
+	for (size_t i = 0; i < HOSTS; i++) {
+		struct host_path *hp = &r.hosts[i].path[1];
+
+		if (i == 5)
+			continue;	/* no bins at all */
+		hp->bin_rate = malloc(BINS * sizeof(float));
+		hp->bin_work = malloc(BINS * sizeof(float));
+		hp->bin_state = calloc(BINS, 1);
+		if (!hp->bin_rate || !hp->bin_work || !hp->bin_state)
+			goto out;
+		for (size_t b = 0; b < BINS; b++) {
+			hp->bin_rate[b] = rand_r(&seed) % 9 == 0 ? NAN : (float)(rand_r(&seed) % 50) / 7.0f;
+			hp->bin_work[b] = rand_r(&seed) % 5 == 0 ? NAN : (float)(rand_r(&seed) % 1000);
+			/* Bin 3 has no host in group 2. */
+			hp->bin_state[b] = (uint8_t)(rand_r(&seed) % 4);
+			if (b == 3 && hp->bin_state[b] == 2)
+				hp->bin_state[b] = 1;
+			groups[hp->bin_state[b]]++;
+		}
+	}
+	CHECK(groups[0] && groups[1] && groups[2] && groups[3]);
+	for (int pass = 0; pass < 2; pass++) {
+		double (*out)[BINS] = pass ? got : want;
+
+		for (int g = 0; g < 4; g++)
+			for (int k = 0; k < 3; k++)
+				CHECK_INT(report_series(&r, 1, g, false, 0.25 * (k + 1), out[g * 3 + k]), ==, 0);
+		CHECK_INT(report_series(&r, 1, 0, true, 0.5, out[CALLS - 1]), ==, 0);
+		if (!pass) {
+			r.series = calloc(MAX_PATHS, sizeof(*r.series));
+			if (!r.series)
+				goto out;
+		}
+	}
+	CHECK(r.series[1] != NULL);
+	for (int c = 0; c < CALLS; c++)
+		CHECK(same_values(want[c], got[c], BINS));
+	CHECK(isnan(got[2 * 3 + 1][3]));	/* group 2, bin 3: nobody */
+	CHECK(!isnan(got[1][3]));
+out:
+	for (size_t i = 0; i < HOSTS; i++) {
+		free(r.hosts[i].path[1].bin_rate);
+		free(r.hosts[i].path[1].bin_work);
+		free(r.hosts[i].path[1].bin_state);
+	}
+	if (r.series)
+		free(r.series[1]);
+	free(r.series);
+	free(r.hosts);
+}
+
 int main(void)
 {
 	RUN(test_html);
@@ -150,5 +227,6 @@ int main(void)
 	RUN(test_text);
 	RUN(test_kernel_same);
 	RUN(test_rollouts);
+	RUN(test_series_cache);
 	return test_exit();
 }
