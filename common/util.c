@@ -265,6 +265,20 @@ int grow_array(void **array, size_t *alloc, size_t elem, size_t need)
 	return 0;
 }
 
+void shrink_array(void **array, size_t *alloc, size_t elem, size_t n)
+{
+	void *p;
+
+	if (!*array || !n || (alloc && *alloc <= n))
+		return;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return;		/* the larger block still holds it all */
+	*array = p;
+	if (alloc)
+		*alloc = n;
+}
+
 /* Midnight UTC starting the day of t, and the Monday of its ISO week. */
 static int64_t day_start(int64_t t_ns)
 {

@@ -65,6 +65,8 @@ bool startswith(const char *s, const char *prefix);
 
 /* Grows *array (of *size elements of elem bytes) to hold at least need. */
 int grow_array(void **array, size_t *alloc, size_t elem, size_t need);
+/* Gives back *array's room beyond n elements (alloc, when not NULL, follows); kept as is when realloc fails. */
+void shrink_array(void **array, size_t *alloc, size_t elem, size_t n);
 
 /* Values of a record at any alignment (perf.data, the sampler's ring):
  * memcpy, which the compiler makes a plain load where that is allowed. */

@@ -198,6 +198,9 @@ int collect_host_finish(struct report *r, struct host *h)
 	if (n < 0)
 		return log_oom();
 	h->nr_rollouts = (size_t)n;
+	/* Kept for the whole report: no room for boots that will not come (16 at first). */
+	shrink_array((void **)&h->boots, &h->alloc_boots, sizeof(*h->boots), h->nr_boots);
+	shrink_array((void **)&h->rollouts, NULL, sizeof(*h->rollouts), h->nr_rollouts);
 	h->rollout_in_range = calloc(h->nr_rollouts + 1, sizeof(bool));
 	if (!h->rollout_in_range)
 		return log_oom();
@@ -325,6 +328,7 @@ struct rows {
 	double *work_sum[MAX_PATHS], *secs_sum[MAX_PATHS];	/* per time bin */
 	struct path_share shares[HOST_SHARES];
 	size_t nr_shares;
+	size_t last;		/* by_id position of the last row found, + 1; 0: none */
 };
 
 static void rows_done(struct rows *w)
@@ -380,10 +384,19 @@ static int cmp_by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static ssize_t find_interval(const struct rows *w, int64_t id)
+/*
+ * Rate rows come in key order (a bucket's paths together, buckets in time
+ * order): the last row found, or the one after it, is the likely answer.
+ */
+static ssize_t find_interval(struct rows *w, int64_t id)
 {
 	size_t lo = 0, hi = w->n;
 
+	for (size_t k = w->last; k && k <= w->last + 1 && k <= w->n; k++)
+		if (w->ivl[w->by_id[k - 1]].id == id) {
+			w->last = k;
+			return (ssize_t)w->by_id[k - 1];
+		}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -392,8 +405,10 @@ static ssize_t find_interval(const struct rows *w, int64_t id)
 		else
 			hi = mid;
 	}
-	if (lo < w->n && w->ivl[w->by_id[lo]].id == id)
+	if (lo < w->n && w->ivl[w->by_id[lo]].id == id) {
+		w->last = lo + 1;
 		return (ssize_t)w->by_id[lo];
+	}
 	return -1;
 }
 
@@ -580,7 +595,7 @@ static int shares_flush(const struct path_share *s, size_t n, struct report *r)
 	return 0;
 }
 
-int64_t collect_rows_start(const struct rows *w, int64_t id)
+int64_t collect_rows_start(struct rows *w, int64_t id)
 {
 	ssize_t i = w->n ? find_interval(w, id) : -1;
 
