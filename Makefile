@@ -392,11 +392,13 @@ bench: deps-test all $(BENCH_PROGS)
 	$(Q)O=$(O) BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_SECONDS=$(BENCH_SECONDS) \
 		BENCH_OFF_SECONDS=$(BENCH_OFF_SECONDS) sh bench/run-bench.sh
 
-# make bench-fleet: 10,000 hosts x a week in a two-shard ClickHouse on
-# loopback: load time, ship throughput, and the report's wall time and peak
-# RSS from the cluster and from 1,000 SQLite files, and the statistics'
-# inputs aggregated in the cluster (bench/bench-fleet.sh; BENCH_FLEET_HOSTS,
-# _SUBSET, _ROUNDS, _SHIP, _DAYS, _AGG_ROUNDS, _REPORTS). Not part of make check.
+# make bench-fleet: 100,000, 10,000 and 1,000 hosts x a week in a
+# two-shard ClickHouse on loopback: load time, ship throughput, the report's
+# wall time, peak RSS and CPU from the cluster at each size and from 1,000
+# SQLite files, how they grow, and the statistics' inputs aggregated in the
+# cluster (bench/bench-fleet.sh; BENCH_FLEET_HOSTS, _MIDDLE, _SUBSET,
+# _ROUNDS, _BIG_ROUNDS, _SHIP, _DAYS, _AGG_ROUNDS, _REPORTS). About 50
+# minutes and 35 GB at the default sizes. Not part of make check.
 bench-fleet: deps-test all
 	$(Q)O=$(O) sh bench/bench-fleet.sh
 

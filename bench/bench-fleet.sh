@@ -5,39 +5,55 @@
 #
 #   1. starts two clickhouse-server shards on loopback (the tests'
 #      clickhouse-lib.sh: their own data directory, stopped at the end);
-#   2. loads a synthetic fleet of BENCH_FLEET_HOSTS (10,000) hosts x a week
+#   2. loads a synthetic fleet of BENCH_FLEET_HOSTS (100,000) hosts x a week
 #      straight into the cluster with fleetgen.py --clickhouse (10-minute
-#      intervals, so one interval per 600 s roll-up bucket), timed;
+#      intervals, so one interval per 600 s roll-up bucket), timed, and
+#      waits for the servers' merges to finish before anything is timed;
 #   3. times what the report's statistics need, computed in the cluster
-#      (per host, path and day or block), against every path row as the
-#      report reads them today; BENCH_FLEET_REPORTS=no stops here;
-#   4. writes the first BENCH_FLEET_SUBSET (1,000) hosts of the same fleet
-#      as SQLite files and into a database of their own in the cluster;
+#      (per host, path and day or block, BENCH_FLEET_AGG_BATCH hosts a
+#      query), against every path row as the report reads them today;
+#      BENCH_FLEET_REPORTS=no stops here;
+#   4. loads BENCH_FLEET_MIDDLE (10,000; 0: none) hosts into a database of
+#      their own, and writes the first BENCH_FLEET_SUBSET (1,000) hosts as
+#      SQLite files and into a third database;
 #   5. times `mmhitm ship` of BENCH_FLEET_SHIP (36) of those files: rows/s
 #      and seconds per host;
-#   6. times `mmhitm report` BENCH_FLEET_ROUNDS (3) times, interleaved: from
-#      the cluster on every host, from the cluster on the subset, and from
-#      the subset's SQLite files with --rollup 10m; prints the median wall
-#      time and peak RSS (GNU time) with their range, and whether the two
-#      sources' verdicts (and fleet changes, to rounding) agree.
+#   6. times `mmhitm report` interleaved: from the cluster on every host
+#      (BENCH_FLEET_BIG_ROUNDS: 1 above 20,000 hosts), on the middle fleet
+#      and on the subset, and from the subset's SQLite files with --rollup
+#      10m, BENCH_FLEET_ROUNDS (3) times each; prints the median wall time,
+#      peak RSS (GNU time) and the report's own CPU time with their range,
+#      a table of how they grow with hosts, and whether the two sources'
+#      verdicts (and fleet changes, to rounding) agree.
 #
-# Needs clickhouse-server, python3-numpy and GNU time; about 15 minutes and
-# a few GB in /tmp on a 2-core machine. The load average before and after
-# is printed: on a shared machine the times are what it had to spare.
+# Needs clickhouse-server, python3-numpy and GNU time. At 100,000 hosts
+# about 50 minutes and 35 GB in /tmp on a 2-core machine (checked before
+# the load); BENCH_FLEET_HOSTS=10000 BENCH_FLEET_MIDDLE=0 is the 15-minute
+# run. The load average before and after is printed: on a shared machine
+# the times are what it had to spare.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/tests/integration/lib.sh"
 . "$TOP/tests/integration/clickhouse-lib.sh"
-HOSTS=${BENCH_FLEET_HOSTS:-10000}
+HOSTS=${BENCH_FLEET_HOSTS:-100000}
+MIDDLE=${BENCH_FLEET_MIDDLE:-10000}
 SUBSET=${BENCH_FLEET_SUBSET:-1000}
 DAYS=${BENCH_FLEET_DAYS:-3.5}       # the report's range; the data spans twice that
 ROUNDS=${BENCH_FLEET_ROUNDS:-3}
+BIG_ROUNDS=${BENCH_FLEET_BIG_ROUNDS:-$([ "$HOSTS" -gt 20000 ] && echo 1 || echo "$ROUNDS")}
 SHIP=${BENCH_FLEET_SHIP:-36}
 PY=${PYTHON:-/usr/bin/python3}
 MMHITM=$O/mmhitm
 [ -x "$MMHITM" ] || { echo "build first: make" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 "$PY" -c 'import numpy' 2>/dev/null || { echo "needs python3-numpy" >&2; exit 1; }
+[ "$MIDDLE" -lt "$HOSTS" ] || MIDDLE=0
+# About 300 KB a host on disk once merged (the 10,000-host week: 2.9 GB),
+# more while parts wait for merges.
+need_mb=$(( (HOSTS + MIDDLE + SUBSET) * 35 / 100 ))
+free_mb=$(df -Pm "${TMPDIR:-/tmp}" | awk 'NR == 2 { print $4 }')
+[ "$free_mb" -ge "$need_mb" ] || { echo "bench-fleet: $HOSTS hosts need about $need_mb MB in" \
+	"${TMPDIR:-/tmp}, which has $free_mb MB free (BENCH_FLEET_HOSTS sizes the fleet)" >&2; exit 1; }
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -51,12 +67,26 @@ ch_start
 W=$CH_DIR/work
 mkdir -p "$W"
 for url in "$CH_URL" "$CH_URL2"; do
-	for d in fleet sub shipped; do
+	for d in fleet mid sub shipped; do
 		"$MMHITM" ship --config /dev/null --init --to "$url/?database=$d" >/dev/null 2>&1 ||
 			{ echo "ship --init $d on $url failed" >&2; exit 1; }
 	done
 done
 ch() { echo "clickhouse://127.0.0.1:$CH_HTTP1/$1"; }
+# settle: waits (at most 20 minutes) until neither server merges parts, so
+# no background merge shares the CPUs with what is timed next
+settle() {
+	t0=$(now) i=0
+	while [ $i -lt 1200 ]; do
+		m=0
+		for url in "$CH_URL" "$CH_URL2"; do
+			m=$((m + $(curl -sS "$url/" --data-binary "SELECT count() FROM system.merges" || echo 0)))
+		done
+		[ "$m" -gt 0 ] || break
+		sleep 5; i=$((i + 5))
+	done
+	echo "merges done $(secs "$t0" "$(now)") s after the load (load average $(load_avg))"
+}
 
 # --- the fleet, straight into the cluster -------------------------------------
 
@@ -72,6 +102,7 @@ load_s=$(secs "$t0" "$t1")
 range=$(sed 's/since=/--since /; s/ until=/ --until /' "$W/range")
 echo "loaded $HOSTS hosts x $(awk -v d="$DAYS" 'BEGIN { print 2 * d }') days: $buckets buckets, $prows path rows" \
 	"($rows rows in all) in $load_s s, $(awk -v r="$rows" -v s="$load_s" 'BEGIN { printf "%.0f", r / s }') rows/s"
+settle
 
 # --- the statistics' inputs, computed in the cluster ----------------------------
 #
@@ -87,7 +118,9 @@ echo "loaded $HOSTS hosts x $(awk -v d="$DAYS" 'BEGIN { print 2 * d }') days: $b
 # (distributed_group_by_no_merge). BENCH_FLEET_AGG_ROUNDS (3) rounds,
 # interleaved; BENCH_FLEET_REPORTS=no stops after this stage.
 
-AGG_ROUNDS=${BENCH_FLEET_AGG_ROUNDS:-3}
+AGG_ROUNDS=${BENCH_FLEET_AGG_ROUNDS:-$([ "$HOSTS" -gt 20000 ] && echo 1 || echo 3)}
+# The GROUP BY de-duplication takes minutes and spills at 10,000 hosts: not above 20,000.
+DEDUP=$([ "$HOSTS" -gt 20000 ] && echo no || echo yes)
 set -- $(sed 's/since=@//; s/ until=@/ /' "$W/range")
 # (the report reads a week before the range's start too, warm-up included)
 lo=$(( ($1 - 7 * 86400 - 600) * 1000000000 )) hi=$(( $2 * 1000000000 ))
@@ -99,28 +132,41 @@ pers=$(echo "$per" | tr ',' '\n' | sed 's/.*://; s/$/./' | paste -sd, -)
 RATE="assumeNotNull(hitm) * transform(path, [$paths], [$pers], nan) / assumeNotNull(work)"
 OK="hitm IS NOT NULL AND work IS NOT NULL AND work != 0"
 WHERE="grain_s = 600 AND bucket_ns >= $lo AND bucket_ns < $hi AND path IN ($paths)"
-agg_day() {	# FINAL or nothing
+# Each aggregate is asked for BENCH_FLEET_AGG_BATCH (10,000) hosts at a
+# time, a range of the primary key: an exact quantile holds every value of
+# its group until the group ends, and 100,000 hosts in one query would need
+# over 2 GiB (the limit here, CH_QUERY_MEMORY).
+AGG_BATCH=${BENCH_FLEET_AGG_BATCH:-10000}
+range_of() { echo "machine_id >= '$1' AND machine_id <= '$2'"; }
+agg_day() {	# FIRST LAST, FINAL or nothing
 	echo "SELECT machine_id, path, intDiv(bucket_ns, 86400000000000) AS day, countIf($OK) AS n,
 		quantilesExactIf(0.25, 0.5, 0.75)($RATE, $OK) AS q
-	FROM fleet.path_rollup ${1:-} WHERE $WHERE GROUP BY machine_id, path, day HAVING n > 0 FORMAT RowBinary"
+	FROM fleet.path_rollup ${3:-} WHERE $WHERE AND $(range_of "$1" "$2")
+	GROUP BY machine_id, path, day HAVING n > 0 FORMAT RowBinary"
 }
+agg_day_final() { agg_day "$1" "$2" FINAL; }
 # the same, de-duplicated by a GROUP BY on the table's key instead of FINAL
 # (over 2 GiB at 10,000 hosts: it may spill to disk past 1 GB)
-agg_dedup="SELECT machine_id, path, intDiv(bucket_ns, 86400000000000) AS day, countIf($OK) AS n,
+agg_dedup() {	# FIRST LAST
+	echo "SELECT machine_id, path, intDiv(bucket_ns, 86400000000000) AS day, countIf($OK) AS n,
 		quantilesExactIf(0.25, 0.5, 0.75)($RATE, $OK) AS q
 	FROM (SELECT machine_id, boot_uuid, bucket_ns, path, argMax(hitm, batch) AS hitm,
-		argMax(work, batch) AS work FROM fleet.path_rollup WHERE $WHERE
+		argMax(work, batch) AS work FROM fleet.path_rollup WHERE $WHERE AND $(range_of "$1" "$2")
 		GROUP BY machine_id, boot_uuid, bucket_ns, path)
 	GROUP BY machine_id, path, day HAVING n > 0 FORMAT RowBinary"
+}
 # blocks of 2 days, 4 a side, from each host's change time
-agg_block="SELECT machine_id, path, intDiv(bucket_ns - change_ns + 345600000000000, 172800000000000) - 2 AS blk,
+agg_block() {	# FIRST LAST
+	echo "SELECT machine_id, path, intDiv(bucket_ns - change_ns + 345600000000000, 172800000000000) - 2 AS blk,
 		countIf($OK) AS n,
 		if(n % 2 = 1, s[intDiv(n, 2) + 1], (s[intDiv(n, 2)] + s[intDiv(n, 2) + 1]) / 2) AS med,
 		arrayReduce('avg', arraySlice(arraySort(groupArrayIf($RATE, $OK)) AS s,
 			(toUInt64(floor(0.1 * n)) AS k) + 1, n - 2 * k)) AS tmean
 	FROM fleet.path_rollup FINAL GLOBAL ANY INNER JOIN changes USING machine_id
-	WHERE $WHERE AND bucket_ns >= change_ns - 345600000000000 AND bucket_ns < change_ns + 345600000000000
+	WHERE $WHERE AND $(range_of "$1" "$2")
+		AND bucket_ns >= change_ns - 345600000000000 AND bucket_ns < change_ns + 345600000000000
 	GROUP BY machine_id, path, blk HAVING n > 0 FORMAT RowBinary"
+}
 # what the report reads today: every path row (other:mm_struct and
 # unresolved too), its host and boot as a hash, in batches of 256 hosts
 # (collect-ch.c's pass 2; one answer for all hosts stops at 2 GiB here)
@@ -155,28 +201,43 @@ agg() {
 	fi
 }
 urlenc() { "$PY" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
+# batches N FILE: the hosts' machine_id ranges of N hosts, "first last" a line
+batches() {
+	cut -f1 "$W/changes.tsv" | sort | awk -v n="$1" 'NR % n == 1 { f = $1 } { l = $1 }
+		NR % n == 0 { print f, l; f = "" } END { if (f != "") print f, l }' > "$2"
+}
+batches 256 "$W/batches"
+batches "$AGG_BATCH" "$W/agg-batches"
+# agg_batched NAME FUNC BATCHES [external] [SETTINGS]: FUNC FIRST LAST is a
+# batch's query; the batches' walls and bytes summed into $W/agg-NAME.runs
+agg_batched() {
+	: > "$W/agg-batch.runs"
+	while read -r first last; do
+		agg batch "$($2 "$first" "$last")" "${4:-}" "${5:-}"
+	done < "$3"
+	awk '$1 == "FAILED" { print; bad = 1; exit } { t += $1; b += $2 } END { if (!bad) printf "%.3f %.0f\n", t, b }' \
+		"$W/agg-batch.runs" >> "$W/agg-$1.runs"
+}
 for n in all day day-nofinal day-dedup block; do : > "$W/agg-$n.runs"; done
 r=0
 while [ $r -lt "$AGG_ROUNDS" ]; do
 	r=$((r + 1))
-	cut -f1 "$W/changes.tsv" | sort | awk 'NR % 256 == 1 { f = $1 } { l = $1 }
-		NR % 256 == 0 { print f, l; f = "" } END { if (f != "") print f, l }' > "$W/batches"
-	: > "$W/agg-batch.runs"
-	while read -r first last; do
-		agg batch "$(all_rows "$first" "$last")"
-	done < "$W/batches"
-	awk '$1 == "FAILED" { print; bad = 1; exit } { t += $1; b += $2 } END { if (!bad) printf "%.3f %.0f\n", t, b }' \
-		"$W/agg-batch.runs" >> "$W/agg-all.runs"
-	agg day "$(agg_day FINAL)"
-	agg day-nofinal "$(agg_day)"
-	agg day-dedup "$agg_dedup" "" "&max_bytes_before_external_group_by=1000000000"
-	agg block "$agg_block" external
+	agg_batched all all_rows "$W/batches"
+	agg_batched day agg_day_final "$W/agg-batches"
+	agg_batched day-nofinal agg_day "$W/agg-batches"
+	[ "$DEDUP" = no ] ||
+		agg_batched day-dedup agg_dedup "$W/agg-batches" "" "&max_bytes_before_external_group_by=1000000000"
+	agg_batched block agg_block "$W/agg-batches" external
 done
 echo
-printf "%-52s %6s %24s %12s\n" "in the cluster, $HOSTS hosts" "rounds" "wall: median (range)" "bytes out"
+printf "%-52s %6s %24s %12s\n" "in the cluster, $HOSTS hosts, $AGG_BATCH a query" "rounds" "wall: median (range)" "bytes out"
 for n in all:"every path row, as the report reads (FINAL)" day:"per host, path and day (FINAL)" \
 	day-nofinal:"per host, path and day (no FINAL)" \
 	day-dedup:"per host, path and day (GROUP BY, no FINAL)" block:"per host, path and block, trimmed mean (FINAL)"; do
+	if [ ! -s "$W/agg-${n%%:*}.runs" ]; then
+		printf "%-52s not run above 20,000 hosts\n" "${n#*:}"
+		continue
+	fi
 	if grep -q FAILED "$W/agg-${n%%:*}.runs"; then
 		printf "%-52s failed: %s\n" "${n#*:}" "$(grep -m1 FAILED "$W/agg-${n%%:*}.runs" | cut -c1-120)"
 		continue
@@ -190,7 +251,15 @@ if [ "${BENCH_FLEET_REPORTS:-yes}" = no ]; then
 	exit 0
 fi
 
-# --- the subset: SQLite files and a database of its own ------------------------
+# --- the middle fleet and the subset: SQLite files and databases of their own -----
+
+if [ "$MIDDLE" -gt 0 ]; then
+	t0=$(now)
+	"$PY" tests/integration/fleetgen.py bench "$W/none" --hosts "$MIDDLE" --days "$DAYS" --interval 600 \
+		--sqlite-first 0 --clickhouse "$CH_URL/?database=mid" > /dev/null 2> "$W/mid.txt" ||
+		{ cat "$W/mid.txt"; echo "loading the middle fleet failed" >&2; exit 1; }
+	echo "middle fleet: $MIDDLE hosts into the cluster in $(secs "$t0" "$(now)") s"
+fi
 
 t0=$(now)
 "$PY" tests/integration/fleetgen.py bench "$W/sub" --hosts "$SUBSET" --days "$DAYS" --interval 600 \
@@ -198,6 +267,7 @@ t0=$(now)
 	{ cat "$W/sub.txt"; echo "the subset failed" >&2; exit 1; }
 echo "subset: $SUBSET hosts as SQLite files ($(du -sh "$W/sub" | cut -f1)) and into the cluster in" \
 	"$(secs "$t0" "$(now)") s"
+settle
 
 # --- ship ------------------------------------------------------------------------
 
@@ -222,20 +292,22 @@ sort -n "$W/ship.txt" | awk '{ s += $1; r += $2; v[NR] = $1 } END {
 # run NAME ARGS...: one timed report; appends "wall_s rss_kib" to $W/NAME.runs
 run() {
 	name=$1; shift
-	if /usr/bin/time -f '%e %M' -o "$W/time" "$MMHITM" report --config /dev/null $range \
+	if /usr/bin/time -f '%e %M %U %S' -o "$W/time" "$MMHITM" report --config /dev/null $range \
 		--patches "$W/sub/patches.conf" --json --output "$W/$name.json" --quiet --no-progress "$@" \
 		> "$W/$name.out" 2>&1; then
-		tail -1 "$W/time" >> "$W/$name.runs"
+		tail -1 "$W/time" | awk '{ print $1, $2, $3 + $4 }' >> "$W/$name.runs"
 	else
 		echo "FAILED" >> "$W/$name.runs"
 		cp "$W/$name.out" "$W/$name.err"
 	fi
 }
-: > "$W/cluster-all.runs"; : > "$W/cluster-sub.runs"; : > "$W/sqlite-sub.runs"
+: > "$W/cluster-all.runs"; : > "$W/cluster-mid.runs"; : > "$W/cluster-sub.runs"; : > "$W/sqlite-sub.runs"
 r=0
-while [ $r -lt "$ROUNDS" ]; do
+while [ $r -lt "$ROUNDS" ] || [ $r -lt "$BIG_ROUNDS" ]; do
 	r=$((r + 1))
-	run cluster-all --source "$(ch fleet)"
+	[ $r -gt "$BIG_ROUNDS" ] || run cluster-all --source "$(ch fleet)"
+	[ $r -gt "$ROUNDS" ] && continue
+	[ "$MIDDLE" -eq 0 ] || run cluster-mid --source "$(ch mid)"
 	run cluster-sub --source "$(ch sub)"
 	run sqlite-sub --rollup 10m --source "$W/sub/host-*.db"
 done
@@ -249,16 +321,34 @@ summary() {
 	# median and range of column $1 of the runs
 	med() { sort -n -k"$1","$1" "$W/$2.runs" | awk -v c="$1" '{ v[NR] = $c } END {
 		n = NR; printf "%s %s %s", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, v[1], v[n] }'; }
-	set -- "$1" "$2" $(med 1 "$1") $(med 2 "$1")
+	set -- "$1" "$2" $(med 1 "$1") $(med 2 "$1") $(med 3 "$1")
 	awk -v label="$2" -v n="$(wc -l < "$W/$1.runs")" -v wm="$3" -v wl="$4" -v wh="$5" -v mm="$6" -v ml="$7" \
-		-v mh="$8" 'BEGIN { printf "%-34s %6d %9.1f s (%5.1f-%5.1f) %8.0f MiB (%4.0f-%4.0f)\n", label, n,
-		wm, wl, wh, mm / 1024, ml / 1024, mh / 1024 }'
+		-v mh="$8" -v cm="$9" 'BEGIN { printf "%-34s %6d %9.1f s (%5.1f-%5.1f) %8.0f MiB (%4.0f-%4.0f) %8.1f s\n",
+		label, n, wm, wl, wh, mm / 1024, ml / 1024, mh / 1024, cm }'
+	echo "$3 $6 $9" > "$W/$1.med"
 }
 echo
-printf "%-34s %6s %24s %25s\n" "report" "rounds" "wall: median (range)" "peak RSS: median (range)"
+printf "%-34s %6s %24s %25s %10s\n" "report" "rounds" "wall: median (range)" "peak RSS: median (range)" \
+	"its CPU"
 summary cluster-all "cluster, $HOSTS hosts"
+[ "$MIDDLE" -eq 0 ] || summary cluster-mid "cluster, $MIDDLE hosts"
 summary cluster-sub "cluster, $SUBSET hosts"
 summary sqlite-sub "SQLite --rollup 10m, $SUBSET hosts"
+
+# How the cluster's report grows: per 1,000 hosts, and each step against the one below.
+echo
+printf "%8s %10s %12s %10s %14s %14s %12s\n" "hosts" "wall" "s/1k hosts" "peak RSS" "KiB/host" \
+	"its CPU" "server+wait"
+for x in sub:$SUBSET mid:$MIDDLE all:$HOSTS; do
+	f=$W/cluster-${x%%:*}.med
+	[ -s "$f" ] || continue
+	read -r wall rss cpu < "$f"
+	awk -v n="${x#*:}" -v w="$wall" -v m="$rss" -v c="$cpu" -v pn="${pn:-0}" -v pm="${pm:-0}" 'BEGIN {
+		printf "%8d %8.1f s %12.2f %6.0f MiB %14s %12.1f s %10.1f s\n", n, w, 1000 * w / n, m / 1024,
+			pn ? sprintf("%.1f", (m - pm) / (n - pn)) : sprintf("%.1f", m / n), c, w - c }'
+	pn=${x#*:} pm=$rss
+done
+echo "(KiB/host: above the row before; server+wait: wall minus the report's CPU)"
 
 if [ -s "$W/cluster-sub.json" ] && [ -s "$W/sqlite-sub.json" ] && ! grep -q FAILED "$W/cluster-sub.runs"; then
 	"$PY" - "$W/cluster-sub.json" "$W/sqlite-sub.json" <<'PY'
