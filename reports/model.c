@@ -304,6 +304,17 @@ static size_t bin_values(const struct report *r, int p, size_t b, bool work, str
 	return n;
 }
 
+/* Of n sorted values, group grp's (0: all) into g, in order; how many. */
+static size_t group_values(const struct bin_value *v, size_t n, int grp, double *g)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!grp || v[i].group == grp)
+			g[m++] = v[i].x;
+	return m;
+}
+
 /* Where the series cache keeps (group, quartile) and the work's median. */
 #define SERIES_ROWS (4 * 3 + 1)
 #define SERIES_WORK (4 * 3)
@@ -329,18 +340,13 @@ static double *series_fill(const struct report *r, int p)
 
 		/* Every host's sorted values, then each group's, in the same order. */
 		for (int grp = 0; grp < 4; grp++) {
-			size_t m = 0;
+			size_t m = group_values(v, n, grp, g);
 
-			for (size_t i = 0; i < n; i++)
-				if (!grp || v[i].group == grp)
-					g[m++] = v[i].x;
 			for (int k = 0; k < 3; k++)
 				s[(size_t)(grp * 3 + k) * r->nr_bins + b] =
 					m ? stats_quantile_sorted(g, m, 0.25 * (k + 1)) : NAN;
 		}
-		n = bin_values(r, p, b, true, v);
-		for (size_t i = 0; i < n; i++)
-			g[i] = v[i].x;
+		n = group_values(v, bin_values(r, p, b, true, v), 0, g);
 		s[(size_t)SERIES_WORK * r->nr_bins + b] = n ? stats_quantile_sorted(g, n, 0.5) : NAN;
 	}
 out:
@@ -352,7 +358,8 @@ out:
 int report_series(const struct report *r, int p, int group, bool work, double q, double *out)
 {
 	int k = q == 0.25 ? 0 : q == 0.5 ? 1 : q == 0.75 ? 2 : -1;
-	double *v;
+	struct bin_value *v;
+	double *g;
 
 	/* The writers' quartiles: computed once, on first use. */
 	if (r->series && k >= 0 && group >= 0 && group < 4 && (!work || (!group && k == 1))) {
@@ -364,27 +371,20 @@ int report_series(const struct report *r, int p, int group, bool work, double q,
 		       r->nr_bins * sizeof(double));
 		return 0;
 	}
-	v = malloc((r->nr_hosts + 1) * sizeof(double));
-	if (!v)
+	v = malloc((r->nr_hosts + 1) * sizeof(*v));
+	g = malloc((r->nr_hosts + 1) * sizeof(*g));
+	if (!v || !g) {
+		free(v);
+		free(g);
 		return -ENOMEM;
+	}
 	for (size_t b = 0; b < r->nr_bins; b++) {
-		size_t n = 0;
+		size_t n = group_values(v, bin_values(r, p, b, work, v), group, g);
 
-		for (size_t i = 0; i < r->nr_hosts; i++) {
-			const struct host_path *hp = &r->hosts[i].path[p];
-			float x;
-
-			if (!hp->bin_rate)
-				continue;
-			x = work ? hp->bin_work[b] : hp->bin_rate[b];
-			if (isnan(x) || (group && hp->bin_state[b] != group))
-				continue;
-			v[n++] = x;
-		}
-		stats_sort(v, n);
-		out[b] = n ? stats_quantile_sorted(v, n, q) : NAN;
+		out[b] = n ? stats_quantile_sorted(g, n, q) : NAN;
 	}
 	free(v);
+	free(g);
 	return 0;
 }
 

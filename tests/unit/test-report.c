@@ -9,6 +9,7 @@
 #include "report-model.h"
 #include "report.h"
 #include "rollout.h"
+#include "stats.h"
 #include "test.h"
 #include "util.h"
 
@@ -151,17 +152,36 @@ static bool same_values(const double *a, const double *b, size_t n)
 	return true;
 }
 
+/* Bin b's q-quantile over hosts of group g (0: all), of the rate or the work: computed here, plainly. */
+static double series_want(const struct report *r, int p, int g, bool work, double q, size_t b, double *buf)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_hosts; i++) {
+		const struct host_path *hp = &r->hosts[i].path[p];
+		float x;
+
+		if (!hp->bin_rate || (g && hp->bin_state[b] != g))
+			continue;
+		x = work ? hp->bin_work[b] : hp->bin_rate[b];
+		if (!isnan(x))
+			buf[n++] = x;
+	}
+	stats_sort(buf, n);
+	return n ? stats_quantile_sorted(buf, n, q) : NAN;
+}
+
 /*
- * The series quartiles the writers get from the cache (one sort per bin,
- * filled on first use) equal those computed for each call: every patch
- * state group, ties, hosts without a value, a host without bins, and a
- * bin no host of a group has.
+ * The series quartiles the writers get, from the cache (one sort per bin,
+ * filled on first use) and without it, equal those computed here: every
+ * patch state group, ties, hosts without a value, a host without bins,
+ * and a bin no host of a group has.
  */
 static void test_series_cache(void)
 {
 	enum { BINS = 7, HOSTS = 301, CALLS = 4 * 3 + 1 };
 	struct report r = { .nr_bins = BINS, .nr_hosts = HOSTS };
-	double want[CALLS][BINS], got[CALLS][BINS];
+	double want[CALLS][BINS], got[CALLS][BINS], buf[HOSTS];
 	unsigned int seed = 7;
 	size_t groups[4] = {};
 
@@ -189,24 +209,29 @@ static void test_series_cache(void)
 		}
 	}
 	CHECK(groups[0] && groups[1] && groups[2] && groups[3]);
-	for (int pass = 0; pass < 2; pass++) {
-		double (*out)[BINS] = pass ? got : want;
-
+	for (size_t b = 0; b < BINS; b++) {
 		for (int g = 0; g < 4; g++)
 			for (int k = 0; k < 3; k++)
-				CHECK_INT(report_series(&r, 1, g, false, 0.25 * (k + 1), out[g * 3 + k]), ==, 0);
-		CHECK_INT(report_series(&r, 1, 0, true, 0.5, out[CALLS - 1]), ==, 0);
-		if (!pass) {
+				want[g * 3 + k][b] = series_want(&r, 1, g, false, 0.25 * (k + 1), b, buf);
+		want[CALLS - 1][b] = series_want(&r, 1, 0, true, 0.5, b, buf);
+	}
+	CHECK(isnan(want[2 * 3 + 1][3]));	/* group 2, bin 3: nobody */
+	CHECK(!isnan(want[1][3]));
+	for (int pass = 0; pass < 2; pass++) {
+		/* Without the cache (before report_end()), then with it. */
+		if (pass) {
 			r.series = calloc(MAX_PATHS, sizeof(*r.series));
 			if (!r.series)
 				goto out;
 		}
+		for (int g = 0; g < 4; g++)
+			for (int k = 0; k < 3; k++)
+				CHECK_INT(report_series(&r, 1, g, false, 0.25 * (k + 1), got[g * 3 + k]), ==, 0);
+		CHECK_INT(report_series(&r, 1, 0, true, 0.5, got[CALLS - 1]), ==, 0);
+		for (int c = 0; c < CALLS; c++)
+			CHECK(same_values(want[c], got[c], BINS));
 	}
-	CHECK(r.series[1] != NULL);
-	for (int c = 0; c < CALLS; c++)
-		CHECK(same_values(want[c], got[c], BINS));
-	CHECK(isnan(got[2 * 3 + 1][3]));	/* group 2, bin 3: nobody */
-	CHECK(!isnan(got[1][3]));
+	CHECK(r.series && r.series[1] != NULL);
 out:
 	for (size_t i = 0; i < HOSTS; i++) {
 		free(r.hosts[i].path[1].bin_rate);
