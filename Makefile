@@ -397,8 +397,8 @@ bench: deps-test all $(BENCH_PROGS)
 # wall time, peak RSS and CPU from the cluster at each size and from 1,000
 # SQLite files, how they grow, and the statistics' inputs aggregated in the
 # cluster (bench/bench-fleet.sh; BENCH_FLEET_HOSTS, _MIDDLE, _SUBSET,
-# _ROUNDS, _BIG_ROUNDS, _SHIP, _DAYS, _AGG_ROUNDS, _REPORTS). About 50
-# minutes and 35 GB at the default sizes. Not part of make check.
+# _ROUNDS, _BIG_ROUNDS, _SHIP, _DAYS, _AGG_ROUNDS, _AGG_BATCH, _REPORTS).
+# About 75 minutes and 40 GB in /tmp at the default sizes. Not part of make check.
 bench-fleet: deps-test all
 	$(Q)O=$(O) sh bench/bench-fleet.sh
 

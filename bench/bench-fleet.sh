@@ -27,7 +27,7 @@
 #      verdicts (and fleet changes, to rounding) agree.
 #
 # Needs clickhouse-server, python3-numpy and GNU time. At 100,000 hosts
-# about 50 minutes and 35 GB in /tmp on a 2-core machine (checked before
+# about 75 minutes and 40 GB in /tmp on a 2-core machine (checked before
 # the load); BENCH_FLEET_HOSTS=10000 BENCH_FLEET_MIDDLE=0 is the 15-minute
 # run. The load average before and after is printed: on a shared machine
 # the times are what it had to spare.
@@ -47,13 +47,14 @@ MMHITM=$O/mmhitm
 [ -x "$MMHITM" ] || { echo "build first: make" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 "$PY" -c 'import numpy' 2>/dev/null || { echo "needs python3-numpy" >&2; exit 1; }
-[ "$MIDDLE" -lt "$HOSTS" ] || MIDDLE=0
+# the middle fleet lies strictly between the subset and the big one, or is none
+{ [ "$MIDDLE" -lt "$HOSTS" ] && [ "$MIDDLE" -gt "$SUBSET" ]; } || MIDDLE=0
 # About 300 KB a host on disk once merged (the 10,000-host week: 2.9 GB),
-# more while parts wait for merges.
+# more while parts wait for merges; the servers' data go to /tmp (ch_start).
 need_mb=$(( (HOSTS + MIDDLE + SUBSET) * 35 / 100 ))
-free_mb=$(df -Pm "${TMPDIR:-/tmp}" | awk 'NR == 2 { print $4 }')
+free_mb=$(df -Pm /tmp | awk 'NR == 2 { print $4 }')
 [ "$free_mb" -ge "$need_mb" ] || { echo "bench-fleet: $HOSTS hosts need about $need_mb MB in" \
-	"${TMPDIR:-/tmp}, which has $free_mb MB free (BENCH_FLEET_HOSTS sizes the fleet)" >&2; exit 1; }
+	"/tmp, which has $free_mb MB free (BENCH_FLEET_HOSTS sizes the fleet)" >&2; exit 1; }
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -74,18 +75,28 @@ for url in "$CH_URL" "$CH_URL2"; do
 done
 ch() { echo "clickhouse://127.0.0.1:$CH_HTTP1/$1"; }
 # settle: waits (at most 20 minutes) until neither server merges parts, so
-# no background merge shares the CPUs with what is timed next
+# no background merge shares the CPUs with what is timed next; a server
+# that does not answer with a count is said, not taken for an idle one
 settle() {
-	t0=$(now) i=0
+	t0=$(now) i=0 m=
 	while [ $i -lt 1200 ]; do
 		m=0
 		for url in "$CH_URL" "$CH_URL2"; do
-			m=$((m + $(curl -sS "$url/" --data-binary "SELECT count() FROM system.merges" || echo 0)))
+			c=$(curl -fsS --max-time 30 "$url/" --data-binary "SELECT count() FROM system.merges" 2>&1)
+			case $c in
+			''|*[!0-9]*) echo "bench-fleet: $url did not say its merges: $(echo "$c" | head -c 200)" >&2
+				m=unknown; break ;;
+			esac
+			m=$((m + c))
 		done
-		[ "$m" -gt 0 ] || break
+		[ "$m" != 0 ] && [ "$m" != unknown ] || break
 		sleep 5; i=$((i + 5))
 	done
-	echo "merges done $(secs "$t0" "$(now)") s after the load (load average $(load_avg))"
+	if [ "$m" = 0 ]; then
+		echo "merges done $(secs "$t0" "$(now)") s after the load (load average $(load_avg))"
+	else
+		echo "merges not seen done after $(secs "$t0" "$(now)") s (load average $(load_avg)): times may include them"
+	fi
 }
 
 # --- the fleet, straight into the cluster -------------------------------------
@@ -202,8 +213,8 @@ agg() {
 }
 urlenc() { "$PY" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
 # batches N FILE: the hosts' machine_id ranges of N hosts, "first last" a line
-batches() {
-	cut -f1 "$W/changes.tsv" | sort | awk -v n="$1" 'NR % n == 1 { f = $1 } { l = $1 }
+batches() {	# in ClickHouse's order of the key: bytes
+	cut -f1 "$W/changes.tsv" | LC_ALL=C sort | awk -v n="$1" 'NR % n == 1 { f = $1 } { l = $1 }
 		NR % n == 0 { print f, l; f = "" } END { if (f != "") print f, l }' > "$2"
 }
 batches 256 "$W/batches"
@@ -214,6 +225,7 @@ agg_batched() {
 	: > "$W/agg-batch.runs"
 	while read -r first last; do
 		agg batch "$($2 "$first" "$last")" "${4:-}" "${5:-}"
+		! grep -q FAILED "$W/agg-batch.runs" || break	# one failure says it
 	done < "$3"
 	awk '$1 == "FAILED" { print; bad = 1; exit } { t += $1; b += $2 } END { if (!bad) printf "%.3f %.0f\n", t, b }' \
 		"$W/agg-batch.runs" >> "$W/agg-$1.runs"
@@ -235,7 +247,7 @@ for n in all:"every path row, as the report reads (FINAL)" day:"per host, path a
 	day-nofinal:"per host, path and day (no FINAL)" \
 	day-dedup:"per host, path and day (GROUP BY, no FINAL)" block:"per host, path and block, trimmed mean (FINAL)"; do
 	if [ ! -s "$W/agg-${n%%:*}.runs" ]; then
-		printf "%-52s not run above 20,000 hosts\n" "${n#*:}"
+		printf "%-52s not run (BENCH_FLEET_AGG_ROUNDS; the GROUP BY: not above 20,000 hosts)\n" "${n#*:}"
 		continue
 	fi
 	if grep -q FAILED "$W/agg-${n%%:*}.runs"; then
@@ -314,6 +326,10 @@ done
 
 # summary NAME LABEL: the median wall time and peak RSS with their range
 summary() {
+	if [ ! -s "$W/$1.runs" ]; then
+		printf "%-34s not run\n" "$2"
+		return
+	fi
 	if grep -q FAILED "$W/$1.runs"; then
 		printf "%-34s not available: %s\n" "$2" "$(grep -m1 -v '^$' "$W/$1.err" | cut -c1-100)"
 		return
