@@ -18,8 +18,9 @@
 # day, then back an hour, each in the midst of an interval. After both: no
 # row overlaps the one before, none is negative or longer than two
 # intervals, the day is a gap between two rows, no slot counted missed
-# for a step, nothing lost; every full row's context-switch rate within half and
-# twice the others' mean, and the sched_switch estimates within 5 % + 3
+# for a step, nothing lost; every full row between half an interval and
+# 1.75, its context-switch rate within a quarter and 4 times the others'
+# mean, and the sched_switch estimates within 5 % + 3
 # standard errors of ctxt (a row stretched over the day scaled its slices
 # to it); both steps in the rows' window_note and in the log.
 
@@ -92,10 +93,18 @@ check "clock: the rows' ctxt no more than the daemon's life's ($((c1 - c0)))" "$
 rates="FROM intervals WHERE partial = 0"
 mean=$(q "SELECT CAST(sum(ctxt) * 1e9 / sum(end_ns - start_ns) AS INTEGER) $rates")
 echo "    full rows: $mean context switches/s"
-check "clock: every full row's rate at least half the mean" \
-	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) < $mean / 2.0")" -eq 0
-check "clock: ... and at most twice it" \
-	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) > $mean * 2.0")" -eq 0
+# A full row lasts about an interval (4 s) whatever the wall clock did: a
+# slot too many or too few makes one of 8 s or of nothing; a starved TCG
+# guest's late flush has made one of 5.9 s. Its context-switch rate only
+# shows that the row's work is its own: the load in a TCG guest on a busy
+# 2-CPU host halves and doubles between rows (seen: 47k a second, at the
+# day's step, against a mean of 97k), so that is checked within 4 times.
+check "clock: every full row between half an interval and 1.75 intervals" \
+	"$(q "SELECT count(*) $rates AND (end_ns - start_ns < 2e9 OR end_ns - start_ns > 7e9)")" -eq 0
+check "clock: every full row's rate at least a quarter of the mean" \
+	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) < $mean / 4.0")" -eq 0
+check "clock: ... and at most 4 times it" \
+	"$(q "SELECT count(*) $rates AND ctxt * 1e9 / (end_ns - start_ns) > $mean * 4.0")" -eq 0
 check_switches "$cboot" clock
 check "clock: a row says the day's step" \
 	"$(q "SELECT count(*) FROM interval_summary WHERE window_note GLOB '*wall clock stepped +86[34][0-9][0-9] s*'")" -eq 1
