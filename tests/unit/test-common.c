@@ -499,6 +499,32 @@ static void test_sources(void)
 }
 
 /* Each work source has its unit: `unit` the first's, `unit_of` the others'. */
+/* shrink_array() keeps the elements and the bookkeeping grow_array() goes on from. */
+static void test_shrink_array(void)
+{
+	int *a = NULL;
+	size_t alloc = 0;
+
+	CHECK_INT(grow_array((void **)&a, &alloc, sizeof(*a), 3), ==, 0);
+	CHECK_INT(alloc, ==, 16);	/* grow_array's first room */
+	if (!a)
+		return;
+	for (int i = 0; i < 3; i++)
+		a[i] = 10 + i;
+	shrink_array((void **)&a, &alloc, sizeof(*a), 3);
+	CHECK_INT(alloc, ==, 3);
+	CHECK(a[0] == 10 && a[1] == 11 && a[2] == 12);
+	shrink_array((void **)&a, &alloc, sizeof(*a), 0);	/* nothing to keep: kept as is */
+	CHECK_INT(alloc, ==, 3);
+	CHECK_INT(grow_array((void **)&a, &alloc, sizeof(*a), 4), ==, 0);
+	CHECK_INT(alloc, ==, 6);
+	a[3] = 13;
+	CHECK(a[0] == 10 && a[2] == 12 && a[3] == 13);
+	shrink_array((void **)&a, NULL, sizeof(*a), 4);	/* no count to follow */
+	CHECK(a[3] == 13);
+	free(a);
+}
+
 static void test_path_units(void)
 {
 	static const char head[] = "path P1\n\ttitle t\n\tunit same-mm context switches\n\tper 1000\n"
@@ -536,6 +562,7 @@ int main(void)
 	RUN(test_kallsyms_live);
 	RUN(test_build_id);
 	RUN(test_btf_live);
+	RUN(test_shrink_array);
 	RUN(test_path_units);	/* last: it replaces the path table */
 	return test_exit();
 }
