@@ -15,6 +15,9 @@
 #   - the two real databases, shipped again at a 1 s grain into a second
 #     database, equal `report --rollup 1s` of the files over their whole
 #     range (real intervals and path rows);
+#   - bench/window-stats.py's query computes every window statistic of
+#     the cluster's report in the cluster, equal to the report's numbers,
+#     and finds one of them changed;
 #   - the comparison can fail: a report without one host, and one where a
 #     single interval's HITM changed after shipping, are each caught, with
 #     the first difference named;
@@ -137,6 +140,30 @@ if compare "$WORK/ch.json" "$WORK/changed.json" > "$WORK/cmp"; then
 	fail "one bucket's changed HITM is not caught"
 else
 	pass "one changed bucket is caught: $(cat "$WORK/cmp")"
+fi
+
+# --- the windows' statistics, computed in the cluster ----------------------------------
+# bench/window-stats.py asks the cluster, per host, path and window of the
+# report, for what the report computes from the buckets (issue 30's
+# aggregates, on 18.16): every number must equal the report's, and one
+# number of the report changed must be found.
+if "$PY" bench/window-stats.py "$CH_URL" mmr "$WORK/ch.json" common/paths.conf > "$WORK/ws" 2>&1; then
+	pass "the windows' statistics computed in the cluster equal the report's: $(head -1 "$WORK/ws")"
+else
+	fail "the windows' statistics computed in the cluster: $(head -3 "$WORK/ws")"
+fi
+check "... over many numbers" "$(sed -n 's/^\([0-9]*\) numbers.*/\1/p' "$WORK/ws")" -ge 1000
+"$PY" - "$WORK/ch.json" "$WORK/ws.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = next(c for h in r["hosts"] for p in h["paths"].values() for c in p["comparisons"] if c["before"]["n"])
+c["before"]["median"] *= 1.001
+json.dump(r, open(sys.argv[2], "w"))
+PY
+if "$PY" bench/window-stats.py "$CH_URL" mmr "$WORK/ws.json" common/paths.conf > "$WORK/ws" 2>&1; then
+	fail "a median changed by 0.1 % is not found"
+else
+	check_str "... and a median changed by 0.1 % is found" "$(sed -n 's/.* checked, \([0-9]*\) differ.*/\1/p' "$WORK/ws")" 1
 fi
 
 # --- real recordings, at 1 s ------------------------------------------------------------------
