@@ -24,7 +24,10 @@
 #      10m, BENCH_FLEET_ROUNDS (3) times each; prints the median wall time,
 #      peak RSS (GNU time) and the report's own CPU time with their range,
 #      a table of how they grow with hosts, and whether the two sources'
-#      verdicts (and fleet changes, to rounding) agree.
+#      verdicts (and fleet changes, to rounding) agree;
+#   7. times bench/window-stats.py, the report's window statistics computed
+#      in the cluster, on the middle fleet's report (with FINAL and
+#      without) and checks them against it.
 #
 # Needs clickhouse-server, python3-numpy and GNU time. At 100,000 hosts
 # about 75 minutes and 40 GB in /tmp on a 2-core machine (checked before
@@ -387,4 +390,22 @@ PY
 else
 	echo "verdicts: not compared (the cluster's report is not available)"
 fi
+
+# --- the windows' statistics, computed in the cluster -----------------------------
+# bench/window-stats.py on the middle fleet (else the big one, up to 20,000
+# hosts): per host, path and window of its report, what the verdicts use,
+# computed by the servers and checked against the report; with FINAL and
+# without (the merges are done, so both must agree with the report).
+ws_db= ws_json=
+if [ "$MIDDLE" -gt 0 ] && [ -s "$W/cluster-mid.json" ]; then
+	ws_db=mid ws_json=$W/cluster-mid.json
+elif [ "$HOSTS" -le 20000 ] && [ -s "$W/cluster-all.json" ]; then
+	ws_db=fleet ws_json=$W/cluster-all.json
+fi
+for final in ${ws_db:+yes no}; do
+	echo "the windows' statistics in the cluster ($ws_db, FINAL: $final):"
+	FINAL=$final "$PY" "$TOP/bench/window-stats.py" "$CH_URL" "$ws_db" "$ws_json" "$TOP/common/paths.conf" 2>&1 |
+		sed 's/^/  /'
+done
+
 echo "load average $(load_avg) at the end; data in $CH_DIR (removed now)"
