@@ -92,11 +92,11 @@ check "the real databases' 1 s roll-ups" \
 
 CH="clickhouse://$HOSTPORT/mmr"
 # shellcheck disable=SC2086
-report --source "$CH" $RANGE --patches "$PATCHES" --json "$WORK/ch.json" ||
+report --source "$CH" $RANGE --patches "$PATCHES" --json --output "$WORK/ch.json" ||
 	{ fail "report --source $CH"; finish; }
 # shellcheck disable=SC2086
 report --source "$WORK/fleet/*.db" --db "$WORK/daemon.db" "$WORK/import.db" --rollup 10m $RANGE \
-	--patches "$PATCHES" --json "$WORK/files.json" || { fail "report --rollup 10m of the files"; finish; }
+	--patches "$PATCHES" --json --output "$WORK/files.json" || { fail "report --rollup 10m of the files"; finish; }
 if compare "$WORK/ch.json" "$WORK/files.json" > "$WORK/cmp"; then
 	pass "the cluster's report equals the files' --rollup 10m: $(cat "$WORK/cmp")"
 else
@@ -114,7 +114,7 @@ check_str "... and says where they come from" \
 print(p["source"], p["rollup_s"])' "$WORK/files.json")" "clickhouse 600 sqlite 600"
 # The default grain of a cluster is ship_rollup's, 10m.
 # shellcheck disable=SC2086
-report --source "$CH" --rollup 10m $RANGE --patches "$PATCHES" --json "$WORK/ch10.json" &&
+report --source "$CH" --rollup 10m $RANGE --patches "$PATCHES" --json --output "$WORK/ch10.json" &&
 	compare "$WORK/ch.json" "$WORK/ch10.json" >/dev/null && pass "--rollup 10m is the cluster's default" ||
 	fail "the cluster's default grain is not 10m"
 
@@ -123,7 +123,7 @@ report --source "$CH" --rollup 10m $RANGE --patches "$PATCHES" --json "$WORK/ch1
 # One host fewer on the files' side.
 # shellcheck disable=SC2086
 report $(ls "$WORK"/fleet/*.db | grep -v rolled-03) $REAL --rollup 10m $RANGE --patches "$PATCHES" \
-	--json "$WORK/less.json" || fail "report without one host"
+	--json --output "$WORK/less.json" || fail "report without one host"
 if compare "$WORK/ch.json" "$WORK/less.json" > "$WORK/cmp"; then
 	fail "a host missing on one side is not caught"
 else
@@ -134,7 +134,7 @@ d=$WORK/fleet/steady-old-02.db
 sqlite3 "$d" "UPDATE path_intervals SET lcl_hitm = lcl_hitm + 7 WHERE path = 'P1' AND interval_id =
 	(SELECT max(interval_id) - 200 FROM intervals)" || fail "changing a row"
 # shellcheck disable=SC2086
-report "$WORK"/fleet/*.db $REAL --rollup 10m $RANGE --patches "$PATCHES" --json "$WORK/changed.json" ||
+report "$WORK"/fleet/*.db $REAL --rollup 10m $RANGE --patches "$PATCHES" --json --output "$WORK/changed.json" ||
 	fail "report of the changed files"
 if compare "$WORK/ch.json" "$WORK/changed.json" > "$WORK/cmp"; then
 	fail "one bucket's changed HITM is not caught"
@@ -171,10 +171,10 @@ fi
 # Their whole range: the imported recording is years older than this run.
 WIDE="--since 2000-01-01 --until @$(( $(date +%s) + 3600 ))"
 # shellcheck disable=SC2086
-report --source "clickhouse://$HOSTPORT/real" --rollup 1s $WIDE --min-intervals 2 --json "$WORK/real-ch.json" ||
+report --source "clickhouse://$HOSTPORT/real" --rollup 1s $WIDE --min-intervals 2 --json --output "$WORK/real-ch.json" ||
 	fail "report --source real"
 # shellcheck disable=SC2086
-report $REAL --rollup 1s $WIDE --min-intervals 2 --json "$WORK/real-files.json" || fail "report --rollup 1s"
+report $REAL --rollup 1s $WIDE --min-intervals 2 --json --output "$WORK/real-files.json" || fail "report --rollup 1s"
 if compare "$WORK/real-ch.json" "$WORK/real-files.json" > "$WORK/cmp"; then
 	pass "real recordings: the cluster's report equals the files' --rollup 1s: $(cat "$WORK/cmp")"
 else
@@ -209,11 +209,11 @@ check_str "... and latest.json: the cluster's hosts" \
 
 # --- a cluster that cannot be read ---------------------------------------------------------------
 
-report --source clickhouse://127.0.0.1:1/mmr --json "$WORK/x.json" > "$WORK/out" 2>&1
+report --source clickhouse://127.0.0.1:1/mmr --json --output "$WORK/x.json" > "$WORK/out" 2>&1
 check "no server: report fails" "$?" -ne 0
 grep -q "Connection refused\|Couldn't connect\|Failed to connect" "$WORK/out" && pass "... saying so" ||
 	{ fail "no server: unclear message"; cat "$WORK/out"; }
-report --source "clickhouse://$HOSTPORT/nosuchdb" --json "$WORK/x.json" > "$WORK/out" 2>&1
+report --source "clickhouse://$HOSTPORT/nosuchdb" --json --output "$WORK/x.json" > "$WORK/out" 2>&1
 check "a database the cluster lacks: report fails" "$?" -ne 0
 grep -q "nosuchdb" "$WORK/out" && pass "... naming it" || { fail "unclear message"; cat "$WORK/out"; }
 report --source "$CH" --source "$WORK/daemon.db" > "$WORK/out" 2>&1
