@@ -137,12 +137,10 @@ def query(db, grain, warm_ns, per, hosts, wins, final="FINAL"):
     """The statistics of every window of hosts (a range of machine_ids)."""
     ids = arr("'" + m + "'" for m in hosts)
     slots = max(len(w) for w in wins)
+    ordered = [list(w) for w in wins]   # a dict keeps its insertion order: the slots'
 
     def bound(k, end):
-        vals = []
-        for w in wins:
-            b = sorted(w, key=w.get)
-            vals.append(str(b[k][end]) if k < len(b) else "0")
+        vals = [str(b[k][end]) if k < len(b) else "0" for b in ordered]
         return "toInt64(transform(machine_id, %s, %s, toUInt64(0)))" % (ids, arr(vals))
     los = ",".join(bound(k, 0) for k in range(slots))
     his = ",".join(bound(k, 1) for k in range(slots))
